@@ -1,0 +1,63 @@
+"""Mapping raw feature values to bin ids.
+
+Bin convention (shared with :mod:`boostwood.data.binning`): feature ``f`` has
+``n_bins[f]`` value bins with ascending upper edges ``edges[f][0..n_bins-1]``,
+the last of them ``+inf``. A value ``x`` falls in the first bin ``b`` with
+``x <= edges[b]``, so ``bin(x) <= b  <=>  x <= edges[b]``: a split "bin <= b"
+on binned data and "x <= edges[b]" on raw data send every row the same way.
+NaN goes to the missing bin, whose id is ``n_bins[f]``.
+"""
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _search_bin(edges, lo, n, x):
+    """Smallest b in [0, n) with x <= edges[lo + b] (binary search)."""
+    left = 0
+    right = n - 1  # the last edge is +inf, so the answer exists
+    while left < right:
+        mid = (left + right) >> 1
+        if x <= edges[lo + mid]:
+            right = mid
+        else:
+            left = mid + 1
+    return left
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def bin_dense(X, edges, edge_offsets, n_bins, out):
+    """Bin a dense matrix, rows in parallel.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float32 or float64   # IN
+    edges : ndarray of shape (sum(n_bins),), float64   # IN, all features' edges
+    edge_offsets : ndarray of shape (n_features,), int64   # IN, start of each feature's edges
+    n_bins : ndarray of shape (n_features,), int32   # IN, value bins per feature
+    out : ndarray of shape (n_rows, n_features), uint8 or uint16   # OUT
+    """
+    n_rows, n_features = X.shape
+    for i in prange(n_rows):
+        for f in range(n_features):
+            x = X[i, f]
+            if np.isnan(x):
+                out[i, f] = n_bins[f]
+            else:
+                out[i, f] = _search_bin(edges, edge_offsets[f], n_bins[f], x)
+
+
+@njit(cache=True, nogil=True)
+def bin_values(values, edges, lo, nb, out):
+    """Bin one 1-D array of values of a single feature.
+
+    values : ndarray of shape (n,), float   # IN
+    edges : ndarray, float64   # IN, edges of all features; this one's start at ``lo``
+    out : ndarray of shape (n,), uint8 or uint16   # OUT
+    """
+    for i in range(values.shape[0]):
+        x = values[i]
+        if np.isnan(x):
+            out[i] = nb
+        else:
+            out[i] = _search_bin(edges, lo, nb, x)

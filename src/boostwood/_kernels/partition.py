@@ -1,0 +1,115 @@
+"""Stable in-place partition of node row segments after a split.
+
+Every node owns a contiguous segment of one ``indices`` array. Splitting a
+node rearranges its segment so that the left child's rows come first, each
+side keeping the original (ascending) order::
+
+    before   indices[start : start+count] = [ a b c d e f g h ]   goes left: b d e h
+    after    indices[start : start+count] = [ b d e h | a c f g ]
+                                              left child  right child
+
+Rows stay ascending inside every segment, so the histogram loop reads
+gradients and binned columns in increasing address order.
+
+Parallel and deterministic: segments are cut into fixed-size blocks (the
+size does not depend on the thread count). Pass 1 counts left rows per block,
+an exclusive prefix sum gives each block its write offsets, pass 2 writes the
+rows into a scratch array and pass 3 copies them back.
+"""
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _goes_left(bin_value, missing_bin, threshold_bin, default_left):
+    if bin_value == missing_bin:
+        return default_left
+    return bin_value <= threshold_bin
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def partition_nodes(X_columns, indices, scratch, mask, starts, counts, features,
+                    threshold_bins, default_left, missing_bins, block_size,
+                    out_left_counts):
+    """Split the segments of a batch of nodes into left | right.
+
+    Parameters
+    ----------
+    X_columns : ndarray of shape (n_features, n_rows), uint8 or uint16, feature-major   # IN
+        (a split reads one feature of many rows: one byte per row, in address order)
+    indices : ndarray of shape (n_partition,), int32   # IN/OUT
+    scratch : ndarray of shape (n_partition,), int32   # OUT (workspace)
+    mask : ndarray of shape (n_partition,), uint8   # OUT (workspace: 1 = row goes left)
+    starts, counts : ndarray of shape (n_nodes,), int64   # IN
+    features, threshold_bins : ndarray of shape (n_nodes,), int64   # IN, the splits
+    default_left : ndarray of shape (n_nodes,), uint8   # IN
+    missing_bins : ndarray of shape (n_features,), int32   # IN, missing bin id per feature
+    block_size : int, rows per block (a constant, so results do not depend on threads)
+    out_left_counts : ndarray of shape (n_nodes,), int64   # OUT
+    """
+    n_nodes = starts.shape[0]
+    blocks_per_node = np.empty(n_nodes + 1, dtype=np.int64)
+    blocks_per_node[0] = 0
+    for k in range(n_nodes):
+        blocks_per_node[k + 1] = blocks_per_node[k] + (counts[k] + block_size - 1) // block_size
+    n_blocks = blocks_per_node[n_nodes]
+    block_node = np.empty(n_blocks, dtype=np.int64)
+    for k in range(n_nodes):
+        for j in range(blocks_per_node[k], blocks_per_node[k + 1]):
+            block_node[j] = k
+    n_left = np.zeros(n_blocks, dtype=np.int64)
+
+    # pass 1: decide every row, count left rows per block
+    for j in prange(n_blocks):
+        k = block_node[j]
+        lo = starts[k] + (j - blocks_per_node[k]) * block_size
+        hi = min(lo + block_size, starts[k] + counts[k])
+        col = X_columns[features[k]]
+        mb = missing_bins[features[k]]
+        tb = threshold_bins[k]
+        dl = default_left[k] != 0
+        c = 0
+        for i in range(lo, hi):
+            left = _goes_left(col[indices[i]], mb, tb, dl)
+            mask[i] = left
+            c += left
+        n_left[j] = c
+
+    # exclusive prefix sums: where each block writes its left and right rows
+    left_off = np.empty(n_blocks, dtype=np.int64)
+    right_off = np.empty(n_blocks, dtype=np.int64)
+    for k in range(n_nodes):
+        total_left = 0
+        for j in range(blocks_per_node[k], blocks_per_node[k + 1]):
+            total_left += n_left[j]
+        out_left_counts[k] = total_left
+        lpos = starts[k]
+        rpos = starts[k] + total_left
+        for j in range(blocks_per_node[k], blocks_per_node[k + 1]):
+            lo = starts[k] + (j - blocks_per_node[k]) * block_size
+            hi = min(lo + block_size, starts[k] + counts[k])
+            left_off[j] = lpos
+            right_off[j] = rpos
+            lpos += n_left[j]
+            rpos += (hi - lo) - n_left[j]
+
+    # pass 2: scatter into scratch by the mask; pass 3: copy back
+    for j in prange(n_blocks):
+        k = block_node[j]
+        lo = starts[k] + (j - blocks_per_node[k]) * block_size
+        hi = min(lo + block_size, starts[k] + counts[k])
+        lp = left_off[j]
+        rp = right_off[j]
+        for i in range(lo, hi):
+            if mask[i]:
+                scratch[lp] = indices[i]
+                lp += 1
+            else:
+                scratch[rp] = indices[i]
+                rp += 1
+    for j in prange(n_blocks):
+        k = block_node[j]
+        lo = starts[k] + (j - blocks_per_node[k]) * block_size
+        hi = min(lo + block_size, starts[k] + counts[k])
+        for i in range(lo, hi):
+            indices[i] = scratch[i]

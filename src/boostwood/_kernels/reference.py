@@ -1,0 +1,82 @@
+"""Naive, obviously-correct twins of the optimised kernels. Used only by tests.
+
+Plain Python / numpy, no numba, no cleverness: each function states the
+definition the fast kernel must agree with.
+"""
+import numpy as np
+
+
+def bin_values_naive(X, edges_list):
+    """bin(x) = smallest b with x <= edges[b]; NaN -> len(edges). Shape (n_rows, n_features)."""
+    out = np.empty(X.shape, dtype=np.int64)
+    for f, edges in enumerate(edges_list):
+        for i in range(X.shape[0]):
+            x = X[i, f]
+            out[i, f] = len(edges) if np.isnan(x) else int(np.nonzero(x <= edges)[0][0])
+    return out
+
+
+def histogram_naive(X_binned, g, h, rows, n_bins_max):
+    """hist[f, b] = (sum g, sum h, count) over ``rows`` with X_binned[row, f] == b."""
+    F = X_binned.shape[1]
+    hist = np.zeros((F, n_bins_max, 3))
+    for r in rows:
+        for f in range(F):
+            b = X_binned[r, f]
+            hist[f, b] += (g[r], h[r], 1.0)
+    return hist
+
+
+def gain_naive(GL, HL, GR, HR, lam, gamma):
+    """Eq. 7 of Chen & Guestrin without L1 or max_delta_step."""
+    score = lambda G, H: G * G / (H + lam)  # noqa: E731
+    return 0.5 * (score(GL, HL) + score(GR, HR) - score(GL + GR, HL + HR)) - gamma
+
+
+def best_split_naive(X_binned, g, h, rows, n_bins, lam, gamma, min_child_weight,
+                     min_data_in_leaf):
+    """Best (gain, feature, bin, default_left) by trying every threshold and both
+    missing directions on the raw rows (no histograms, no prefix sums)."""
+    best = (-np.inf, -1, -1, False)
+    rows = np.asarray(rows)
+    for f in range(X_binned.shape[1]):
+        col = X_binned[rows, f]
+        missing = col == n_bins[f]
+        for b in range(n_bins[f]):
+            for dl in (False, True):
+                if dl and not missing.any():
+                    continue
+                left = (col <= b) & ~missing
+                if dl:
+                    left |= missing
+                right = ~left
+                nl, nr = left.sum(), right.sum()
+                if nl < max(min_data_in_leaf, 1) or nr < max(min_data_in_leaf, 1):
+                    continue
+                GL, HL = g[rows[left]].sum(), h[rows[left]].sum()
+                GR, HR = g[rows[right]].sum(), h[rows[right]].sum()
+                if HL < min_child_weight or HR < min_child_weight:
+                    continue
+                gain = gain_naive(GL, HL, GR, HR, lam, gamma)
+                if gain > best[0] + 1e-9:
+                    best = (gain, f, b, dl)
+    return best
+
+
+def predict_tree_naive(X, feature, threshold, left, right, default_left, value):
+    """Walk one tree per row with plain Python."""
+    out = np.empty(X.shape[0])
+    for i in range(X.shape[0]):
+        node = 0
+        while feature[node] >= 0:
+            x = X[i, feature[node]]
+            go_left = default_left[node] if np.isnan(x) else x <= threshold[node]
+            node = left[node] if go_left else right[node]
+        out[i] = value[node]
+    return out
+
+
+def partition_naive(indices, goes_left):
+    """Stable partition: rows going left first, each side in its original order."""
+    indices = np.asarray(indices)
+    return np.concatenate([indices[goes_left], indices[~goes_left]]), int(goes_left.sum())

@@ -1,0 +1,189 @@
+"""Newton split gain, leaf weights and the histogram split scan.
+
+Notation of Chen & Guestrin (2016), "XGBoost: A Scalable Tree Boosting
+System": ``G``, ``H`` are sums of first and second derivatives over a node's
+rows, ``lambda`` the L2 penalty, ``alpha`` the L1 penalty, ``gamma`` the cost
+of one more leaf.
+"""
+import numpy as np
+from numba import njit, prange
+
+
+#: Relative margin by which a candidate split must beat the best one so far.
+#: Gains equal up to rounding count as ties and go to the lower feature / bin.
+#: Gradients are float32 (relative rounding ~6e-8), so gains closer than ~10
+#: float32 ulps are indistinguishable; 1e-6 keeps a model independent of the
+#: row order and of weights-versus-repeated-rows.
+TIE_RTOL = 1e-6
+
+
+@njit(cache=True, nogil=True, inline="always")
+def threshold_l1(G, alpha):
+    """Soft-thresholding T_alpha(G) = sign(G) max(|G| - alpha, 0) (the L1 penalty's prox)."""
+    if G > alpha:
+        return G - alpha
+    if G < -alpha:
+        return G + alpha
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def leaf_weight(G, H, lam, alpha, max_delta_step):
+    """Optimal leaf value w* = -T_alpha(G) / (H + lambda)  (Chen & Guestrin eq. 5).
+
+    With ``max_delta_step > 0`` the step is clipped to [-max_delta_step,
+    max_delta_step] (XGBoost's safeguard for very small hessians).
+    """
+    denom = H + lam
+    if denom <= 0.0:
+        return 0.0
+    w = -threshold_l1(G, alpha) / denom
+    if max_delta_step > 0.0:
+        if w > max_delta_step:
+            w = max_delta_step
+        elif w < -max_delta_step:
+            w = -max_delta_step
+    return w
+
+
+@njit(cache=True, nogil=True)
+def leaf_score(G, H, lam, alpha, max_delta_step):
+    """Score of a leaf: -2 min_w [G w + (H + lambda) w^2 / 2 + alpha |w|].
+
+    Unclipped this is T_alpha(G)^2 / (H + lambda), the term of eq. 6/7 of
+    Chen & Guestrin; with a clipped weight it is evaluated at that weight.
+    """
+    denom = H + lam
+    if denom <= 0.0:
+        return 0.0
+    if max_delta_step <= 0.0:
+        t = threshold_l1(G, alpha)
+        return t * t / denom
+    w = leaf_weight(G, H, lam, alpha, max_delta_step)
+    return -(2.0 * (G * w + alpha * abs(w)) + denom * w * w)
+
+
+@njit(cache=True, nogil=True)
+def split_gain(GL, HL, GR, HR, lam, alpha, max_delta_step, gamma):
+    """Gain of a split (Chen & Guestrin eq. 7)::
+
+        gain = 1/2 [ G_L^2/(H_L+lambda) + G_R^2/(H_R+lambda) - (G_L+G_R)^2/(H_L+H_R+lambda) ] - gamma
+    """
+    return 0.5 * (leaf_score(GL, HL, lam, alpha, max_delta_step)
+                  + leaf_score(GR, HR, lam, alpha, max_delta_step)
+                  - leaf_score(GL + GR, HL + HR, lam, alpha, max_delta_step)) - gamma
+
+
+@njit(cache=True, nogil=True)
+def scan_feature(cell, nb, Gt, Ht, Ct, lam, alpha, max_delta_step, gamma,
+                 min_child_weight, min_data_in_leaf, best_left):
+    """Best threshold of one feature of one node from its histogram.
+
+    Scans the value bins left to right; at each boundary ``b`` (left child =
+    bins 0..b) the missing bin ``nb`` is tried on the right and, when the node
+    has missing values, on the left (sparsity-aware split finding, Chen &
+    Guestrin Alg. 3). When it has none, NaN at prediction time follows the
+    child with the larger hessian sum. Finally, with missing values present,
+    "all values left, missing right" is tried too.
+
+    Parameters
+    ----------
+    cell : ndarray of shape (n_bins_max, 3), float64   # IN
+    nb : int, value bins of this feature (the missing bin is ``nb``)
+    Gt, Ht, Ct : float, node totals
+    best_left : ndarray of shape (3,), float64   # OUT, (G, H, count) of the best left child
+
+    Returns
+    -------
+    (gain, bin, default_left); gain is -inf when no split satisfies the
+    ``min_child_weight`` / ``min_data_in_leaf`` constraints or improves the
+    objective by more than rounding noise.
+    """
+    score_parent = leaf_score(Gt, Ht, lam, alpha, max_delta_step)
+    # a split whose objective decrease is at rounding level is not a split
+    tol = 1e-10 * abs(score_parent)
+    Gm = cell[nb, 0]
+    Hm = cell[nb, 1]
+    Cm = cell[nb, 2]
+    best = -np.inf
+    best_bin = -1
+    best_dl = False
+    GL = 0.0
+    HL = 0.0
+    CL = 0.0
+    for b in range(nb):
+        GL += cell[b, 0]
+        HL += cell[b, 1]
+        CL += cell[b, 2]
+        if b == nb - 1 and Cm <= 0.0:
+            break  # every row left: not a split
+        for try_left in range(2):
+            if try_left == 1 and (Cm <= 0.0 or b == nb - 1):
+                break
+            gl = GL + Gm * try_left
+            hl = HL + Hm * try_left
+            cl = CL + Cm * try_left
+            gr = Gt - gl
+            hr = Ht - hl
+            cr = Ct - cl
+            if cl < min_data_in_leaf or cr < min_data_in_leaf:
+                continue
+            if hl < min_child_weight or hr < min_child_weight:
+                continue
+            delta = (leaf_score(gl, hl, lam, alpha, max_delta_step)
+                     + leaf_score(gr, hr, lam, alpha, max_delta_step) - score_parent)
+            if 0.5 * delta <= tol:
+                continue
+            gain = 0.5 * delta - gamma
+            # Ties (up to rounding) keep the first candidate, so that summing
+            # the same rows in another order cannot change the chosen split.
+            if best_bin < 0 or gain > best + TIE_RTOL * abs(best):
+                best = gain
+                best_bin = b
+                if Cm > 0.0:
+                    best_dl = try_left == 1
+                else:
+                    best_dl = hl >= hr
+                best_left[0] = gl
+                best_left[1] = hl
+                best_left[2] = cl
+    return best, best_bin, best_dl
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def find_best_splits(hist, slots, totals, n_bins, features, feature_mask,
+                     lam, alpha, max_delta_step, gamma, min_child_weight,
+                     min_data_in_leaf, out_gain, out_bin, out_default_left, out_left):
+    """Best split of every (node, feature) pair of a batch, in parallel.
+
+    Parameters
+    ----------
+    hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), float64   # IN
+    slots : ndarray of shape (n_nodes,), int64   # IN
+    totals : ndarray of shape (n_nodes, 3), float64   # IN, (G, H, count) per node
+    n_bins : ndarray of shape (n_features,), int32   # IN
+    features : ndarray of shape (n_active,), int64   # IN
+    feature_mask : ndarray of shape (n_nodes, n_active), uint8   # IN, 0 = not a candidate
+    out_gain : ndarray of shape (n_nodes, n_active), float64   # OUT, -inf = none
+    out_bin : ndarray of shape (n_nodes, n_active), int32   # OUT
+    out_default_left : ndarray of shape (n_nodes, n_active), uint8   # OUT
+    out_left : ndarray of shape (n_nodes, n_active, 3), float64   # OUT
+    """
+    n_nodes = slots.shape[0]
+    n_active = features.shape[0]
+    for task in prange(n_active * n_nodes):
+        a = task // n_nodes
+        node = task % n_nodes
+        out_gain[node, a] = -np.inf
+        out_bin[node, a] = -1
+        out_default_left[node, a] = 0
+        if feature_mask[node, a] == 0:
+            continue
+        f = features[a]
+        gain, b, dl = scan_feature(
+            hist[slots[node], f], n_bins[f], totals[node, 0], totals[node, 1],
+            totals[node, 2], lam, alpha, max_delta_step, gamma, min_child_weight,
+            min_data_in_leaf, out_left[node, a])
+        out_gain[node, a] = gain
+        out_bin[node, a] = b
+        out_default_left[node, a] = 1 if dl else 0

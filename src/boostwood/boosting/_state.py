@@ -1,0 +1,141 @@
+"""Training state of one ``train`` call: binned data, margins, gradients, the grower.
+
+This is the part of a boosting round that touches arrays; ``engine.train``
+only sequences rounds and callbacks.
+"""
+import numpy as np
+
+from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
+from .._kernels.predict import add_leaf_values, add_tree_binned, predict_raw
+from ..tree import GrowerParams, TreeGrower
+from .metrics import get_metric
+
+
+def _grower_params(p):
+    return GrowerParams(
+        max_depth=p["max_depth"], max_leaves=p["max_leaves"], grow_policy=p["grow_policy"],
+        reg_lambda=p["lambda"], reg_alpha=p["alpha"], max_delta_step=p["max_delta_step"],
+        gamma=p["gamma"], min_child_weight=p["min_child_weight"],
+        min_data_in_leaf=p["min_data_in_leaf"], colsample_bynode=p["colsample_bynode"],
+        learning_rate=p["eta"])
+
+
+class _EvalSet:
+    """An evaluation set with its running margins."""
+
+    def __init__(self, dataset, name, objective, raw):
+        self.dataset, self.name, self.raw = dataset, name, raw
+        self.label = objective.check_labels(dataset.label)
+        w = dataset.weight
+        self.weight = np.ones(dataset.num_row()) if w is None else w
+
+
+class TrainingState:
+    """Everything a boosting round reads and writes.
+
+    Parameters
+    ----------
+    params : dict, resolved parameters
+    dtrain : Dataset with labels
+    evals : list of (Dataset, name)
+    booster : Booster, receives the base score and the trees
+    """
+
+    def __init__(self, params, dtrain, evals, booster):
+        self.params = p = params
+        self.nthread = set_threads(p["nthread"])
+        self.obj = booster.objective
+        self.booster = booster
+        if dtrain.label is None:
+            raise ValueError("the training Dataset has no label")
+        given = p["_given"]
+        dtrain.set_binning(**{k: p[k] for k in ("max_bin", "bin_construct_sample_cnt")
+                              if k in given}, seed=p["seed"] if "seed" in given else None)
+        dtrain.construct()
+        self.dtrain = dtrain
+        self.y = self.obj.check_labels(dtrain.label)
+        n, K = dtrain.num_row(), self.obj.n_outputs
+        self.w = np.ones(n) if dtrain.weight is None else dtrain.weight
+        if p["base_score"] is not None:
+            base = self.obj.base_margin_from_score(p["base_score"])
+        else:
+            base = self.obj.init_score(self.y, self.w)
+        booster._start(base, dtrain.feature_names)
+        self.raw = self._initial_raw(dtrain, base)
+        self.gh = np.empty((K, n, 2), dtype=G_H_DTYPE)
+        mapper = dtrain.bin_mapper
+        self.mapper = mapper
+        trivial = (mapper.n_bins == 1) & ~dtrain.has_missing()
+        self.active = np.nonzero(~trivial)[0].astype(np.int64)
+        self.grower = TreeGrower(dtrain.X_binned, mapper.n_bins, mapper.n_bins_max,
+                                 _grower_params(p))
+        self.rng = np.random.default_rng(p["seed"])
+        self.evals = []
+        for d, name in evals:
+            raw = self.raw if d is dtrain else self._initial_raw(d, base)
+            self.evals.append(_EvalSet(d, name, self.obj, raw))
+        names = p["eval_metric"] or [self.obj.default_metric]
+        self.metrics = [get_metric(m) for m in names]
+
+    def _initial_raw(self, d, base):
+        n, K = d.num_row(), self.obj.n_outputs
+        raw = np.empty((n, K), dtype=RAW_DTYPE)
+        if d.base_margin is not None:
+            bm = d.base_margin.reshape(n, -1)
+            if bm.shape[1] != K:
+                raise ValueError(f"base_margin has {bm.shape[1]} columns, the objective needs {K}")
+            raw[:] = bm
+        else:
+            raw[:] = base
+        return raw
+
+    def _sample(self):
+        p, n = self.params, self.dtrain.num_row()
+        rows = None
+        if p["subsample"] < 1.0:
+            k = max(1, int(round(p["subsample"] * n)))
+            rows = np.sort(self.rng.choice(n, k, replace=False)).astype(np.int32)
+        feats = self.active
+        if p["colsample_bytree"] < 1.0 and feats.size:
+            k = max(1, int(round(p["colsample_bytree"] * feats.size)))
+            feats = np.sort(self.rng.choice(feats, k, replace=False))
+        return rows, feats
+
+    def boost_round(self):
+        """Grow the trees of one round and update every set's margins."""
+        set_threads(self.nthread)
+        self.obj.gradient(self.y, self.raw, self.w, self.gh)
+        rows, feats = self._sample()
+        trees = []
+        for k in range(self.obj.n_outputs):
+            tree, (starts, counts, values) = self.grower.grow(self.gh[k], rows, feats, self.rng)
+            split = tree.feature >= 0
+            tree.threshold[split] = self.mapper.bin_thresholds(tree.feature[split],
+                                                               tree.threshold_bin[split])
+            if rows is None:
+                add_leaf_values(self.grower.indices, starts, counts, values, self.raw, k)
+            else:
+                add_tree_binned(self.dtrain.X_binned, self.mapper.missing_bins, tree.feature,
+                                tree.threshold_bin, tree.left, tree.right, tree.default_left,
+                                tree.value, self.raw, k)
+            for ev in self.evals:
+                if ev.raw is not self.raw:
+                    self._add_tree_raw(ev, tree, k)
+            trees.append(tree)
+        self.booster._append_round(trees)
+
+    def _add_tree_raw(self, ev, tree, group):
+        offsets = np.zeros(1, dtype=np.int64)
+        groups = np.full(1, group, dtype=np.int64)
+        for s, X in ev.dataset.features.row_chunks():
+            predict_raw(X, tree.feature, tree.threshold, tree.left, tree.right, tree.default_left,
+                        tree.value, offsets, groups, ev.raw[s:s + X.shape[0]])
+
+    def evaluate(self, evals_log):
+        """Append this round's metric values to ``evals_log``."""
+        for ev in self.evals:
+            pred = self.obj.transform(ev.raw)
+            log = evals_log.setdefault(ev.name, {})
+            for m in self.metrics:
+                log.setdefault(m.name, []).append(m(ev.label, pred, ev.weight))
+        return evals_log

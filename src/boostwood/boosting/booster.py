@@ -1,0 +1,269 @@
+"""Booster: a fitted additive tree model. Predicts, explains itself, saves and loads."""
+import os
+
+import numpy as np
+
+from .._version import __version__
+from .._config import set_threads
+from .._kernels.predict import predict_leaf_raw, predict_raw
+from ..data import Dataset, as_feature_matrix
+from ..objectives import get_objective
+from ..tree import Tree
+from . import model_io
+from .params import resolve_params
+
+IMPORTANCE_TYPES = ("split", "gain", "cover", "total_gain", "total_cover")
+
+
+class Booster:
+    """An additive model of regression trees: ``F(x) = base_score + sum_t f_t(x)``.
+
+    Parameters
+    ----------
+    params : dict, optional
+        Training parameters (kept for reference and for prediction threads).
+    model_file : str or os.PathLike, optional
+        Load a model saved with :meth:`save_model`.
+
+    Attributes
+    ----------
+    trees : list of Tree, round-major: round ``r`` owns ``trees[r*K:(r+1)*K]``
+        for ``K`` outputs (classes of multi:softprob, else 1)
+    base_score : ndarray of shape (K,), the initial margins
+    best_iteration : int or None, the best round found by early stopping (0-based)
+    best_score : float or None
+    feature_names : list of str
+    """
+
+    def __init__(self, params=None, model_file=None):
+        self.params = resolve_params(params)
+        self.trees = []
+        self.base_score = None
+        self.best_iteration = None
+        self.best_score = None
+        self.feature_names = None
+        self.n_features = None
+        self._packed = {}
+        self._set_objective()
+        if model_file is not None:
+            self.load_model(model_file)
+
+    def _set_objective(self):
+        self.objective = get_objective(self.params["objective"], self.params["num_class"])
+        self.n_outputs = self.objective.n_outputs
+
+    # -- building (used by train) ------------------------------------------------------------
+    def _start(self, base_score, feature_names):
+        self.base_score = np.asarray(base_score, dtype=np.float64)
+        self.feature_names = list(feature_names)
+        self.n_features = len(feature_names)
+        self.trees = []
+        self._packed = {}
+
+    def _append_round(self, trees):
+        self.trees.extend(trees)
+        self._packed = {}
+
+    def num_boosted_rounds(self):
+        """Number of boosting rounds in the model."""
+        return len(self.trees) // self.n_outputs
+
+    def __len__(self):
+        return self.num_boosted_rounds()
+
+    def __getitem__(self, item):
+        """A new Booster with the rounds ``item`` (a slice of rounds, step 1)."""
+        if not isinstance(item, slice) or item.step not in (None, 1):
+            raise TypeError("a Booster can only be sliced by rounds, e.g. booster[:50]")
+        start, stop, _ = item.indices(self.num_boosted_rounds())
+        out = Booster(self.params)
+        out._start(self.base_score, self.feature_names)
+        K = self.n_outputs
+        out.trees = self.trees[start * K: max(start, stop) * K]
+        return out
+
+    # -- prediction ------------------------------------------------------------------------
+    def _round_range(self, iteration_range):
+        n = self.num_boosted_rounds()
+        if iteration_range is None:
+            if self.best_iteration is not None:
+                return 0, min(self.best_iteration + 1, n)
+            return 0, n
+        start, stop = iteration_range
+        if stop == 0:
+            stop = n
+        if not 0 <= start <= stop <= n:
+            raise ValueError(f"iteration_range {iteration_range} is out of [0, {n}]")
+        return int(start), int(stop)
+
+    def _pack(self, start, stop):
+        key = (start, stop)
+        if key not in self._packed:
+            K = self.n_outputs
+            trees = self.trees[start * K: stop * K]
+            sizes = np.array([t.n_nodes for t in trees], dtype=np.int64)
+            offsets = np.zeros(len(trees), dtype=np.int64)
+            if len(trees):
+                offsets[1:] = np.cumsum(sizes)[:-1]
+            cat = (lambda name, dt: np.concatenate([getattr(t, name) for t in trees]).astype(dt)
+                   if trees else np.zeros(0, dtype=dt))
+            self._packed = {key: dict(
+                feature=cat("feature", np.int32), threshold=cat("threshold", np.float64),
+                left=cat("left", np.int32), right=cat("right", np.int32),
+                default_left=cat("default_left", np.uint8), value=cat("value", np.float64),
+                offsets=offsets, group=np.arange(len(trees), dtype=np.int64) % K)}
+        return self._packed[key]
+
+    def _features_of(self, data, validate_features):
+        if isinstance(data, Dataset):
+            fm, base_margin = data.features, data.base_margin
+        else:
+            fm, base_margin = as_feature_matrix(data, "data", allow_empty_rows=True), None
+        if fm.shape[1] != self.n_features:
+            raise ValueError(f"data has {fm.shape[1]} features but the model was trained on "
+                             f"{self.n_features}")
+        if validate_features and fm.feature_names is not None \
+                and list(fm.feature_names) != self.feature_names:
+            raise ValueError("data's feature names differ from the model's: "
+                             f"{fm.feature_names[:5]}... vs {self.feature_names[:5]}...")
+        return fm, base_margin
+
+    def predict(self, data, output_margin=False, pred_leaf=False, iteration_range=None,
+                validate_features=True):
+        """Predict for ``data`` (Dataset, numpy array, DataFrame or sparse matrix).
+
+        Parameters
+        ----------
+        output_margin : bool, default=False
+            Return raw margins F(x) instead of transformed predictions.
+        pred_leaf : bool, default=False
+            Return the leaf node id of each row in each tree, shape (n_rows, n_trees).
+        iteration_range : (int, int), optional
+            Use rounds [start, stop). Default: up to ``best_iteration`` when early
+            stopping set it, else every round.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,) for single-output objectives, (n_rows, K) for
+        multi:softprob, or (n_rows, n_trees) int32 with ``pred_leaf``.
+        """
+        if self.base_score is None:
+            raise ValueError("this Booster has no model; train it or load one first")
+        fm, base_margin = self._features_of(data, validate_features)
+        start, stop = self._round_range(iteration_range)
+        packed = self._pack(start, stop)
+        set_threads(self.params["nthread"])
+        n_rows = fm.shape[0]
+        if pred_leaf:
+            out = np.zeros((n_rows, len(packed["offsets"])), dtype=np.int32)
+            for s, X in fm.row_chunks():
+                predict_leaf_raw(X, packed["feature"], packed["threshold"], packed["left"],
+                                 packed["right"], packed["default_left"], packed["offsets"],
+                                 out[s:s + X.shape[0]])
+            return out
+        raw = np.empty((n_rows, self.n_outputs), dtype=np.float64)
+        if base_margin is not None:
+            raw[:] = base_margin.reshape(n_rows, -1)
+        else:
+            raw[:] = self.base_score
+        for s, X in fm.row_chunks():
+            predict_raw(X, packed["feature"], packed["threshold"], packed["left"], packed["right"],
+                        packed["default_left"], packed["value"], packed["offsets"],
+                        packed["group"], raw[s:s + X.shape[0]])
+        if output_margin:
+            return raw[:, 0] if self.n_outputs == 1 else raw
+        return self.objective.transform(raw)
+
+    # -- importance --------------------------------------------------------------------------
+    def feature_importance(self, importance_type="gain"):
+        """Importance of each feature, shape (n_features,).
+
+        ``split``: number of splits on the feature; ``total_gain`` / ``total_cover``:
+        sum over those splits of the gain (eq. 7 of Chen & Guestrin) / of the
+        hessian sum of the split node; ``gain`` / ``cover``: the same averaged
+        per split (XGBoost's convention).
+        """
+        if importance_type not in IMPORTANCE_TYPES:
+            raise ValueError(f"importance_type must be one of {IMPORTANCE_TYPES}, "
+                             f"got {importance_type!r}")
+        splits = np.zeros(self.n_features)
+        gain = np.zeros(self.n_features)
+        cover = np.zeros(self.n_features)
+        for t in self.trees:
+            s = t.feature >= 0
+            np.add.at(splits, t.feature[s], 1.0)
+            np.add.at(gain, t.feature[s], t.gain[s])
+            np.add.at(cover, t.feature[s], t.cover[s])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_split = {"gain": gain / splits, "cover": cover / splits}
+        table = {"split": splits, "total_gain": gain, "total_cover": cover, **per_split}
+        return np.nan_to_num(table[importance_type], nan=0.0)
+
+    def get_score(self, importance_type="gain"):
+        """Importance as ``{feature_name: value}`` for features used in at least one split."""
+        imp = self.feature_importance(importance_type)
+        used = self.feature_importance("split") > 0
+        return {n: float(v) for n, v, u in zip(self.feature_names, imp, used) if u}
+
+    # -- persistence ---------------------------------------------------------------------------
+    def _to_dict(self):
+        K = self.n_outputs
+        params = {k: v for k, v in self.params.items() if not k.startswith("_")}
+        trees = []
+        for i, t in enumerate(self.trees):
+            d = t.to_dict()
+            d["threshold"] = model_io.encode_float_list(d["threshold"])
+            d["group"] = i % K
+            trees.append(d)
+        return {"boostwood_version": __version__, "objective": self.params["objective"],
+                "num_class": self.params["num_class"], "n_outputs": K,
+                "n_features": self.n_features, "feature_names": self.feature_names,
+                "base_score": self.base_score.tolist(), "params": params,
+                "best_iteration": self.best_iteration, "best_score": self.best_score,
+                "trees": trees}
+
+    def save_model(self, fname):
+        """Save to a JSON file (atomically: a crash never leaves a half-written file)."""
+        if self.base_score is None:
+            raise ValueError("this Booster has no model to save")
+        model_io.write_atomic(fname, model_io.dumps(self._to_dict()))
+
+    def load_model(self, fname):
+        """Load a model written by :meth:`save_model`, replacing this Booster's content."""
+        source = os.fspath(fname)
+        try:
+            with open(source, encoding="utf-8") as fh:
+                text = fh.read()
+        except UnicodeDecodeError:
+            raise ValueError(f"{source} is not a boostwood model file (not UTF-8 text)") from None
+        self._from_dict(model_io.loads(text, source), source)
+        return self
+
+    def _from_dict(self, m, source):
+        try:
+            self.params = resolve_params(m["params"])
+            self._set_objective()
+            n_features = int(m["n_features"])
+            names = [str(n) for n in m["feature_names"]]
+            base = np.asarray(m["base_score"], dtype=np.float64)
+            trees_raw = m["trees"]
+            best_iteration, best_score = m["best_iteration"], m["best_score"]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{source} has a malformed model section: {exc!r}") from None
+        if len(names) != n_features or base.shape != (self.n_outputs,) \
+                or not np.all(np.isfinite(base)):
+            raise ValueError(f"{source}: feature names or base_score do not fit the model")
+        if len(trees_raw) % self.n_outputs:
+            raise ValueError(f"{source}: the number of trees is not a multiple of {self.n_outputs}")
+        trees = []
+        for i, d in enumerate(trees_raw):
+            if not isinstance(d, dict) or d.get("group") != i % self.n_outputs:
+                raise ValueError(f"{source}: tree {i} is malformed or out of order")
+            try:
+                trees.append(Tree.from_dict(d, n_features))
+            except ValueError as exc:
+                raise ValueError(f"{source}: tree {i}: {exc}") from None
+        self._start(base, names)
+        self.trees = trees
+        self.best_iteration = None if best_iteration is None else int(best_iteration)
+        self.best_score = best_score

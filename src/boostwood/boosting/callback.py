@@ -1,0 +1,170 @@
+"""Training callbacks: everything around the training loop that is not the loop.
+
+Each hook returns ``True`` to stop training (``before_iteration`` /
+``after_iteration``) or the model (``before_training`` / ``after_training``).
+``evals_log`` is ``{data_name: {metric_name: [value per round]}}``.
+"""
+import numpy as np
+
+from .metrics import METRICS
+
+
+class TrainingCallback:
+    """Base class: override the hooks you need."""
+
+    def before_training(self, model):
+        return model
+
+    def after_training(self, model):
+        return model
+
+    def before_iteration(self, model, epoch, evals_log):
+        return False
+
+    def after_iteration(self, model, epoch, evals_log):
+        return False
+
+
+class CallbackContainer:
+    """Runs a list of callbacks in order; any "stop" stops training."""
+
+    def __init__(self, callbacks):
+        for cb in callbacks:
+            if not isinstance(cb, TrainingCallback):
+                raise TypeError(f"callbacks must be TrainingCallback instances, got {type(cb).__name__}")
+        self.callbacks = list(callbacks)
+
+    def before_training(self, model):
+        for cb in self.callbacks:
+            model = cb.before_training(model)
+        return model
+
+    def after_training(self, model):
+        for cb in self.callbacks:
+            model = cb.after_training(model)
+        return model
+
+    def before_iteration(self, model, epoch, evals_log):
+        return any([cb.before_iteration(model, epoch, evals_log) for cb in self.callbacks])
+
+    def after_iteration(self, model, epoch, evals_log):
+        return any([cb.after_iteration(model, epoch, evals_log) for cb in self.callbacks])
+
+
+class EarlyStopping(TrainingCallback):
+    """Stop when a validation metric has not improved for ``rounds`` rounds.
+
+    Parameters
+    ----------
+    rounds : int
+    metric_name : str, optional
+        Default: the last metric evaluated.
+    data_name : str, optional
+        Default: the last evaluation set.
+    maximize : bool, optional
+        Default: from the metric (True for AUC).
+    save_best : bool, default=False
+        Truncate the returned model after its best round.
+    min_delta : float, default=0
+        An improvement must exceed this.
+
+    After training the model's ``best_iteration`` (0-based) and ``best_score``
+    are set.
+    """
+
+    def __init__(self, rounds, metric_name=None, data_name=None, maximize=None,
+                 save_best=False, min_delta=0.0):
+        if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+            raise ValueError(f"early stopping rounds must be a positive integer, got {rounds!r}")
+        if min_delta < 0:
+            raise ValueError(f"min_delta must be >= 0, got {min_delta}")
+        self.rounds = int(rounds)
+        self.metric_name = metric_name
+        self.data_name = data_name
+        self.maximize = maximize
+        self.save_best = save_best
+        self.min_delta = float(min_delta)
+
+    def before_training(self, model):
+        self.best_score = None
+        self.best_iteration = None
+        return model
+
+    def after_iteration(self, model, epoch, evals_log):
+        if not evals_log:
+            raise ValueError("early stopping needs at least one evaluation set")
+        data = self.data_name or list(evals_log)[-1]
+        if data not in evals_log:
+            raise ValueError(f"early stopping data {data!r} is not among {list(evals_log)}")
+        metric = self.metric_name or list(evals_log[data])[-1]
+        if metric not in evals_log[data]:
+            raise ValueError(f"early stopping metric {metric!r} is not among {list(evals_log[data])}")
+        maximize = self.maximize
+        if maximize is None:
+            maximize = metric in METRICS and METRICS[metric].higher_better
+        score = evals_log[data][metric][-1]
+        if self.best_score is None:
+            improved = True
+        elif maximize:
+            improved = score > self.best_score + self.min_delta
+        else:
+            improved = score < self.best_score - self.min_delta
+        if improved:
+            self.best_score, self.best_iteration = score, epoch
+            model.best_iteration, model.best_score = epoch, score
+        return epoch - self.best_iteration >= self.rounds
+
+    def after_training(self, model):
+        if self.save_best and self.best_iteration is not None:
+            best = self.best_iteration
+            model = model[: best + 1]
+            model.best_iteration, model.best_score = best, self.best_score
+        return model
+
+
+class EvaluationMonitor(TrainingCallback):
+    """Print the evaluation results every ``period`` rounds (and at the last round).
+
+    Lines look like ``[9]\\ttrain-logloss:0.12345\\tvalid-logloss:0.13456``.
+    """
+
+    def __init__(self, period=1, logger=print):
+        if period < 1:
+            raise ValueError(f"period must be >= 1, got {period}")
+        self.period = int(period)
+        self.logger = logger
+        self._last = None
+
+    def _line(self, epoch, evals_log):
+        parts = [f"{d}-{m}:{vals[-1]:.5f}" for d, ms in evals_log.items() for m, vals in ms.items()]
+        return f"[{epoch}]\t" + "\t".join(parts)
+
+    def after_iteration(self, model, epoch, evals_log):
+        if evals_log:
+            line = self._line(epoch, evals_log)
+            if epoch % self.period == 0:
+                self.logger(line)
+                self._last = None
+            else:
+                self._last = line
+        return False
+
+    def after_training(self, model):
+        if self._last is not None:
+            self.logger(self._last)
+        return model
+
+
+class RecordEvaluation(TrainingCallback):
+    """Copy the evaluation history into the dict ``eval_result`` as training goes."""
+
+    def __init__(self, eval_result):
+        if not isinstance(eval_result, dict):
+            raise TypeError("eval_result must be a dict")
+        self.eval_result = eval_result
+
+    def after_iteration(self, model, epoch, evals_log):
+        self.eval_result.clear()
+        for d, ms in evals_log.items():
+            self.eval_result[d] = {m: list(v) for m, v in ms.items()}
+        return False

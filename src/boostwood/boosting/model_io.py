@@ -1,0 +1,79 @@
+"""The JSON model format (documented in docs/model-format.md).
+
+Reading a model is plain JSON parsing plus validation: no code is executed,
+no pickle is involved. The file carries a SHA-256 checksum of its ``model``
+section, so a truncated or edited file is rejected with a clear error.
+"""
+import hashlib
+import json
+import math
+import os
+import tempfile
+
+FORMAT_NAME = "boostwood-model"
+FORMAT_VERSION = 1
+
+
+def _canonical(model):
+    return json.dumps(model, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def encode_float_list(values):
+    """Floats as JSON numbers; +-inf as the strings "inf" / "-inf" (strict JSON has none)."""
+    return [v if math.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else "nan")
+            for v in values]
+
+
+def dumps(model):
+    """Serialise a model dict into the file's text."""
+    body = _canonical(model)
+    return json.dumps({
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "checksum": "sha256:" + hashlib.sha256(body.encode()).hexdigest(),
+        "model": model,
+    }, allow_nan=False)
+
+
+def loads(text, source="model"):
+    """Parse and check a model file's text; return its ``model`` dict."""
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{source} is not a valid boostwood model file "
+                         f"(truncated or not JSON): {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+        raise ValueError(f"{source} is not a boostwood model file (no 'format': '{FORMAT_NAME}')")
+    version = doc.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise ValueError(f"{source} has an invalid format version {version!r}")
+    if version > FORMAT_VERSION:
+        raise ValueError(f"{source} uses model format version {version}, newer than this "
+                         f"boostwood reads ({FORMAT_VERSION}); upgrade boostwood")
+    model = doc.get("model")
+    if not isinstance(model, dict):
+        raise ValueError(f"{source} has no 'model' section")
+    expected = "sha256:" + hashlib.sha256(_canonical(model).encode()).hexdigest()
+    if doc.get("checksum") != expected:
+        raise ValueError(f"{source} failed its checksum: the file was modified or corrupted")
+    return model
+
+
+def write_atomic(path, text):
+    """Write ``text`` to ``path`` via a temporary file, fsync and rename.
+
+    A crash mid-write leaves the previous file (if any) intact.
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".boostwood-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

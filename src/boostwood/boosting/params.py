@@ -1,0 +1,156 @@
+"""The parameters of ``train``: defaults, aliases, types and ranges, in one table.
+
+Names follow XGBoost; LightGBM's and scikit-learn's names for the same thing
+are accepted as aliases. Unknown names and out-of-range values raise a
+ValueError (with a "did you mean" when a known name is close).
+"""
+import difflib
+import numbers
+from dataclasses import dataclass
+
+from ..objectives import OBJECTIVES
+
+
+@dataclass(frozen=True)
+class Param:
+    default: object
+    kind: str  # "float", "int", "str", "metric", "optional_float", "optional_int"
+    low: float = None
+    high: float = None
+    low_open: bool = False  # the low bound itself is excluded
+    choices: tuple = None
+    aliases: tuple = ()
+    doc: str = ""
+
+
+INF = float("inf")
+
+PARAMS = {
+    "objective": Param("reg:squarederror", "str", choices=tuple(OBJECTIVES),
+                       doc="loss function"),
+    "num_class": Param(None, "optional_int", 2, aliases=("num_classes",),
+                       doc="classes of multi:softprob"),
+    "eta": Param(0.3, "float", 0.0, INF, low_open=True, aliases=("learning_rate", "shrinkage_rate"),
+                 doc="shrinkage applied to every leaf value"),
+    "max_depth": Param(6, "int", 0, aliases=(), doc="maximum depth; 0 = unlimited (lossguide)"),
+    "max_leaves": Param(0, "int", 0, aliases=("num_leaves", "max_leaf_nodes"),
+                        doc="maximum leaves per tree; 0 = unlimited"),
+    "grow_policy": Param("depthwise", "str", choices=("depthwise", "lossguide"),
+                         doc="level by level, or best leaf first"),
+    "tree_method": Param("hist", "str", choices=("hist",), doc="split finding algorithm"),
+    "min_child_weight": Param(1.0, "float", 0.0, aliases=("min_sum_hessian_in_leaf",),
+                              doc="minimum hessian sum of a child"),
+    "min_data_in_leaf": Param(1, "int", 0, aliases=("min_child_samples", "min_samples_leaf"),
+                              doc="minimum number of rows of a child"),
+    "gamma": Param(0.0, "float", 0.0, aliases=("min_split_loss",),
+                   doc="gain a split must exceed (the cost of a leaf)"),
+    "lambda": Param(1.0, "float", 0.0, aliases=("reg_lambda", "lambda_l2"), doc="L2 penalty on leaves"),
+    "alpha": Param(0.0, "float", 0.0, aliases=("reg_alpha", "lambda_l1"), doc="L1 penalty on leaves"),
+    "max_delta_step": Param(0.0, "float", 0.0, doc="clip of leaf values before shrinkage; 0 = none"),
+    "subsample": Param(1.0, "float", 0.0, 1.0, low_open=True, aliases=("bagging_fraction",),
+                       doc="fraction of rows drawn per round"),
+    "colsample_bytree": Param(1.0, "float", 0.0, 1.0, low_open=True, aliases=("feature_fraction",),
+                              doc="fraction of features drawn per tree"),
+    "colsample_bynode": Param(1.0, "float", 0.0, 1.0, low_open=True,
+                              aliases=("feature_fraction_bynode",),
+                              doc="fraction of the tree's features drawn per node"),
+    "max_bin": Param(255, "int", 2, 65535, aliases=("max_bins",), doc="value bins per feature"),
+    "bin_construct_sample_cnt": Param(200000, "int", 1, aliases=("subsample_for_bin",),
+                                      doc="rows sampled to fit bin edges"),
+    "base_score": Param(None, "optional_float", doc="initial prediction; default: loss minimiser"),
+    "eval_metric": Param(None, "metric", aliases=("metric",), doc="metric name or list of names"),
+    "seed": Param(0, "int", None, aliases=("random_state", "random_seed"), doc="random seed"),
+    "nthread": Param(0, "int", None, aliases=("n_jobs", "num_threads", "nthreads"),
+                     doc="threads; 0 or negative = all cores"),
+    "verbosity": Param(1, "int", 0, 3, aliases=("verbose",), doc="0 = silent"),
+}
+
+_ALIAS = {a: name for name, p in PARAMS.items() for a in p.aliases}
+
+
+def _canonical(key):
+    if key in PARAMS:
+        return key
+    if key in _ALIAS:
+        return _ALIAS[key]
+    known = list(PARAMS) + list(_ALIAS)
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"unknown parameter {key!r}{hint}")
+
+
+def _check_number(name, spec, value, integer):
+    ok_type = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, ok_type):
+        kind = "an integer" if integer else "a number"
+        raise TypeError(f"parameter {name!r} must be {kind}, got {value!r}")
+    value = int(value) if integer else float(value)
+    if value != value:
+        raise ValueError(f"parameter {name!r} must not be NaN")
+    low_bad = spec.low is not None and (value <= spec.low if spec.low_open else value < spec.low)
+    high_bad = spec.high is not None and value > spec.high
+    if low_bad or high_bad:
+        lo = "-inf" if spec.low is None else spec.low
+        hi = "inf" if spec.high is None else spec.high
+        bracket = "(" if spec.low_open else "["
+        raise ValueError(f"parameter {name!r} must be in {bracket}{lo}, {hi}], got {value}")
+    return value
+
+
+def _check_value(name, value):
+    spec = PARAMS[name]
+    if value is None and spec.kind.startswith("optional"):
+        return None
+    if spec.kind in ("float", "optional_float"):
+        return _check_number(name, spec, value, integer=False)
+    if spec.kind in ("int", "optional_int"):
+        return _check_number(name, spec, value, integer=True)
+    if spec.kind == "metric":
+        if value is None:
+            return None
+        names = [value] if isinstance(value, str) else list(value)
+        if not names or not all(isinstance(v, str) for v in names):
+            raise TypeError(f"parameter 'eval_metric' must be a name or a list of names, got {value!r}")
+        return names
+    if not isinstance(value, str) or value not in spec.choices:
+        raise ValueError(f"parameter {name!r} must be one of {list(spec.choices)}, got {value!r}")
+    return value
+
+
+def resolve_params(params):
+    """Validate user parameters and fill in defaults.
+
+    Parameters
+    ----------
+    params : dict or None
+        Keys are canonical names or aliases.
+
+    Returns
+    -------
+    dict with every canonical name of :data:`PARAMS`.
+    """
+    params = dict(params or {})
+    given = {}
+    for key, value in params.items():
+        if not isinstance(key, str):
+            raise TypeError(f"parameter names must be strings, got {key!r}")
+        name = _canonical(key)
+        value = _check_value(name, value)
+        if name in given and given[name][1] != value:
+            raise ValueError(f"parameter {name!r} given twice with different values "
+                             f"({given[name][0]}={given[name][1]!r}, {key}={value!r})")
+        given[name] = (key, value)
+    out = {name: spec.default for name, spec in PARAMS.items()}
+    out.update({name: v for name, (_, v) in given.items()})
+    _check_combinations(out)
+    out["_given"] = sorted(given)
+    return out
+
+
+def _check_combinations(p):
+    if p["objective"] == "multi:softprob" and p["num_class"] is None:
+        raise ValueError("objective 'multi:softprob' needs the parameter num_class")
+    if p["objective"] != "multi:softprob" and p["num_class"] not in (None, 1):
+        raise ValueError(f"num_class is only used by multi:softprob, not {p['objective']!r}")
+    if p["max_depth"] == 0 and p["max_leaves"] == 0:
+        raise ValueError("max_depth=0 (unlimited) needs max_leaves > 0 to bound the tree size")

@@ -1,0 +1,6 @@
+"""Layer 2: input validation, binning and the Dataset."""
+from .binning import BinMapper
+from .dataset import Dataset
+from .validation import as_feature_matrix
+
+__all__ = ["BinMapper", "Dataset", "as_feature_matrix"]

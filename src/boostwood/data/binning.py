@@ -1,0 +1,162 @@
+"""BinMapper: per-feature quantile bin edges, fitted once on (a sample of) the training rows.
+
+Each feature gets at most ``max_bin`` value bins. With few distinct values every
+value has its own bin; otherwise the cut points are equal-frequency quantiles
+of the distinct values. Bin edges sit half-way between consecutive distinct
+values, so a threshold never coincides with a training value. The last edge is
+``+inf``; ``-inf`` lands in bin 0 and ``+inf`` in the last bin; NaN gets the
+missing bin ``n_bins[f]``. See :mod:`boostwood._kernels.binning` for the
+convention that makes raw-value and binned prediction agree.
+"""
+import numpy as np
+
+from .._config import X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE
+from .._kernels.binning import bin_dense, bin_values
+
+
+def _midpoints(lo, hi):
+    """Edges strictly between ``lo`` and ``hi`` where possible, else ``lo``.
+
+    ``lo + (hi - lo) / 2`` can round up to ``hi`` for adjacent floats and is not
+    finite next to an infinity; both fall back to ``lo`` (``x <= lo`` still
+    separates the two values).
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        mid = lo + (hi - lo) / 2.0
+    bad = ~np.isfinite(mid) | (mid >= hi) | (mid < lo)
+    mid[bad] = lo[bad]
+    return mid
+
+
+def edges_from_counts(distinct, counts, max_bin):
+    """Upper bin edges of one feature from its sorted distinct values and their counts.
+
+    Parameters
+    ----------
+    distinct : ndarray of shape (n_distinct,), float64, ascending, no NaN
+    counts : ndarray of shape (n_distinct,), row count (or weight) of each value
+    max_bin : int
+
+    Returns
+    -------
+    edges : ndarray of shape (n_bins,), float64, ascending, last = +inf
+    """
+    if distinct.size <= 1:
+        return np.array([np.inf])
+    if distinct.size <= max_bin:
+        cuts = np.arange(distinct.size - 1)
+    else:
+        cum = np.cumsum(counts, dtype=np.float64)
+        targets = cum[-1] * np.arange(1, max_bin) / max_bin
+        cuts = np.unique(np.searchsorted(cum, targets, side="left"))
+        cuts = cuts[cuts < distinct.size - 1]
+    mid = _midpoints(distinct[cuts], distinct[cuts + 1])
+    return np.concatenate([np.unique(mid), [np.inf]])
+
+
+class BinMapper:
+    """Maps raw feature values to bin ids.
+
+    Parameters
+    ----------
+    max_bin : int, default=255
+        Maximum number of value bins per feature (the missing bin is extra).
+    sample_cnt : int, default=200000
+        Bin edges are fitted on at most this many rows, drawn without
+        replacement with ``seed`` (dense input; sparse input uses every row).
+    seed : int, default=0
+
+    Attributes
+    ----------
+    edges : list of ndarray, float64, the upper edges of each feature
+    n_bins : ndarray of shape (n_features,), int32, value bins per feature
+    missing_bins : ndarray of shape (n_features,), int32, id of the missing bin (= n_bins)
+    edges_flat, edge_offsets : all edges concatenated, and where each feature's start
+    dtype : numpy dtype of binned values (uint8 up to 256 bins incl. missing, else uint16)
+    """
+
+    def __init__(self, max_bin=255, sample_cnt=200000, seed=0):
+        self.max_bin = int(max_bin)
+        self.sample_cnt = int(sample_cnt)
+        self.seed = int(seed)
+
+    def fit(self, features, weight=None):
+        """Fit the edges on a :class:`~boostwood.data.validation.FeatureMatrix`.
+
+        Rows of zero ``weight`` are left out: a row that does not count in
+        training does not move the bin edges either (so weight 0 is the same as
+        removing the row).
+        """
+        n_rows, n_features = features.shape
+        edges = []
+        keep = None if weight is None or np.all(weight > 0) else np.nonzero(weight > 0)[0]
+        if keep is not None and features.dense is None:
+            from .validation import FeatureMatrix
+            features = FeatureMatrix(csc=features.csc[keep].tocsc())
+            n_rows = keep.size
+        if features.dense is not None:
+            X = features.dense
+            rows = keep
+            n_candidates = n_rows if keep is None else keep.size
+            if n_candidates > self.sample_cnt:
+                rng = np.random.default_rng(self.seed)
+                pick = np.sort(rng.choice(n_candidates, self.sample_cnt, replace=False))
+                rows = pick if keep is None else keep[pick]
+            for f in range(n_features):
+                col = X[:, f] if rows is None else X[rows, f]
+                col = col.astype(np.float64, copy=False)
+                col = col[~np.isnan(col)]
+                distinct, counts = np.unique(col, return_counts=True)
+                edges.append(edges_from_counts(distinct, counts, self.max_bin))
+        else:
+            csc = features.csc
+            for f in range(n_features):
+                data = csc.data[csc.indptr[f]:csc.indptr[f + 1]]
+                n_zero = n_rows - data.size
+                data = data[~np.isnan(data)]
+                distinct, counts = np.unique(data, return_counts=True)
+                if n_zero > 0:
+                    pos = np.searchsorted(distinct, 0.0)
+                    if pos < distinct.size and distinct[pos] == 0.0:
+                        counts[pos] += n_zero
+                    else:
+                        distinct = np.insert(distinct, pos, 0.0)
+                        counts = np.insert(counts, pos, n_zero)
+                edges.append(edges_from_counts(distinct, counts, self.max_bin))
+        self._set_edges(edges)
+        return self
+
+    def _set_edges(self, edges):
+        self.edges = [np.asarray(e, dtype=np.float64) for e in edges]
+        self.n_bins = np.array([e.size for e in self.edges], dtype=np.int32)
+        self.missing_bins = self.n_bins.copy()
+        self.edge_offsets = np.zeros(len(self.edges), dtype=np.int64)
+        self.edge_offsets[1:] = np.cumsum(self.n_bins[:-1])
+        self.edges_flat = np.concatenate(self.edges)
+        n_total = int(self.n_bins.max()) + 1
+        self.dtype = np.dtype(X_BINNED_DTYPE if n_total <= 256 else X_BINNED_WIDE_DTYPE)
+        self.n_bins_max = n_total
+
+    def transform(self, features):
+        """Binned copy of the features, shape (n_rows, n_features), row-major."""
+        n_rows, n_features = features.shape
+        out = np.empty((n_rows, n_features), dtype=self.dtype)
+        if features.dense is not None:
+            bin_dense(features.dense, self.edges_flat, self.edge_offsets, self.n_bins, out)
+            return out
+        csc = features.csc
+        zero = np.zeros(1)
+        zero_bin = np.empty(1, dtype=self.dtype)
+        for f in range(n_features):
+            lo, nb = self.edge_offsets[f], self.n_bins[f]
+            bin_values(zero, self.edges_flat, lo, nb, zero_bin)
+            out[:, f] = zero_bin[0]
+            s, e = csc.indptr[f], csc.indptr[f + 1]
+            vals = np.empty(e - s, dtype=self.dtype)
+            bin_values(csc.data[s:e], self.edges_flat, lo, nb, vals)
+            out[csc.indices[s:e], f] = vals
+        return out
+
+    def bin_thresholds(self, features, bins):
+        """Raw threshold (upper edge) of bin ``bins[i]`` of feature ``features[i]``."""
+        return self.edges_flat[self.edge_offsets[features] + bins]

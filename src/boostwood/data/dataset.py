@@ -1,0 +1,117 @@
+"""Dataset: validated training or evaluation data, binned on first use."""
+import numpy as np
+
+from .binning import BinMapper
+from .validation import as_feature_matrix, check_positive_int, check_vector
+
+
+class Dataset:
+    """Features, labels and weights, validated once and binned for training.
+
+    Parameters
+    ----------
+    data : array-like of shape (n_rows, n_features)
+        numpy array (any real or integer dtype, C or F order), pandas DataFrame
+        with numeric columns, or scipy sparse CSR / CSC matrix (absent entries
+        are zeros). NaN marks a missing value.
+    label : array-like of shape (n_rows,), optional
+    weight : array-like of shape (n_rows,), optional
+        Non-negative sample weights, not all zero.
+    base_margin : array-like of shape (n_rows,) or (n_rows, n_outputs), optional
+        Initial margin each row starts from, instead of the model's base score.
+    feature_names : list of str, optional
+        Defaults to the DataFrame's column names, else ``f0, f1, ...``.
+    reference : Dataset, optional
+        Training Dataset whose bins this one reuses (for validation sets).
+    max_bin : int, default=255
+        Maximum number of value bins per feature (2 to 65535).
+    bin_construct_sample_cnt : int, default=200000
+        Rows sampled to fit the bin edges.
+    seed : int, default=0
+        Seed of that sample.
+
+    Binning happens lazily, at the first :meth:`construct` (which ``train``
+    calls), so that ``train``'s ``max_bin`` can still apply.
+    """
+
+    def __init__(self, data, label=None, weight=None, base_margin=None,
+                 feature_names=None, reference=None, max_bin=255,
+                 bin_construct_sample_cnt=200000, seed=0):
+        self.features = as_feature_matrix(data, "data", feature_names)
+        n_rows, n_features = self.features.shape
+        self.label = None if label is None else check_vector(label, n_rows, "label")
+        self.weight = None
+        if weight is not None:
+            self.weight = check_vector(weight, n_rows, "weight", nonnegative=True)
+            if not np.any(self.weight > 0):
+                raise ValueError("weight must have at least one positive entry")
+        self.base_margin = None
+        if base_margin is not None:
+            self.base_margin = check_vector(base_margin, n_rows, "base_margin", allow_2d=True)
+        if reference is not None:
+            if not isinstance(reference, Dataset):
+                raise TypeError(f"reference must be a Dataset, got {type(reference).__name__}")
+            if reference.num_feature() != n_features:
+                raise ValueError(
+                    f"data has {n_features} features but the reference Dataset has "
+                    f"{reference.num_feature()}")
+        self.reference = reference
+        self.max_bin = check_positive_int(max_bin, "max_bin", minimum=2)
+        if self.max_bin > 65535:
+            raise ValueError(f"max_bin must be <= 65535, got {max_bin}")
+        self.bin_construct_sample_cnt = check_positive_int(
+            bin_construct_sample_cnt, "bin_construct_sample_cnt")
+        self.seed = int(seed)
+        self.bin_mapper = None
+        self.X_binned = None
+
+    # -- shape and names -------------------------------------------------------------
+    def num_row(self):
+        return self.features.shape[0]
+
+    def num_feature(self):
+        return self.features.shape[1]
+
+    @property
+    def feature_names(self):
+        if self.features.feature_names is not None:
+            return list(self.features.feature_names)
+        return [f"f{i}" for i in range(self.num_feature())]
+
+    def get_label(self):
+        return self.label
+
+    def get_weight(self):
+        return self.weight
+
+    # -- binning --------------------------------------------------------------------
+    def set_binning(self, max_bin=None, bin_construct_sample_cnt=None, seed=None):
+        """Change binning parameters before :meth:`construct`; conflicting later calls raise."""
+        new = dict(max_bin=max_bin, bin_construct_sample_cnt=bin_construct_sample_cnt, seed=seed)
+        for key, value in new.items():
+            if value is None or getattr(self, key) == value:
+                continue
+            if self.bin_mapper is not None and self.reference is None:
+                raise ValueError(
+                    f"this Dataset was already binned with {key}={getattr(self, key)}; "
+                    f"create a new Dataset to use {key}={value}")
+            setattr(self, key, value)
+        return self
+
+    def construct(self):
+        """Fit the bins (or take the reference's) and bin the features. Idempotent."""
+        if self.X_binned is not None:
+            return self
+        if self.reference is not None:
+            self.bin_mapper = self.reference.construct().bin_mapper
+        else:
+            self.bin_mapper = BinMapper(self.max_bin, self.bin_construct_sample_cnt,
+                                        self.seed).fit(self.features, self.weight)
+        self.X_binned = self.bin_mapper.transform(self.features)
+        return self
+
+    def has_missing(self):
+        """Per feature: does any row fall in the missing bin?"""
+        self.construct()
+        return np.any(self.X_binned == self.bin_mapper.missing_bins[None, :].astype(
+            self.X_binned.dtype), axis=0)

@@ -1,0 +1,152 @@
+"""Validation at the boundary: everything that enters boostwood passes here once.
+
+Accepted feature containers: numpy arrays of any real or integer dtype (C or
+F order), pandas DataFrames with numeric / boolean columns, and scipy sparse
+CSR / CSC matrices (absent entries are zeros, as in scipy and LightGBM).
+"""
+import numbers
+
+import numpy as np
+
+from .._config import MAX_ROWS
+
+
+def _is_pandas_frame(obj):
+    return type(obj).__name__ == "DataFrame" and hasattr(obj, "dtypes") and hasattr(obj, "columns")
+
+
+def _is_sparse(obj):
+    return hasattr(obj, "tocsc") and hasattr(obj, "nnz") and hasattr(obj, "shape")
+
+
+class FeatureMatrix:
+    """Validated features: a dense float matrix or a CSC sparse matrix, plus names.
+
+    Attributes
+    ----------
+    dense : ndarray of shape (n_rows, n_features), float32 or float64, or None
+    csc : scipy.sparse.csc_matrix of float64, or None
+    feature_names : list of str or None
+    """
+
+    def __init__(self, dense=None, csc=None, feature_names=None):
+        self.dense = dense
+        self.csc = csc
+        self.feature_names = feature_names
+
+    @property
+    def shape(self):
+        return self.dense.shape if self.dense is not None else self.csc.shape
+
+    def row_chunks(self, chunk_rows=65536):
+        """Yield (start, dense block) of at most ``chunk_rows`` rows, float, row-major."""
+        n = self.shape[0]
+        if self.dense is not None:
+            yield 0, self.dense
+            return
+        csr = self.csc.tocsr()
+        for start in range(0, n, chunk_rows):
+            yield start, np.ascontiguousarray(csr[start:start + chunk_rows].toarray())
+
+
+def _frame_to_array(frame, name):
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    bad = [str(c) for c, dt in zip(frame.columns, frame.dtypes)
+           if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
+    if bad:
+        raise TypeError(
+            f"{name}: non-numeric DataFrame columns are not supported: {bad[:10]}; "
+            "encode them as numbers first")
+    names = [str(c) for c in frame.columns]
+    return frame.to_numpy(dtype=np.float64, na_value=np.nan), names
+
+
+def as_feature_matrix(data, name="data", feature_names=None, allow_empty_rows=False):
+    """Validate a feature container and return a :class:`FeatureMatrix`.
+
+    Raises
+    ------
+    TypeError
+        For unsupported containers or non-numeric columns.
+    ValueError
+        For a wrong number of dimensions or empty data.
+    """
+    names = None
+    if _is_pandas_frame(data):
+        arr, names = _frame_to_array(data, name)
+        fm = FeatureMatrix(dense=arr)
+    elif _is_sparse(data):
+        csc = data.tocsc().astype(np.float64)
+        csc.sort_indices()
+        fm = FeatureMatrix(csc=csc)
+    else:
+        if isinstance(data, (list, tuple)):
+            data = np.asarray(data)
+        if not isinstance(data, np.ndarray):
+            raise TypeError(
+                f"{name} must be a numpy array, a pandas DataFrame or a scipy sparse "
+                f"matrix, got {type(data).__name__}")
+        if data.dtype == np.bool_ or np.issubdtype(data.dtype, np.integer):
+            data = data.astype(np.float64)
+        elif data.dtype not in (np.float32, np.float64):
+            if np.issubdtype(data.dtype, np.floating):
+                data = data.astype(np.float64)
+            else:
+                raise TypeError(f"{name} must have a numeric dtype, got {data.dtype}")
+        fm = FeatureMatrix(dense=data)
+    shape = fm.shape
+    if len(shape) != 2:
+        raise ValueError(f"{name} must be 2-dimensional (n_rows, n_features), got shape {shape}")
+    if shape[1] == 0:
+        raise ValueError(f"{name} has no features (shape {shape})")
+    if shape[0] == 0 and not allow_empty_rows:
+        raise ValueError(f"{name} has no rows (shape {shape})")
+    if shape[0] > MAX_ROWS:
+        raise ValueError(f"{name} has {shape[0]} rows; at most {MAX_ROWS} are supported")
+    if feature_names is not None:
+        names = check_feature_names(feature_names, shape[1])
+    fm.feature_names = names
+    return fm
+
+
+def check_feature_names(feature_names, n_features):
+    names = [str(n) for n in feature_names]
+    if len(names) != n_features:
+        raise ValueError(f"feature_names has {len(names)} names for {n_features} features")
+    if len(set(names)) != len(names):
+        raise ValueError("feature_names must be unique")
+    return names
+
+
+def check_vector(values, n_rows, name, allow_2d=False, nonnegative=False):
+    """Validate a per-row vector (labels, weights, margins): shape, finiteness, sign.
+
+    Returns a float64 array of shape (n_rows,) or, with ``allow_2d``, (n_rows, k).
+    """
+    if _is_pandas_frame(values) or hasattr(values, "to_numpy"):
+        values = values.to_numpy()
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numeric: {exc}") from None
+    if arr.ndim == 2 and arr.shape[1] == 1 and not allow_2d:
+        arr = arr[:, 0]
+    if arr.ndim not in ((1, 2) if allow_2d else (1,)):
+        raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
+    if arr.shape[0] != n_rows:
+        raise ValueError(f"{name} has {arr.shape[0]} entries but the data has {n_rows} rows")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"{name} contains {bad} NaN or infinite values")
+    if nonnegative and np.any(arr < 0):
+        raise ValueError(f"{name} must be non-negative")
+    return np.ascontiguousarray(arr)
+
+
+def check_positive_int(value, name, minimum=1):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)

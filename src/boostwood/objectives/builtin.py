@@ -1,0 +1,162 @@
+"""The built-in objectives of Newton boosting.
+
+Each objective gives, for margins F (the raw additive model): per-row
+gradients and hessians (a numba kernel), the constant initial margin that
+minimises the loss, the link from margins to predictions, its default metric,
+and the check that labels are in its domain.
+"""
+import numpy as np
+
+from .._kernels.loss import logistic_grad, softmax_grad, squared_error_grad
+
+_EPS = 1e-15
+
+
+class Objective:
+    """Base class of objectives.
+
+    Attributes
+    ----------
+    name : str, the name users pass as ``objective``
+    n_outputs : int, margins per row (number of trees per round)
+    default_metric : str
+    """
+
+    name = None
+    default_metric = None
+    n_outputs = 1
+
+    def __init__(self, num_class=None):
+        self.num_class = num_class
+
+    def check_labels(self, y):
+        """Return the labels as float64, or raise ValueError when out of the domain."""
+        return y
+
+    def init_score(self, y, w):
+        """Constant margin(s) minimising sum_i w_i L(y_i, c); shape (n_outputs,)."""
+        raise NotImplementedError
+
+    def base_margin_from_score(self, base_score):
+        """Margins for a user ``base_score`` given on the prediction scale."""
+        return np.full(self.n_outputs, float(base_score))
+
+    def gradient(self, y, raw, w, gh_out):
+        """Fill gh_out (shape (n_outputs, n_rows, 2), float32: g then h) at margins raw (n_rows, n_outputs)."""
+        raise NotImplementedError
+
+    def transform(self, raw):
+        """Predictions from margins of shape (n_rows, n_outputs)."""
+        return raw[:, 0]
+
+    def loss(self, y, raw):
+        """Per-row loss at the given margins (used by tests and metrics)."""
+        raise NotImplementedError
+
+
+class SquaredError(Objective):
+    """``reg:squarederror``: L = (y - F)^2 / 2, identity link, initial margin = weighted mean."""
+
+    name = "reg:squarederror"
+    default_metric = "rmse"
+
+    def init_score(self, y, w):
+        return np.array([np.average(y, weights=w)])
+
+    def gradient(self, y, raw, w, gh_out):
+        squared_error_grad(y, raw, w, gh_out)
+
+    def loss(self, y, raw):
+        return 0.5 * (y - raw[:, 0]) ** 2
+
+
+class Logistic(Objective):
+    """``binary:logistic``: L = -y log p - (1 - y) log(1 - p), p = 1 / (1 + exp(-F)).
+
+    Labels must be 0 or 1. The initial margin is the log-odds of the weighted
+    positive rate; a user ``base_score`` is a probability in (0, 1).
+    """
+
+    name = "binary:logistic"
+    default_metric = "logloss"
+
+    def check_labels(self, y):
+        if not np.all((y == 0) | (y == 1)):
+            bad = np.unique(y[(y != 0) & (y != 1)])[:5]
+            raise ValueError(f"binary:logistic needs labels 0 or 1, got {bad.tolist()}")
+        return y
+
+    def init_score(self, y, w):
+        p = np.clip(np.average(y, weights=w), _EPS, 1 - _EPS)
+        return np.array([np.log(p / (1 - p))])
+
+    def base_margin_from_score(self, base_score):
+        if not 0 < base_score < 1:
+            raise ValueError(f"base_score must be a probability in (0, 1) for {self.name}, "
+                             f"got {base_score}")
+        return np.array([np.log(base_score / (1 - base_score))])
+
+    def gradient(self, y, raw, w, gh_out):
+        logistic_grad(y, raw, w, gh_out)
+
+    def transform(self, raw):
+        return 1.0 / (1.0 + np.exp(-raw[:, 0]))
+
+    def loss(self, y, raw):
+        F = raw[:, 0]
+        return np.logaddexp(0.0, F) - y * F
+
+
+class Softmax(Objective):
+    """``multi:softprob``: L = -log p_y, p = softmax(F) over ``num_class`` margins.
+
+    One tree per class and round. Labels are class ids 0..num_class-1. The
+    initial margins are the log of the weighted class priors.
+    """
+
+    name = "multi:softprob"
+    default_metric = "mlogloss"
+
+    def __init__(self, num_class=None):
+        if num_class is None or num_class < 2:
+            raise ValueError("multi:softprob needs num_class >= 2")
+        super().__init__(num_class)
+        self.n_outputs = int(num_class)
+
+    def check_labels(self, y):
+        ok = (y == np.floor(y)) & (y >= 0) & (y < self.num_class)
+        if not np.all(ok):
+            bad = np.unique(y[~ok])[:5]
+            raise ValueError(f"multi:softprob with num_class={self.num_class} needs integer "
+                             f"labels in [0, {self.num_class - 1}], got {bad.tolist()}")
+        return y
+
+    def init_score(self, y, w):
+        prior = np.bincount(y.astype(np.int64), weights=w, minlength=self.num_class)
+        prior = np.maximum(prior / prior.sum(), _EPS)
+        logp = np.log(prior)
+        return logp - logp.mean()
+
+    def gradient(self, y, raw, w, gh_out):
+        softmax_grad(y, raw, w, gh_out)
+
+    def transform(self, raw):
+        z = raw - raw.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def loss(self, y, raw):
+        z = raw - raw.max(axis=1, keepdims=True)
+        logsum = np.log(np.exp(z).sum(axis=1))
+        return logsum - z[np.arange(len(y)), y.astype(np.int64)]
+
+
+OBJECTIVES = {cls.name: cls for cls in (SquaredError, Logistic, Softmax)}
+
+
+def get_objective(name, num_class=None):
+    """Instantiate the objective registered as ``name``."""
+    if name not in OBJECTIVES:
+        raise ValueError(f"unknown objective {name!r}; available: {sorted(OBJECTIVES)}")
+    cls = OBJECTIVES[name]
+    return cls(num_class) if cls is Softmax else cls()

@@ -1,0 +1,245 @@
+"""scikit-learn estimators: thin keyword-only wrappers around :func:`boostwood.train`.
+
+``fit`` validates and encodes the inputs, builds :class:`Dataset` objects, maps
+the estimator's parameters in :meth:`_native_params` (the one mapping
+function) and calls ``train``. The fitted model is a native :class:`Booster`
+in ``booster_``. Requires scikit-learn (``pip install boostwood[sklearn]``).
+"""
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.model_selection import train_test_split
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .boosting import train
+from .data import Dataset
+
+_COMMON_DOC = """
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        Boosting rounds.
+    learning_rate : float, default=0.1
+    max_depth : int, default=6
+        0 means unlimited (then ``max_leaves`` must bound the tree).
+    max_leaves : int, default=0
+        Leaves per tree; 0 means no limit.
+    grow_policy : {"depthwise", "lossguide"}, default="depthwise"
+    min_child_weight : float, default=1.0
+        Minimum hessian sum of a leaf.
+    min_child_samples : int, default=1
+        Minimum number of rows of a leaf.
+    gamma : float, default=0.0
+        Minimum split gain (eq. 7 of Chen & Guestrin, including its 1/2).
+    reg_lambda, reg_alpha : float, default=1.0, 0.0
+        L2 and L1 penalties on leaf values.
+    max_delta_step : float, default=0.0
+    subsample, colsample_bytree, colsample_bynode : float, default=1.0
+    max_bin : int, default=255
+    early_stopping_rounds : int, optional
+        Stop when the last ``eval_set`` (or, without one, a ``validation_fraction``
+        hold-out) has not improved for this many rounds.
+    validation_fraction : float, default=0.1
+        Hold-out share used for early stopping when no ``eval_set`` is given.
+    eval_metric : str or list of str, optional
+    base_score : float, optional
+    random_state : int, optional
+        Seed (None means 0: fits are reproducible by default).
+    n_jobs : int, optional
+        Threads (None or <= 0: all cores).
+    verbose : bool or int, default=False
+        Print the evaluation log (every ``verbose`` rounds).
+"""
+
+
+class _GBDTBase(BaseEstimator):
+    _objective = None
+
+    def __init__(self, *, n_estimators=100, learning_rate=0.1, max_depth=6, max_leaves=0,
+                 grow_policy="depthwise", min_child_weight=1.0, min_child_samples=1,
+                 gamma=0.0, reg_lambda=1.0, reg_alpha=0.0, max_delta_step=0.0, subsample=1.0,
+                 colsample_bytree=1.0, colsample_bynode=1.0, max_bin=255,
+                 early_stopping_rounds=None, validation_fraction=0.1, eval_metric=None,
+                 base_score=None, random_state=None, n_jobs=None, verbose=False):
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.max_leaves = max_leaves
+        self.grow_policy = grow_policy
+        self.min_child_weight = min_child_weight
+        self.min_child_samples = min_child_samples
+        self.gamma = gamma
+        self.reg_lambda = reg_lambda
+        self.reg_alpha = reg_alpha
+        self.max_delta_step = max_delta_step
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.colsample_bynode = colsample_bynode
+        self.max_bin = max_bin
+        self.early_stopping_rounds = early_stopping_rounds
+        self.validation_fraction = validation_fraction
+        self.eval_metric = eval_metric
+        self.base_score = base_score
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        return tags
+
+    def _native_params(self):
+        """The one place where estimator parameters become ``train`` parameters."""
+        params = dict(
+            objective=self._objective, eta=self.learning_rate, max_depth=self.max_depth,
+            max_leaves=self.max_leaves, grow_policy=self.grow_policy,
+            min_child_weight=self.min_child_weight, min_data_in_leaf=self.min_child_samples,
+            gamma=self.gamma, reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha,
+            max_delta_step=self.max_delta_step, subsample=self.subsample,
+            colsample_bytree=self.colsample_bytree, colsample_bynode=self.colsample_bynode,
+            max_bin=self.max_bin, base_score=self.base_score,
+            seed=0 if self.random_state is None else self.random_state,
+            nthread=0 if self.n_jobs is None else self.n_jobs,
+            verbosity=1 if self.verbose else 0)
+        if self.eval_metric is not None:
+            params["eval_metric"] = self.eval_metric
+        return params
+
+    def _encode_y(self, y):
+        return np.asarray(y, dtype=np.float64)
+
+    def _check_X(self, X):
+        return validate_data(self, X, reset=False, accept_sparse=["csr", "csc"],
+                             ensure_all_finite=False, dtype=[np.float64, np.float32])
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features); NaN = missing
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+        eval_set : list of (X, y) pairs, optional
+            Evaluated every round; the last one drives early stopping.
+        sample_weight_eval_set : list of array-like, optional
+        """
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False,
+                             dtype=[np.float64, np.float32], y_numeric=self._objective != "_clf")
+        y = self._encode_y(y)
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        params = self._native_params()
+        evals = []
+        if eval_set is not None:
+            weights = sample_weight_eval_set or [None] * len(eval_set)
+            if len(weights) != len(eval_set):
+                raise ValueError("sample_weight_eval_set must have one entry per eval_set pair")
+            for i, ((Xe, ye), we) in enumerate(zip(eval_set, weights)):
+                evals.append((Xe, self._encode_y(np.asarray(ye)), we, f"validation_{i}"))
+        elif self.early_stopping_rounds is not None:
+            X, Xv, y, yv, sample_weight, wv = train_test_split(
+                X, y, sample_weight, test_size=self.validation_fraction,
+                random_state=params["seed"], stratify=self._stratify(y))
+            evals.append((Xv, yv, wv, "validation_0"))
+        names = getattr(self, "feature_names_in_", None)
+        names = None if names is None else [str(n) for n in names]
+        dtrain = Dataset(X, y, weight=sample_weight, feature_names=names, max_bin=self.max_bin,
+                         seed=params["seed"])
+        dsets = [(Dataset(self._check_X(Xe), ye, weight=we, feature_names=names,
+                          reference=dtrain), name) for Xe, ye, we, name in evals]
+        self.evals_result_ = {}
+        self.booster_ = train(params, dtrain, num_boost_round=self.n_estimators, evals=dsets,
+                              early_stopping_rounds=self.early_stopping_rounds,
+                              verbose_eval=self.verbose, evals_result=self.evals_result_)
+        self.best_iteration_ = self.booster_.best_iteration
+        self.best_score_ = self.booster_.best_score
+        self.n_estimators_ = self.booster_.num_boosted_rounds()
+        return self
+
+    def _stratify(self, y):
+        return None
+
+    def _raw(self, X, output_margin):
+        check_is_fitted(self, "booster_")
+        return self.booster_.predict(self._check_X(X), output_margin=output_margin,
+                                     validate_features=False)
+
+    def apply(self, X):
+        """Leaf index of every sample in every tree, shape (n_samples, n_trees)."""
+        check_is_fitted(self, "booster_")
+        return self.booster_.predict(self._check_X(X), pred_leaf=True, validate_features=False)
+
+    @property
+    def feature_importances_(self):
+        """Total gain of each feature's splits, normalised to sum to 1 (zeros if no split)."""
+        check_is_fitted(self, "booster_")
+        imp = self.booster_.feature_importance("total_gain")
+        total = imp.sum()
+        return imp / total if total > 0 else imp
+
+
+class GBDTRegressor(RegressorMixin, _GBDTBase):
+    __doc__ = "Gradient boosted trees for regression (squared error, Newton boosting).\n" \
+              + _COMMON_DOC
+    _objective = "reg:squarederror"
+
+    def predict(self, X):
+        """Predicted values, shape (n_samples,)."""
+        return self._raw(X, output_margin=False)
+
+
+class GBDTClassifier(ClassifierMixin, _GBDTBase):
+    __doc__ = "Gradient boosted trees for classification (logistic / softmax, Newton boosting).\n" \
+              + _COMMON_DOC + """
+    Attributes
+    ----------
+    classes_ : ndarray of the class labels, in sorted order
+    n_classes_ : int
+    """
+    _objective = "_clf"
+
+    def _native_params(self):
+        params = super()._native_params()
+        if self.n_classes_ > 2:
+            params.update(objective="multi:softprob", num_class=self.n_classes_)
+        else:
+            params["objective"] = "binary:logistic"
+        return params
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
+        check_classification_targets(y)
+        self.classes_ = np.unique(np.asarray(y))
+        self.n_classes_ = len(self.classes_)
+        if self.n_classes_ < 2:
+            raise ValueError("the classifier needs samples of at least 2 classes, but y holds "
+                             "only one class")
+        return super().fit(X, y, sample_weight, eval_set, sample_weight_eval_set)
+
+    def _encode_y(self, y):
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        codes = np.searchsorted(self.classes_, y)
+        codes = np.clip(codes, 0, len(self.classes_) - 1)
+        if not np.all(self.classes_[codes] == y):
+            unseen = np.unique(y[self.classes_[codes] != y])[:5]
+            raise ValueError(f"y contains labels not seen in training: {unseen.tolist()}")
+        return codes.astype(np.float64)
+
+    def _stratify(self, y):
+        return y
+
+    def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, n_classes)."""
+        check_is_fitted(self, "booster_")
+        p = self._raw(X, output_margin=False)
+        if p.ndim == 1:
+            return np.column_stack([1.0 - p, p])
+        return p
+
+    def predict(self, X):
+        """Predicted class labels, shape (n_samples,)."""
+        check_is_fitted(self, "booster_")
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

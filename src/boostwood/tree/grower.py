@@ -1,0 +1,268 @@
+"""TreeGrower: grows one tree from per-row gradients and hessians.
+
+One grower serves both growth policies; they differ only in which candidate
+leaves are expanded next:
+
+* ``depthwise`` (XGBoost's default): every splittable leaf of the current
+  level, as one batch, until ``max_depth``.
+* ``lossguide`` (LightGBM's leaf-wise growth): the leaf with the highest
+  gain, until ``max_leaves``.
+
+Each expansion is: partition the rows of the batch (kernel), build the
+histograms of the smaller children (kernel, then the reducer), derive the
+larger children by subtraction (kernel), and scan every feature of every new
+node for its best split (kernel). Python only does the bookkeeping per node.
+"""
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._config import HIST_DTYPE, INDEX_DTYPE
+from .._kernels.histogram import sum_gradients
+from .._kernels.partition import partition_nodes
+from .._kernels.split import TIE_RTOL, find_best_splits, leaf_weight
+from .histogram import HistogramBuilder
+from .tree import Tree
+
+#: Rows per partition block; fixed so that results never depend on threads.
+PARTITION_BLOCK = 16384
+
+
+@dataclass
+class GrowerParams:
+    """Parameters of one tree (already validated by the caller).
+
+    ``max_depth`` 0 and ``max_leaves`` 0 mean "no limit".
+    """
+
+    max_depth: int = 6
+    max_leaves: int = 0
+    grow_policy: str = "depthwise"
+    reg_lambda: float = 1.0
+    reg_alpha: float = 0.0
+    max_delta_step: float = 0.0
+    gamma: float = 0.0
+    min_child_weight: float = 1.0
+    min_data_in_leaf: int = 1
+    colsample_bynode: float = 1.0
+    learning_rate: float = 0.3
+
+
+class _Nodes:
+    """Growing tree: per-node lists, turned into a :class:`Tree` at the end."""
+
+    def __init__(self):
+        self.cols = {k: [] for k in ("feature", "threshold_bin", "left", "right",
+                                     "default_left", "gain", "G", "H", "C",
+                                     "depth", "start", "count")}
+
+    def add(self, G, H, C, depth, start, count):
+        c = self.cols
+        for k, v in (("feature", -1), ("threshold_bin", -1), ("left", -1), ("right", -1),
+                     ("default_left", 0), ("gain", 0.0), ("G", G), ("H", H), ("C", C),
+                     ("depth", depth), ("start", start), ("count", count)):
+            c[k].append(v)
+        return len(c["feature"]) - 1
+
+    def __getitem__(self, key):
+        return self.cols[key]
+
+
+class TreeGrower:
+    """Grows trees on one binned training matrix.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_rows, n_features), uint8 or uint16
+    n_bins : ndarray of shape (n_features,), int32, value bins per feature
+    n_bins_max : int, bins per feature including the missing bin
+    params : GrowerParams
+    reducer : optional, sums histograms and totals across data shards
+    """
+
+    def __init__(self, X_binned, n_bins, n_bins_max, params, reducer=None):
+        self.X_binned = X_binned
+        self.n_bins = np.ascontiguousarray(n_bins, dtype=np.int32)
+        self.missing_bins = self.n_bins  # the missing bin id equals n_bins
+        self.params = params
+        self.builder = HistogramBuilder(X_binned, n_bins_max, reducer)
+        self.reducer = self.builder.reducer
+        n_rows = X_binned.shape[0]
+        # a feature-major copy for the partition kernel, which reads one feature of many rows
+        self.X_columns = np.ascontiguousarray(X_binned.T)
+        self.indices = np.empty(n_rows, dtype=INDEX_DTYPE)
+        self.scratch = np.empty(n_rows, dtype=INDEX_DTYPE)
+        self.mask = np.empty(n_rows, dtype=np.uint8)
+
+    # -- public ------------------------------------------------------------------------
+    def grow(self, gh, rows, features, rng):
+        """Grow one tree.
+
+        Parameters
+        ----------
+        gh : ndarray of shape (n_rows, 2), float32, gradient and hessian of each row
+        rows : ndarray of int32 (ascending) or None; the rows in the bag
+        features : ndarray of int64 (ascending); features this tree may split on
+        rng : numpy.random.Generator, for per-node feature sampling
+
+        Returns
+        -------
+        tree : Tree (values include the learning rate)
+        leaf_segments : (starts, counts, values) of the leaves in ``self.indices``
+        """
+        n = self.X_binned.shape[0] if rows is None else rows.shape[0]
+        if rows is None:
+            self.indices[:] = np.arange(n, dtype=INDEX_DTYPE)
+        else:
+            self.indices[:n] = rows
+        self._gh, self._features, self._rng = gh, features, rng
+        nodes = _Nodes()
+        totals = np.empty(3, dtype=HIST_DTYPE)
+        sum_gradients(gh, self.indices, 0, n, totals)
+        self.reducer.allreduce_sum(totals)
+        nodes.add(totals[0], totals[1], totals[2], 0, 0, n)
+        self._cand = {}
+        self._heap = []  # lossguide: (-gain, node) of every candidate
+        self._slot = {}
+        if self._splittable(nodes, 0):
+            self._slot[0] = self.builder.acquire()
+            self._build_and_scan(nodes, [0], [])
+        n_leaves = 1
+        while True:
+            batch = self._next_batch(n_leaves)
+            if not batch:
+                break
+            self._expand(nodes, batch)
+            n_leaves += len(batch)
+        for slot in self._slot.values():
+            self.builder.release(slot)
+        self._slot = {}
+        return self._finish(nodes)
+
+    # -- policy ------------------------------------------------------------------------
+    def _next_batch(self, n_leaves):
+        p = self.params
+        if not self._cand or (p.max_leaves > 0 and n_leaves >= p.max_leaves):
+            return []
+        if p.grow_policy == "lossguide":
+            return [heapq.heappop(self._heap)[1]]  # highest gain, lowest node id on ties
+        batch = sorted(self._cand)
+        if p.max_leaves > 0 and n_leaves + len(batch) > p.max_leaves:
+            keep = sorted(batch, key=lambda k: (-self._cand[k][0], k))[:p.max_leaves - n_leaves]
+            batch = sorted(keep)
+        return batch
+
+    def _splittable(self, nodes, node):
+        p = self.params
+        if p.max_depth > 0 and nodes["depth"][node] >= p.max_depth:
+            return False
+        return (nodes["C"][node] >= 2 * p.min_data_in_leaf
+                and nodes["H"][node] >= 2 * p.min_child_weight)
+
+    # -- one expansion ---------------------------------------------------------------------
+    def _expand(self, nodes, batch):
+        splits = [self._cand.pop(k) for k in batch]
+        starts = np.array([nodes["start"][k] for k in batch], dtype=np.int64)
+        counts = np.array([nodes["count"][k] for k in batch], dtype=np.int64)
+        feats = np.array([s[1] for s in splits], dtype=np.int64)
+        bins = np.array([s[2] for s in splits], dtype=np.int64)
+        dleft = np.array([s[3] for s in splits], dtype=np.uint8)
+        n_left = np.empty(len(batch), dtype=np.int64)
+        partition_nodes(self.X_columns, self.indices, self.scratch, self.mask, starts, counts,
+                        feats, bins, dleft, self.missing_bins, PARTITION_BLOCK, n_left)
+        to_build, to_scan, pairs = [], [], []
+        for i, node in enumerate(batch):
+            gain, f, b, dl, GL, HL, CL = splits[i]
+            depth = nodes["depth"][node] + 1
+            G, H, C = nodes["G"][node], nodes["H"][node], nodes["C"][node]
+            left = nodes.add(GL, HL, CL, depth, starts[i], n_left[i])
+            right = nodes.add(G - GL, H - HL, C - CL, depth, starts[i] + n_left[i],
+                              counts[i] - n_left[i])
+            for key, v in (("feature", f), ("threshold_bin", b), ("left", left),
+                           ("right", right), ("default_left", dl), ("gain", gain)):
+                nodes[key][node] = v
+            parent_slot = self._slot.pop(node)
+            need = [c for c in (left, right) if self._splittable(nodes, c)]
+            if not need:
+                self.builder.release(parent_slot)
+                continue
+            small, large = (left, right) if n_left[i] <= counts[i] - n_left[i] else (right, left)
+            self._slot[small] = self.builder.acquire()
+            to_build.append(small)
+            if large in need:
+                self._slot[large] = parent_slot
+                pairs.append((parent_slot, self._slot[small]))
+            else:
+                self.builder.release(parent_slot)
+            to_scan.extend(need)
+        self._build_and_scan(nodes, to_build, pairs, to_scan)
+
+    def _build_and_scan(self, nodes, to_build, pairs, to_scan=None):
+        """Build histograms of ``to_build``, subtract ``pairs``, scan ``to_scan``."""
+        to_scan = to_build if to_scan is None else to_scan
+        feats = self._features
+        if to_build:
+            self.builder.build(
+                self._gh, self.indices,
+                np.array([nodes["start"][k] for k in to_build], dtype=np.int64),
+                np.array([nodes["count"][k] for k in to_build], dtype=np.int64),
+                np.array([self._slot[k] for k in to_build], dtype=np.int64), feats)
+        if pairs:
+            arr = np.array(pairs, dtype=np.int64)
+            self.builder.subtract(arr[:, 0].copy(), arr[:, 1].copy(), feats)
+        for k in to_build:
+            if k not in to_scan:
+                self.builder.release(self._slot.pop(k))
+        if to_scan:
+            self._scan(nodes, sorted(to_scan))
+
+    def _scan(self, nodes, scan):
+        p = self.params
+        B, A = len(scan), self._features.shape[0]
+        if A == 0:
+            for k in scan:
+                self.builder.release(self._slot.pop(k))
+            return
+        totals = np.array([[nodes["G"][k], nodes["H"][k], nodes["C"][k]] for k in scan])
+        mask = np.ones((B, A), dtype=np.uint8)
+        if p.colsample_bynode < 1.0:
+            n_pick = max(1, int(round(p.colsample_bynode * A)))
+            mask[:] = 0
+            for r in range(B):
+                mask[r, self._rng.choice(A, n_pick, replace=False)] = 1
+        gain = np.empty((B, A))
+        best_bin = np.empty((B, A), dtype=np.int32)
+        dl = np.empty((B, A), dtype=np.uint8)
+        left = np.empty((B, A, 3))
+        find_best_splits(self.builder.hist, np.array([self._slot[k] for k in scan], dtype=np.int64),
+                         totals, self.n_bins, self._features, mask, p.reg_lambda, p.reg_alpha,
+                         p.max_delta_step, p.gamma, p.min_child_weight,
+                         float(max(p.min_data_in_leaf, 1)), gain, best_bin, dl, left)
+        # lowest feature id among the gains equal to the maximum up to rounding
+        top = gain.max(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore"):
+            best = np.argmax(gain >= top - TIE_RTOL * np.abs(np.where(np.isinf(top), 0, top)),
+                             axis=1)
+        for r, k in enumerate(scan):
+            a = best[r]
+            if gain[r, a] > 0.0:
+                self._cand[k] = (gain[r, a], int(self._features[a]), int(best_bin[r, a]),
+                                 int(dl[r, a]), left[r, a, 0], left[r, a, 1], left[r, a, 2])
+                heapq.heappush(self._heap, (-gain[r, a], k))
+            else:
+                self.builder.release(self._slot.pop(k))
+
+    def _finish(self, nodes):
+        p = self.params
+        n = len(nodes["feature"])
+        value = np.array([p.learning_rate * leaf_weight(nodes["G"][k], nodes["H"][k], p.reg_lambda,
+                                                        p.reg_alpha, p.max_delta_step)
+                          for k in range(n)])
+        feature = np.array(nodes["feature"], dtype=np.int32)
+        tree = Tree(feature, np.zeros(n), nodes["left"], nodes["right"], nodes["default_left"],
+                    value, nodes["gain"], nodes["H"], nodes["C"], threshold_bin=nodes["threshold_bin"])
+        leaves = np.nonzero(feature < 0)[0]
+        starts = np.array(nodes["start"], dtype=np.int64)[leaves]
+        counts = np.array(nodes["count"], dtype=np.int64)[leaves]
+        return tree, (starts, counts, value[leaves])

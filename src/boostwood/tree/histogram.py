@@ -1,0 +1,92 @@
+"""HistogramBuilder: a pool of node histograms, built in batches, summed by the reducer."""
+import numba
+import numpy as np
+
+from .._comm import LocalReducer
+from .._config import HIST_CHANNELS, HIST_DTYPE
+from .._kernels.histogram import build_histograms, reduce_partials, subtract_histograms
+
+#: Rows per histogram task. A constant, so that the summation order (and hence
+#: every bit of the result) never depends on the number of threads.
+HIST_BLOCK = 16384
+
+
+class HistogramBuilder:
+    """Owns the histogram memory of one training run.
+
+    Histograms live in slots of one array of shape
+    (n_slots, n_features, n_bins_max, 3); a node holds a slot while it may
+    still be split. The pool grows by doubling when all slots are taken.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_rows, n_features), uint8 or uint16
+    n_bins_max : int, bins per feature including the missing bin
+    reducer : object with ``allreduce_histograms(hist, slots)``; defaults to local
+    initial_slots : int
+    """
+
+    def __init__(self, X_binned, n_bins_max, reducer=None, initial_slots=16):
+        self.X_binned = X_binned
+        self.reducer = reducer if reducer is not None else LocalReducer()
+        n_features = X_binned.shape[1]
+        self.hist = np.zeros((initial_slots, n_features, n_bins_max, HIST_CHANNELS),
+                             dtype=HIST_DTYPE)
+        self._free = list(range(initial_slots - 1, -1, -1))
+        self.partial = np.zeros((0,) + self.hist.shape[1:], dtype=HIST_DTYPE)
+
+    def acquire(self):
+        """A free slot id (grows the pool when needed)."""
+        if not self._free:
+            old = self.hist
+            n_old = old.shape[0]
+            self.hist = np.empty((2 * n_old,) + old.shape[1:], dtype=HIST_DTYPE)
+            self.hist[:n_old] = old
+            self._free = list(range(2 * n_old - 1, n_old - 1, -1))
+        return self._free.pop()
+
+    def release(self, slot):
+        self._free.append(slot)
+
+    def build(self, gh, indices, starts, counts, slots, features):
+        """Histograms of a batch of nodes from their rows, then summed across shards.
+
+        Each node's segment is cut into blocks of ``HIST_BLOCK`` rows (one
+        parallel task each); the blocks after the first are accumulated in
+        ``partial`` buffers and added to the node's slot in block order.
+        """
+        nblk = np.maximum((counts + HIST_BLOCK - 1) // HIST_BLOCK, 1)
+        first = np.zeros(len(nblk), dtype=np.int64)
+        first[1:] = np.cumsum(nblk)[:-1]
+        node = np.repeat(np.arange(len(nblk)), nblk)
+        j = np.arange(node.shape[0]) - first[node]
+        task_start = starts[node] + j * HIST_BLOCK
+        task_count = np.minimum(HIST_BLOCK, counts[node] - j * HIST_BLOCK)
+        extra = j > 0
+        n_extra = int(extra.sum())
+        task_dest = slots[node].copy()
+        task_dest[extra] = np.arange(n_extra)
+        if self.partial.shape[0] < n_extra:
+            self.partial = np.empty((n_extra,) + self.hist.shape[1:], dtype=HIST_DTYPE)
+        # Too few blocks to keep every thread busy: share each block among
+        # feature groups too (this never changes the result, see the kernel).
+        n_threads = numba.get_num_threads()
+        n_groups = min(features.shape[0], n_threads) if node.shape[0] < 2 * n_threads else 1
+        bounds = np.linspace(0, features.shape[0], n_groups + 1).astype(np.int64)
+        rep = (lambda a: np.repeat(a, n_groups))
+        build_histograms(self.X_binned, gh, indices, rep(task_start), rep(task_count),
+                         rep(extra.astype(np.uint8)), rep(task_dest),
+                         np.tile(bounds[:-1], node.shape[0]), np.tile(bounds[1:], node.shape[0]),
+                         features, self.hist, self.partial)
+        if n_extra:
+            part_count = nblk - 1
+            part_first = np.zeros(len(nblk), dtype=np.int64)
+            part_first[1:] = np.cumsum(part_count)[:-1]
+            has = part_count > 0
+            reduce_partials(slots[has], part_first[has], part_count[has], features,
+                            self.hist, self.partial)
+        self.reducer.allreduce_histograms(self.hist, slots)
+
+    def subtract(self, parent_slots, child_slots, features):
+        """The parent's slot becomes the sibling's histogram: hist[p] -= hist[c]."""
+        subtract_histograms(parent_slots, child_slots, features, self.hist)
