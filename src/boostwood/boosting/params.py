@@ -108,7 +108,12 @@ def _check_value(name, value):
     if spec.kind == "metric":
         if value is None:
             return None
-        names = [value] if isinstance(value, str) else list(value)
+        if isinstance(value, str):
+            names = [value]
+        elif isinstance(value, (list, tuple)):
+            names = list(value)
+        else:
+            names = None
         if not names or not all(isinstance(v, str) for v in names):
             raise TypeError(f"parameter 'eval_metric' must be a name or a list of names, got {value!r}")
         return names

@@ -12,6 +12,16 @@ from .._kernels.loss import logistic_grad, softmax_grad, squared_error_grad
 _EPS = 1e-15
 
 
+def _sigmoid(x):
+    """1 / (1 + exp(-x)) without overflow for large |x|."""
+    out = np.empty_like(x, dtype=np.float64)
+    pos = x >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
+    e = np.exp(x[~pos])
+    out[~pos] = e / (1.0 + e)
+    return out
+
+
 class Objective:
     """Base class of objectives.
 
@@ -100,7 +110,7 @@ class Logistic(Objective):
         logistic_grad(y, raw, w, gh_out)
 
     def transform(self, raw):
-        return 1.0 / (1.0 + np.exp(-raw[:, 0]))
+        return _sigmoid(raw[:, 0])
 
     def loss(self, y, raw):
         F = raw[:, 0]

@@ -1,0 +1,85 @@
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from boostwood._kernels.reference import bin_values_naive
+from boostwood.data.binning import BinMapper, edges_from_counts
+from boostwood.data.validation import as_feature_matrix
+
+floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(1, 60), st.integers(1, 4)), elements=floats),
+       st.integers(2, 8))
+def test_bin_dense_matches_naive(X, max_bin):
+    mapper = BinMapper(max_bin=max_bin).fit(as_feature_matrix(X))
+    binned = mapper.transform(as_feature_matrix(X))
+    assert np.array_equal(binned, bin_values_naive(X, mapper.edges))
+    assert np.all(mapper.n_bins <= max_bin)
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.float64, st.integers(2, 80), elements=st.floats(-1e300, 1e300)),
+       st.integers(2, 10))
+def test_edges_separate_values_and_agree_with_raw_thresholds(col, max_bin):
+    distinct, counts = np.unique(col, return_counts=True)
+    edges = edges_from_counts(distinct, counts, max_bin)
+    assert edges[-1] == np.inf and np.all(np.diff(edges) > 0)
+    b = np.searchsorted(edges, col, side="left")
+    # the documented equivalence: bin(x) <= k  <=>  x <= edges[k]
+    for k in range(len(edges)):
+        assert np.array_equal(b <= k, col <= edges[k])
+    if distinct.size <= max_bin:  # every distinct value has its own bin
+        assert len(np.unique(b)) == distinct.size
+
+
+def test_infinities_and_nan_have_their_places():
+    X = np.array([[-np.inf], [0.0], [1.0], [np.inf], [np.nan]])
+    mapper = BinMapper().fit(as_feature_matrix(X))
+    b = mapper.transform(as_feature_matrix(X))[:, 0]
+    assert b[0] == 0 and b[3] == mapper.n_bins[0] - 1 and b[4] == mapper.missing_bins[0]
+    assert len(set(b[:4])) == 4
+
+
+def test_quantile_bins_are_balanced():
+    x = np.random.default_rng(0).normal(size=(100000, 1))
+    mapper = BinMapper(max_bin=16).fit(as_feature_matrix(x))
+    counts = np.bincount(mapper.transform(as_feature_matrix(x))[:, 0])
+    assert mapper.n_bins[0] == 16
+    assert counts.min() > 0.8 * counts.max()
+
+
+def test_sample_for_edges_is_seeded():
+    x = np.random.default_rng(1).normal(size=(5000, 2))
+    a = BinMapper(max_bin=10, sample_cnt=500, seed=3).fit(as_feature_matrix(x))
+    b = BinMapper(max_bin=10, sample_cnt=500, seed=3).fit(as_feature_matrix(x))
+    c = BinMapper(max_bin=10, sample_cnt=500, seed=4).fit(as_feature_matrix(x))
+    assert all(np.array_equal(e, f) for e, f in zip(a.edges, b.edges))
+    assert not all(np.array_equal(e, f) for e, f in zip(a.edges, c.edges))
+
+
+def test_wide_bins_use_uint16():
+    x = np.arange(1000, dtype=float)[:, None]
+    m = BinMapper(max_bin=300).fit(as_feature_matrix(x))
+    assert m.dtype == np.uint16 and m.n_bins[0] == 300
+    assert BinMapper(max_bin=255).fit(as_feature_matrix(x)).dtype == np.uint8
+
+
+def test_zero_weight_rows_do_not_move_edges():
+    x = np.array([[0.0], [1.0], [2.0], [50.0]])
+    w = np.array([1.0, 1.0, 1.0, 0.0])
+    m = BinMapper().fit(as_feature_matrix(x), w)
+    assert m.n_bins[0] == 3 and m.edges[0][1] == 1.5
+
+
+def test_sparse_and_dense_bin_alike():
+    import scipy.sparse as sp
+    X = np.random.default_rng(2).normal(size=(300, 5))
+    X[np.abs(X) < 0.8] = 0.0
+    dense = BinMapper(max_bin=20).fit(as_feature_matrix(X))
+    sparse = BinMapper(max_bin=20).fit(as_feature_matrix(sp.csr_matrix(X)))
+    assert all(np.array_equal(e, f) for e, f in zip(dense.edges, sparse.edges))
+    assert np.array_equal(dense.transform(as_feature_matrix(X)),
+                          sparse.transform(as_feature_matrix(sp.csc_matrix(X))))

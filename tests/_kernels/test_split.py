@@ -1,0 +1,97 @@
+"""The split scan, the gain and the leaf weights, including the notes' worked exercise."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from boostwood._kernels.reference import best_split_naive, histogram_naive
+from boostwood._kernels.split import (find_best_splits, leaf_score, leaf_weight, scan_feature,
+                                      split_gain)
+
+# 002_a9b531642bebda76.txt: six rows, logistic loss at margin 0, gamma = lambda = 1
+X6 = np.array([[1, 2], [2, 1], [3, 2], [1, 3], [2, 2], [3, 3]], dtype=float)
+Y6 = np.array([0, 0, 0, 1, 1, 1], dtype=float)
+G6 = 0.5 - Y6          # sigmoid(0) - y
+H6 = np.full(6, 0.25)  # sigmoid(0) (1 - sigmoid(0))
+
+
+@pytest.mark.parametrize("feature,threshold,expected", [
+    (0, 1.5, -1.0), (0, 2.5, -1.0), (1, 1.5, -0.84), (1, 2.5, -0.41)])
+def test_worked_exercise_root_gains(feature, threshold, expected):
+    left = X6[:, feature] < threshold
+    gain = split_gain(G6[left].sum(), H6[left].sum(), G6[~left].sum(), H6[~left].sum(),
+                      1.0, 0.0, 0.0, 1.0)
+    assert gain == pytest.approx(expected, abs=0.01)  # the notes truncate to 2 decimals
+
+
+def test_worked_exercise_scan_picks_x2_below_2_5_with_its_leaves():
+    Xb = (X6 - 1).astype(np.uint8)  # values 1, 2, 3 -> bins 0, 1, 2
+    gh = np.column_stack([G6, H6]).astype(np.float32)
+    hist = histogram_naive(Xb, gh[:, 0], gh[:, 1], np.arange(6), 4)[None]
+    totals = np.array([[G6.sum(), H6.sum(), 6.0]])
+    out = [np.empty((1, 2)), np.empty((1, 2), np.int32), np.empty((1, 2), np.uint8),
+           np.empty((1, 2, 3))]
+    find_best_splits(hist, np.array([0]), totals, np.array([3, 3], np.int32),
+                     np.array([0, 1], np.int64), np.ones((1, 2), np.uint8), 1.0, 0.0, 0.0, 1.0,
+                     0.0, 1.0, *out)
+    gain, b, _, left = out
+    assert np.argmax(gain[0]) == 1 and b[0, 1] == 1          # x2 <= bin of 2, i.e. x2 < 2.5
+    assert gain[0, 1] == pytest.approx(-0.4167, abs=1e-4)   # the notes' -0.41; gamma = 1 forbids it
+    GL, HL = left[0, 1, 0], left[0, 1, 1]
+    GR, HR = G6.sum() - GL, H6.sum() - HL
+    assert leaf_weight(GL, HL, 1.0, 0.0, 0.0) == pytest.approx(-0.5)
+    assert leaf_weight(GR, HR, 1.0, 0.0, 0.0) == pytest.approx(0.67, abs=0.005)
+
+
+def test_leaf_weight_l1_and_max_delta_step():
+    assert leaf_weight(5.0, 1.0, 1.0, 2.0, 0.0) == pytest.approx(-1.5)   # -(5-2)/(1+1)
+    assert leaf_weight(1.0, 1.0, 1.0, 2.0, 0.0) == 0.0                   # |G| <= alpha
+    assert leaf_weight(-50.0, 1.0, 0.0, 0.0, 0.7) == pytest.approx(0.7)  # clipped
+    # the score is -2 x the minimum of G w + (H + lambda) w^2 / 2 + alpha |w|
+    for G, H, lam, alpha, mds in [(3.0, 2.0, 1.0, 0.5, 0.0), (-4.0, 0.5, 0.0, 1.0, 0.3)]:
+        w = np.linspace(-10, 10, 200001)
+        obj = G * w + 0.5 * (H + lam) * w * w + alpha * np.abs(w)
+        if mds:
+            obj[np.abs(w) > mds + 1e-9] = np.inf
+        assert leaf_score(G, H, lam, alpha, mds) == pytest.approx(-2 * obj.min(), rel=1e-6)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 40), st.floats(0, 2), st.floats(0, 0.5),
+       st.sampled_from([0.0, 0.3]), st.integers(1, 4))
+def test_scan_matches_brute_force(seed, n, lam, gamma, missing, min_data):
+    r = np.random.default_rng(seed)
+    n_bins = np.array([3, 5], dtype=np.int32)
+    X = np.column_stack([r.integers(0, nb, n) for nb in n_bins]).astype(np.uint8)
+    X[r.random(X.shape) < missing] = 9  # placeholder for the missing bin
+    for f in range(2):
+        X[X[:, f] == 9, f] = n_bins[f]
+    g = r.normal(size=n)
+    h = r.uniform(0.1, 1.0, size=n)
+    rows = np.arange(n)
+    expected = best_split_naive(X, g, h, rows, n_bins, lam, gamma, 0.0, min_data)
+    hist = histogram_naive(X, g, h, rows, 6)
+    best = (-np.inf, -1, -1, False)
+    for f in range(2):
+        left = np.empty(3)
+        gain, b, dl = scan_feature(hist[f], n_bins[f], g.sum(), h.sum(), float(n), lam, 0.0, 0.0,
+                                   gamma, 0.0, float(min_data), left)
+        if gain > best[0] + 1e-9:
+            best = (gain, f, b, dl)
+    # the scan only reports splits that decrease the objective (gain + gamma > 0)
+    if expected[1] < 0 or expected[0] + gamma <= 1e-9:
+        assert best[1] < 0 or best[0] + gamma <= 1e-9
+    else:
+        assert best[0] == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
+
+
+def test_no_missing_values_send_nan_to_the_heavier_child():
+    hist = np.zeros((3, 3))
+    hist[0] = (-3.0, 1.0, 1.0)   # bin 0: one row
+    hist[1] = (2.0, 5.0, 5.0)    # bin 1: five rows, the larger hessian
+    left = np.empty(3)
+    gain, b, dl = scan_feature(hist, 2, -1.0, 6.0, 6.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, left)
+    assert b == 0 and dl is False  # right child (bin 1) is heavier
+    hist[[0, 1]] = hist[[1, 0]]
+    gain, b, dl = scan_feature(hist, 2, -1.0, 6.0, 6.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, left)
+    assert b == 0 and dl is True

@@ -1,0 +1,39 @@
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def shared_file(*parts):
+    """Path of a file in ../shared/data, or skip the test when it is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} not available (../shared is absent)")
+    return path
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
+
+
+def make_classification(n=2000, f=6, seed=0, missing=0.0):
+    r = np.random.default_rng(seed)
+    X = r.normal(size=(n, f))
+    y = ((X[:, 0] + X[:, 1] * X[:, 2] + 0.5 * r.normal(size=n)) > 0).astype(float)
+    if missing:
+        X[r.random(X.shape) < missing] = np.nan
+    return X, y
+
+
+def make_regression(n=2000, f=6, seed=0):
+    r = np.random.default_rng(seed)
+    X = r.normal(size=(n, f))
+    y = X[:, 0] * 2 + np.sin(3 * X[:, 1]) + X[:, 2] * X[:, 3] + 0.3 * r.normal(size=n)
+    return X, y
+
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "2")

@@ -1,0 +1,108 @@
+"""Dataset inputs and validation at the boundary."""
+import numpy as np
+import pytest
+
+import boostwood as bw
+
+
+def _fit_predict(X, y):
+    b = bw.train({"max_depth": 3}, bw.Dataset(X, y), 5, verbose_eval=False)
+    return b.predict(X)
+
+
+def test_numeric_dtypes_and_orders_give_the_same_model(rng):
+    X = rng.integers(0, 50, size=(300, 4))
+    y = X[:, 0] * 1.5 + rng.normal(size=300)
+    ref = _fit_predict(X.astype(np.float64), y)
+    for arr in (X, X.astype(np.int32), X.astype(np.float32), np.asfortranarray(X.astype(float)),
+                X.astype(np.uint8), X.astype(np.float16)):
+        np.testing.assert_array_equal(_fit_predict(arr, y), ref)
+
+
+def test_pandas_and_sparse_inputs(rng):
+    pd = pytest.importorskip("pandas")
+    sp = pytest.importorskip("scipy.sparse")
+    X = rng.normal(size=(400, 3))
+    X[X < 0.3] = 0.0
+    y = X[:, 0] + X[:, 1]
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    d = bw.Dataset(df, y)
+    assert d.feature_names == ["a", "b", "c"]
+    ref = _fit_predict(X, y)
+    for data in (df, sp.csr_matrix(X), sp.csc_matrix(X)):
+        b = bw.train({"max_depth": 3}, bw.Dataset(data, y), 5, verbose_eval=False)
+        np.testing.assert_array_equal(b.predict(data), ref)
+    nullable = df.astype({"a": "Float64"})
+    nullable.loc[0, "a"] = None
+    assert np.isnan(bw.Dataset(nullable, y).features.dense[0, 0])
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(data=np.zeros((0, 3)), label=np.zeros(0)), ValueError, "no rows"),
+    (dict(data=np.zeros((3, 0)), label=np.zeros(3)), ValueError, "no features"),
+    (dict(data=np.zeros(3), label=np.zeros(3)), ValueError, "2-dimensional"),
+    (dict(data=np.zeros((3, 2)), label=np.zeros(4)), ValueError, "label has 4 entries"),
+    (dict(data=np.zeros((3, 2)), label=np.array([0, np.nan, 1])), ValueError, "label contains 1 NaN"),
+    (dict(data=np.zeros((3, 2)), label=np.array([0, np.inf, 1])), ValueError, "label contains"),
+    (dict(data=np.zeros((3, 2)), label=np.zeros(3), weight=[1, -1, 1]), ValueError, "non-negative"),
+    (dict(data=np.zeros((3, 2)), label=np.zeros(3), weight=[0, 0, 0]), ValueError, "positive"),
+    (dict(data=np.zeros((3, 2)), label=np.zeros(3), weight=[1, np.nan, 1]), ValueError, "weight"),
+    (dict(data=np.array([["a", "b"]]), label=[0]), TypeError, "numeric dtype"),
+    (dict(data="nonsense", label=[0]), TypeError, "numpy array"),
+    (dict(data=np.zeros((3, 2)), label=np.zeros(3), max_bin=1), ValueError, "max_bin"),
+    (dict(data=np.zeros((3, 2)), label=np.zeros(3), feature_names=["a"]), ValueError, "feature_names"),
+    (dict(data=np.zeros((3, 2)), label=np.zeros(3), feature_names=["a", "a"]), ValueError, "unique"),
+])
+def test_bad_input_gives_a_clear_error(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        bw.Dataset(**kwargs)
+
+
+def test_non_numeric_dataframe_column_is_named():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"x": [1.0, 2.0], "colour": ["red", "blue"]})
+    with pytest.raises(TypeError, match="colour"):
+        bw.Dataset(df, [0, 1])
+
+
+def test_reference_reuses_training_bins_and_checks_width(rng):
+    X = rng.normal(size=(500, 3))
+    dtr = bw.Dataset(X, X[:, 0])
+    dva = bw.Dataset(X[:50] * 10, X[:50, 0], reference=dtr).construct()
+    assert dva.bin_mapper is dtr.bin_mapper
+    with pytest.raises(ValueError, match="3"):
+        bw.Dataset(X[:, :2], X[:, 0], reference=dtr)
+
+
+def test_constant_features_are_never_split_on(rng):
+    X = np.column_stack([np.full(500, 7.0), rng.normal(size=500), np.zeros(500)])
+    b = bw.train({"max_depth": 4}, bw.Dataset(X, X[:, 1] ** 2), 10, verbose_eval=False)
+    used = b.feature_importance("split")
+    assert used[0] == 0 and used[2] == 0 and used[1] > 0
+
+
+def test_infinite_features_are_ordinary_extreme_values(rng):
+    x = rng.normal(size=400)
+    x[:20], x[20:40] = np.inf, -np.inf
+    y = (x > 0).astype(float)
+    b = bw.train({"objective": "binary:logistic", "max_depth": 2}, bw.Dataset(x[:, None], y), 20,
+                 verbose_eval=False)
+    p = b.predict(np.array([[np.inf], [-np.inf]]))
+    assert p[0] > 0.9 and p[1] < 0.1
+
+
+def test_missing_values_learn_a_direction(rng):
+    x = rng.normal(size=2000)
+    y = (x > 0).astype(float)
+    x[y == 1][:300] = np.nan
+    x[np.flatnonzero(y == 1)[:300]] = np.nan  # NaN only among positives
+    b = bw.train({"objective": "binary:logistic", "max_depth": 2}, bw.Dataset(x[:, None], y), 20,
+                 verbose_eval=False)
+    assert b.predict(np.array([[np.nan]]))[0] > 0.9
+
+
+def test_nan_without_training_nan_goes_to_the_heavier_child(rng):
+    x = np.concatenate([rng.uniform(0, 1, 1800), rng.uniform(2, 3, 200)])
+    y = (x > 1.5) * 5.0
+    b = bw.train({"max_depth": 1, "eta": 1.0}, bw.Dataset(x[:, None], y), 1, verbose_eval=False)
+    assert b.predict(np.array([[np.nan]]))[0] == pytest.approx(b.predict(np.array([[0.5]]))[0])

@@ -1,0 +1,81 @@
+"""Invariants of tree growth: partitions, sums, policies, monotone training loss."""
+import numpy as np
+import pytest
+
+import boostwood as bw
+from boostwood.tree import GrowerParams, TreeGrower
+
+from conftest import make_classification, make_regression
+
+
+def _grow(policy="depthwise", **kw):
+    X, y = make_regression(3000, 5, seed=3)
+    d = bw.Dataset(X, y, max_bin=32).construct()
+    m = d.bin_mapper
+    params = GrowerParams(grow_policy=policy, **kw)
+    grower = TreeGrower(d.X_binned, m.n_bins, m.n_bins_max, params)
+    gh = np.column_stack([-(y - y.mean()), np.ones_like(y)]).astype(np.float32)
+    tree, segments = grower.grow(gh, None, np.arange(5, dtype=np.int64), np.random.default_rng(0))
+    return d, gh, grower, tree, segments
+
+
+@pytest.mark.parametrize("policy,kw", [("depthwise", dict(max_depth=4)),
+                                       ("lossguide", dict(max_depth=0, max_leaves=11))])
+def test_children_partition_parent_and_sums_add_up(policy, kw):
+    d, gh, grower, tree, (starts, counts, _) = _grow(policy, **kw)
+    # leaves' segments tile the rows exactly once
+    rows = np.concatenate([grower.indices[s:s + c] for s, c in zip(starts, counts)])
+    assert np.array_equal(np.sort(rows), np.arange(d.num_row()))
+    # each split: children counts and hessians add up to the parent
+    for node in np.nonzero(tree.feature >= 0)[0]:
+        l, r = tree.left[node], tree.right[node]
+        assert tree.count[l] + tree.count[r] == tree.count[node]
+        assert tree.cover[l] + tree.cover[r] == pytest.approx(tree.cover[node])
+        assert tree.gain[node] > 0
+    # each leaf's segment holds exactly the rows that the tree sends there
+    leaf_of = np.empty(d.num_row(), dtype=np.int64)
+    for leaf, s, c in zip(np.nonzero(tree.feature < 0)[0], starts, counts):
+        leaf_of[grower.indices[s:s + c]] = leaf
+        assert tree.count[leaf] == c
+    tree.threshold[:] = 0
+    split = tree.feature >= 0
+    tree.threshold[split] = d.bin_mapper.bin_thresholds(tree.feature[split], tree.threshold_bin[split])
+    b = bw.Booster()
+    b._start(np.zeros(1), d.feature_names)
+    b._append_round([tree])
+    assert np.array_equal(b.predict(d.features.dense, pred_leaf=True)[:, 0], leaf_of)
+
+
+def test_policies_respect_their_limits():
+    *_, tree, _ = _grow("depthwise", max_depth=3)
+    assert tree.depth() <= 3 and tree.n_leaves <= 8
+    *_, tree, _ = _grow("lossguide", max_depth=0, max_leaves=7)
+    assert tree.n_leaves == 7
+    *_, tree, _ = _grow("depthwise", max_depth=6, max_leaves=5)
+    assert tree.n_leaves <= 5
+
+
+def test_min_data_in_leaf_and_min_child_weight():
+    *_, tree, _ = _grow("depthwise", max_depth=8, min_data_in_leaf=150)
+    assert tree.count[tree.feature < 0].min() >= 150
+    *_, tree, _ = _grow("depthwise", max_depth=8, min_child_weight=300.0)
+    assert tree.cover[tree.feature < 0].min() >= 300
+
+
+@pytest.mark.parametrize("objective", ["reg:squarederror", "binary:logistic"])
+def test_training_loss_is_non_increasing(objective):
+    X, y = (make_regression if objective.startswith("reg") else make_classification)(2000, 5)
+    metric = "rmse" if objective.startswith("reg") else "logloss"
+    d = bw.Dataset(X, y)
+    log = {}
+    bw.train({"objective": objective, "eta": 0.3, "eval_metric": metric}, d, 30,
+             evals=[(d, "train")], verbose_eval=False, evals_result=log)
+    curve = np.array(log["train"][metric])
+    assert np.all(np.diff(curve) <= 1e-12)
+
+
+def test_colsample_bynode_restricts_each_node():
+    X, y = make_regression(2000, 8)
+    b = bw.train({"colsample_bytree": 0.25, "max_depth": 3}, bw.Dataset(X, y), 5, verbose_eval=False)
+    for t in b.trees:  # 2 of 8 features per tree
+        assert len(set(t.feature[t.feature >= 0])) <= 2

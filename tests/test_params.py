@@ -1,0 +1,47 @@
+import pytest
+
+import boostwood as bw
+from boostwood.boosting.params import resolve_params
+
+
+def test_defaults_and_aliases():
+    p = resolve_params({"learning_rate": 0.05, "reg_lambda": 2, "num_leaves": 31})
+    assert p["eta"] == 0.05 and p["lambda"] == 2.0 and p["max_leaves"] == 31
+    assert resolve_params(None)["max_depth"] == 6
+
+
+@pytest.mark.parametrize("params,error,match", [
+    ({"etaa": 0.1}, ValueError, "did you mean 'eta'"),
+    ({"max_dept": 3}, ValueError, "did you mean 'max_depth'"),
+    ({"frobnicate": 1}, ValueError, "unknown parameter 'frobnicate'$"),
+    ({"eta": 0}, ValueError, r"eta.*\(0.0, inf\]"),
+    ({"subsample": 1.5}, ValueError, "subsample"),
+    ({"max_depth": -1}, ValueError, "max_depth"),
+    ({"max_depth": 2.5}, TypeError, "integer"),
+    ({"lambda": "big"}, TypeError, "number"),
+    ({"eta": float("nan")}, ValueError, "NaN"),
+    ({"grow_policy": "random"}, ValueError, "grow_policy"),
+    ({"objective": "reg:nonsense"}, ValueError, "objective"),
+    ({"eta": 0.1, "learning_rate": 0.2}, ValueError, "given twice"),
+    ({"objective": "multi:softprob"}, ValueError, "num_class"),
+    ({"max_depth": 0}, ValueError, "max_leaves"),
+    ({"eval_metric": 3}, TypeError, "eval_metric"),
+])
+def test_bad_parameters_raise_clear_errors(params, error, match):
+    with pytest.raises(error, match=match):
+        resolve_params(params)
+
+
+def test_train_rejects_bad_arguments():
+    import numpy as np
+    d = bw.Dataset(np.zeros((4, 1)), np.zeros(4))
+    with pytest.raises(TypeError, match="Dataset"):
+        bw.train({}, np.zeros((4, 1)))
+    with pytest.raises(ValueError, match="num_boost_round"):
+        bw.train({}, d, -1)
+    with pytest.raises(ValueError, match="no label"):
+        bw.train({}, bw.Dataset(np.zeros((4, 1))), 1)
+    with pytest.raises(ValueError, match="unknown eval_metric"):
+        bw.train({"eval_metric": "accuracyy"}, d, 1, evals=[(d, "t")], verbose_eval=False)
+    with pytest.raises(TypeError, match="evals"):
+        bw.train({}, d, 1, evals=[d])
