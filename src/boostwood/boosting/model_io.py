@@ -37,8 +37,12 @@ def dumps(model):
 
 def loads(text, source="model"):
     """Parse and check a model file's text; return its ``model`` dict."""
+    def reject(constant):
+        raise ValueError(f"{source} is not a valid boostwood model file: it holds the "
+                         f"non-standard JSON constant {constant}")
+
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=reject)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{source} is not a valid boostwood model file "
                          f"(truncated or not JSON): {exc}") from None

@@ -135,6 +135,7 @@ def resolve_params(params):
     dict with every canonical name of :data:`PARAMS`.
     """
     params = dict(params or {})
+    params.pop("_given", None)  # already-resolved parameters may be passed again
     given = {}
     for key, value in params.items():
         if not isinstance(key, str):

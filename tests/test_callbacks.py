@@ -1,0 +1,66 @@
+import numpy as np
+import pytest
+
+import boostwood as bw
+from boostwood.boosting.callback import TrainingCallback
+
+from conftest import make_classification
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(3000, 6, seed=1)
+    dtr = bw.Dataset(X[:2000], y[:2000])
+    dva = bw.Dataset(X[2000:], y[2000:], reference=dtr)
+    return dtr, dva
+
+
+def test_early_stopping_finds_the_best_round(data):
+    dtr, dva = data
+    log = {}
+    params = {"objective": "binary:logistic", "eta": 0.5, "max_depth": 6,
+              "eval_metric": ["auc", "logloss"]}
+    b = bw.train(params, dtr, 500, evals=[(dtr, "train"), (dva, "valid")],
+                 early_stopping_rounds=5, verbose_eval=False, evals_result=log)
+    curve = log["valid"]["logloss"]  # the last metric on the last set drives stopping
+    assert b.best_iteration == int(np.argmin(curve))
+    assert len(curve) == b.best_iteration + 6 and b.num_boosted_rounds() == len(curve)
+    assert b.best_score == pytest.approx(min(curve))
+    # predict() uses the best iteration by default
+    full = b.predict(dva, iteration_range=(0, b.best_iteration + 1))
+    assert np.array_equal(b.predict(dva), full)
+
+
+def test_early_stopping_on_a_chosen_metric_with_save_best(data):
+    dtr, dva = data
+    es = bw.EarlyStopping(rounds=3, metric_name="auc", data_name="valid", save_best=True)
+    log = {}
+    b = bw.train({"objective": "binary:logistic", "eta": 0.5, "eval_metric": ["auc", "logloss"]},
+                 dtr, 300, evals=[(dva, "valid")], callbacks=[es], verbose_eval=False,
+                 evals_result=log)
+    auc = log["valid"]["auc"]
+    assert b.best_iteration == int(np.argmax(auc))  # AUC: higher is better
+    assert b.num_boosted_rounds() == b.best_iteration + 1  # truncated
+    with pytest.raises(ValueError, match="rounds"):
+        bw.EarlyStopping(0)
+
+
+def test_evaluation_monitor_prints_every_period(data, capsys):
+    dtr, dva = data
+    bw.train({"objective": "binary:logistic"}, dtr, 7, evals=[(dva, "valid")], verbose_eval=3)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["[0]", "[3]", "[6]"]
+    assert lines[0].startswith("[0]\tvalid-logloss:")
+
+
+def test_custom_callback_can_stop_training(data):
+    dtr, _ = data
+
+    class StopAt(TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            return epoch == 3
+
+    b = bw.train({}, dtr, 100, callbacks=[StopAt()], verbose_eval=False)
+    assert b.num_boosted_rounds() == 4
+    with pytest.raises(TypeError, match="TrainingCallback"):
+        bw.train({}, dtr, 1, callbacks=[object()])

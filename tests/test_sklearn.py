@@ -1,0 +1,107 @@
+"""Behaviour of the scikit-learn estimators beyond scikit-learn's generic checks."""
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+from sklearn.base import clone  # noqa: E402
+from sklearn.model_selection import cross_val_score  # noqa: E402
+
+from boostwood import Booster, GBDTClassifier, GBDTRegressor  # noqa: E402
+
+from conftest import make_classification, make_regression  # noqa: E402
+
+
+def test_string_labels_multiclass_and_proba():
+    r = np.random.default_rng(0)
+    X = r.normal(size=(600, 4))
+    y = np.array(["cat", "dog", "emu"])[np.digitize(X[:, 0], [-0.5, 0.5])]
+    clf = GBDTClassifier(n_estimators=20).fit(X, y)
+    assert list(clf.classes_) == ["cat", "dog", "emu"] and clf.n_classes_ == 3
+    p = clf.predict_proba(X)
+    assert p.shape == (600, 3) and np.allclose(p.sum(axis=1), 1)
+    assert (clf.predict(X) == y).mean() > 0.95
+    assert clf.apply(X).shape == (600, 60)
+
+
+def test_binary_proba_columns_follow_classes():
+    X, y = make_classification(800, 4)
+    labels = np.where(y == 1, 7, -3)
+    clf = GBDTClassifier(n_estimators=20).fit(X, labels)
+    p = clf.predict_proba(X)
+    assert list(clf.classes_) == [-3, 7]
+    assert np.array_equal(clf.predict(X), np.where(p[:, 1] > p[:, 0], 7, -3))
+
+
+def test_early_stopping_with_eval_set_and_validation_fraction():
+    X, y = make_classification(3000, 6, seed=2)
+    clf = GBDTClassifier(n_estimators=400, learning_rate=0.5, early_stopping_rounds=5)
+    clf.fit(X[:2000], y[:2000], eval_set=[(X[2000:], y[2000:])])
+    assert clf.best_iteration_ is not None and clf.n_estimators_ < 400
+    assert set(clf.evals_result_) == {"validation_0"}
+    reg = GBDTRegressor(n_estimators=400, learning_rate=0.5, early_stopping_rounds=5,
+                        validation_fraction=0.2)
+    Xr, yr = make_regression(2000, 5)
+    reg.fit(Xr, yr)
+    assert reg.n_estimators_ < 400 and reg.best_iteration_ is not None
+
+
+def test_eval_set_with_unseen_label_is_rejected():
+    X, y = make_classification(300, 4)
+    with pytest.raises(ValueError, match="not seen in training"):
+        GBDTClassifier(n_estimators=3).fit(X, y, eval_set=[(X, np.full(300, 5.0))])
+
+
+def test_feature_names_from_dataframe():
+    pd = pytest.importorskip("pandas")
+    X, y = make_regression(300, 4)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    reg = GBDTRegressor(n_estimators=10).fit(df, y)
+    assert list(reg.feature_names_in_) == ["a", "b", "c", "d"]
+    assert reg.booster_.feature_names == ["a", "b", "c", "d"]
+    imp = reg.feature_importances_
+    assert imp.shape == (4,) and imp.sum() == pytest.approx(1.0) and imp[0] == imp.max()
+
+
+def test_native_params_map_every_estimator_parameter():
+    """Changing any estimator parameter changes the parameters train() receives."""
+    from boostwood.boosting.params import resolve_params
+    not_train = {"n_estimators", "early_stopping_rounds", "validation_fraction"}
+    new_values = {"grow_policy": "lossguide", "eval_metric": "mae", "base_score": 0.3,
+                  "random_state": 5, "n_jobs": 1, "verbose": True, "max_bin": 63}
+    base = resolve_params(GBDTRegressor()._native_params())
+    for name, default in GBDTRegressor().get_params().items():
+        if name in not_train:
+            continue
+        if name in new_values:
+            value = new_values[name]
+        elif isinstance(default, float):
+            value = default * 0.5 + 0.01 if default <= 1 else default + 1
+        else:
+            value = (default or 0) + 3
+        changed = resolve_params(GBDTRegressor(**{name: value})._native_params())
+        assert changed != base, name
+    p = resolve_params(GBDTRegressor(learning_rate=0.07, reg_alpha=0.5)._native_params())
+    assert p["eta"] == 0.07 and p["alpha"] == 0.5
+
+
+def test_invalid_parameter_raises_at_fit():
+    X, y = make_regression(100, 4)
+    with pytest.raises(ValueError, match="subsample"):
+        GBDTRegressor(subsample=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="grow_policy"):
+        GBDTRegressor(grow_policy="random").fit(X, y)
+
+
+def test_works_in_cross_validation_and_clone():
+    X, y = make_classification(600, 4)
+    scores = cross_val_score(GBDTClassifier(n_estimators=20), X, y, cv=3)
+    assert scores.mean() > 0.8
+    est = clone(GBDTClassifier(n_estimators=5, max_depth=2))
+    assert est.get_params()["max_depth"] == 2
+
+
+def test_booster_of_the_estimator_round_trips(tmp_path):
+    X, y = make_regression(500, 4)
+    reg = GBDTRegressor(n_estimators=15).fit(X, y)
+    reg.booster_.save_model(tmp_path / "reg.json")
+    assert np.array_equal(Booster(model_file=tmp_path / "reg.json").predict(X), reg.predict(X))
