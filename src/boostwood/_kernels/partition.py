@@ -27,6 +27,21 @@ def _goes_left(bin_value, missing_bin, threshold_bin, default_left):
     return bin_value <= threshold_bin
 
 
+@njit(cache=True, nogil=True)
+def _block_layout(counts, block_size):
+    """First block id of each node (plus the total at the end) and the node of each block."""
+    n_nodes = counts.shape[0]
+    first = np.empty(n_nodes + 1, dtype=np.int64)
+    first[0] = 0
+    for k in range(n_nodes):
+        first[k + 1] = first[k] + (counts[k] + block_size - 1) // block_size
+    block_node = np.empty(first[n_nodes], dtype=np.int64)
+    for k in range(n_nodes):
+        for j in range(first[k], first[k + 1]):
+            block_node[j] = k
+    return first, block_node
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def partition_nodes(X_columns, indices, scratch, mask, starts, counts, features,
                     threshold_bins, default_left, missing_bins, block_size,
@@ -48,15 +63,8 @@ def partition_nodes(X_columns, indices, scratch, mask, starts, counts, features,
     out_left_counts : ndarray of shape (n_nodes,), int64   # OUT
     """
     n_nodes = starts.shape[0]
-    blocks_per_node = np.empty(n_nodes + 1, dtype=np.int64)
-    blocks_per_node[0] = 0
-    for k in range(n_nodes):
-        blocks_per_node[k + 1] = blocks_per_node[k] + (counts[k] + block_size - 1) // block_size
-    n_blocks = blocks_per_node[n_nodes]
-    block_node = np.empty(n_blocks, dtype=np.int64)
-    for k in range(n_nodes):
-        for j in range(blocks_per_node[k], blocks_per_node[k + 1]):
-            block_node[j] = k
+    blocks_per_node, block_node = _block_layout(counts, block_size)
+    n_blocks = block_node.shape[0]
     n_left = np.zeros(n_blocks, dtype=np.int64)
 
     # pass 1: decide every row, count left rows per block
