@@ -24,6 +24,8 @@ half the rows of its parents.
 """
 from numba import njit, prange
 
+from .intrinsics import PREFETCH_DISTANCE, prefetch
+
 
 @njit(parallel=True, cache=True, nogil=True)
 def build_histograms(X_binned, gh, indices, task_start, task_count, task_partial, task_dest,
@@ -58,7 +60,12 @@ def build_histograms(X_binned, gh, indices, task_start, task_count, task_partial
         for j in range(flo, fhi):
             out[features[j]] = 0.0
         start = task_start[t]
-        for i in range(start, start + task_count[t]):
+        end = start + task_count[t]
+        for i in range(start, end):
+            if i + PREFETCH_DISTANCE < end:  # scattered rows: ask for them early
+                ahead = indices[i + PREFETCH_DISTANCE]
+                prefetch(gh[ahead], 0)
+                prefetch(X_binned[ahead], 0)
             r = indices[i]
             gr = gh[r, 0]
             hr = gh[r, 1]

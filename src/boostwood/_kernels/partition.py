@@ -19,6 +19,8 @@ rows into a scratch array and pass 3 copies them back.
 import numpy as np
 from numba import njit, prange
 
+from .intrinsics import PREFETCH_DISTANCE, prefetch
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _goes_left(bin_value, missing_bin, threshold_bin, default_left):
@@ -78,6 +80,8 @@ def partition_nodes(X_columns, indices, scratch, mask, starts, counts, features,
         dl = default_left[k] != 0
         c = 0
         for i in range(lo, hi):
+            if i + PREFETCH_DISTANCE < hi:
+                prefetch(col, indices[i + PREFETCH_DISTANCE])
             left = _goes_left(col[indices[i]], mb, tb, dl)
             mask[i] = left
             c += left
