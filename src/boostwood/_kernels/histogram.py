@@ -22,84 +22,132 @@ Subtraction trick::
 Only the smaller child is ever scanned row by row, so a level costs at most
 half the rows of its parents.
 """
+import numpy as np
 from numba import njit, prange
 
 from .intrinsics import PREFETCH_DISTANCE, prefetch
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def build_histograms(X_binned, gh, indices, task_start, task_count, task_partial, task_dest,
-                     task_flo, task_fhi, features, hist, partial):
-    """Accumulate one block of rows, for a range of features, per task.
+@njit(cache=True, nogil=True)
+def _plan_tasks(starts, counts, slots, block_size, n_groups, n_features):
+    """Cut each node into blocks of ``block_size`` rows, each block into ``n_groups``
+    feature ranges: one task per (block, range). Returns the task arrays and, per
+    node, its first partial buffer and number of extra blocks."""
+    n_nodes = starts.shape[0]
+    part_first = np.empty(n_nodes, dtype=np.int64)
+    part_count = np.empty(n_nodes, dtype=np.int64)
+    n_blocks = 0
+    for k in range(n_nodes):
+        nb = max((counts[k] + block_size - 1) // block_size, 1)
+        part_first[k] = n_blocks - k
+        part_count[k] = nb - 1
+        n_blocks += nb
+    n_tasks = n_blocks * n_groups
+    t_start = np.empty(n_tasks, dtype=np.int64)
+    t_count = np.empty(n_tasks, dtype=np.int64)
+    t_dest = np.empty(n_tasks, dtype=np.int64)
+    t_partial = np.empty(n_tasks, dtype=np.bool_)
+    t_flo = np.empty(n_tasks, dtype=np.int64)
+    t_fhi = np.empty(n_tasks, dtype=np.int64)
+    t = 0
+    for k in range(n_nodes):
+        for j in range(part_count[k] + 1):
+            for grp in range(n_groups):
+                t_start[t] = starts[k] + j * block_size
+                t_count[t] = min(block_size, counts[k] - j * block_size)
+                t_partial[t] = j > 0
+                t_dest[t] = slots[k] if j == 0 else part_first[k] + j - 1
+                t_flo[t] = (grp * n_features) // n_groups
+                t_fhi[t] = ((grp + 1) * n_features) // n_groups
+                t += 1
+    return t_start, t_count, t_dest, t_partial, t_flo, t_fhi, part_first, part_count
 
-    The caller cuts every node's segment into blocks of a fixed number of rows
-    (see ``HistogramBuilder``); the first block of a node writes into the
-    node's slot of ``hist``, every further block into its own buffer of
-    ``partial``, which :func:`reduce_partials` then adds in block order. A
-    block may also be shared by several tasks on disjoint feature ranges
-    (``features[task_flo:task_fhi]``): each cell still sums the block's rows in
-    order, so how the features are shared never changes a bit of the result.
+
+@njit(parallel=True, cache=True, nogil=True)
+def build_histograms(X_binned, gh, indices, starts, counts, slots, features, block_size,
+                     n_groups, hist, partial):
+    """Histograms of a batch of nodes from their rows.
+
+    Every node's segment is cut into blocks of ``block_size`` rows; the first
+    block of a node accumulates into the node's slot of ``hist``, every further
+    block into its own buffer of ``partial``, and those are then added to the
+    slot in block order. A block may also be shared by ``n_groups`` tasks on
+    disjoint feature ranges: each cell still sums the block's rows in order, so
+    ``n_groups`` never changes a bit of the result.
 
     Parameters
     ----------
     X_binned : ndarray of shape (n_rows, n_features), uint8 or uint16, row-major   # IN
     gh : ndarray of shape (n_rows, 2), float32   # IN, gradient and hessian of each row
     indices : ndarray of shape (n_partition,), int32   # IN, rows of every node, by segment
-    task_start, task_count : ndarray of shape (n_tasks,), int64   # IN, the block's rows in ``indices``
-    task_partial : ndarray of shape (n_tasks,), uint8   # IN, 1 = write into ``partial``
-    task_dest : ndarray of shape (n_tasks,), int64   # IN, slot of ``hist`` or buffer of ``partial``
-    task_flo, task_fhi : ndarray of shape (n_tasks,), int64   # IN, the task's range of ``features``
+    starts, counts, slots : ndarray of shape (n_nodes,), int64   # IN, segment and slot of each node
     features : ndarray of shape (n_active,), int64   # IN, features to build (others untouched)
+    block_size : int, rows per block (a constant: results never depend on threads)
+    n_groups : int, feature ranges per block
     hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), float64   # OUT
-    partial : ndarray of shape (n_buffers, n_features, n_bins_max, 3), float64   # OUT
+    partial : ndarray of shape (n_buffers, n_features, n_bins_max, 3), float64   # OUT, workspace
+        with at least (total blocks - n_nodes) buffers
     """
-    for t in prange(task_start.shape[0]):
-        out = partial[task_dest[t]] if task_partial[t] else hist[task_dest[t]]
-        flo = task_flo[t]
-        fhi = task_fhi[t]
-        for j in range(flo, fhi):
-            out[features[j]] = 0.0
-        start = task_start[t]
-        end = start + task_count[t]
-        for i in range(start, end):
-            if i + PREFETCH_DISTANCE < end:  # scattered rows: ask for them early
-                ahead = indices[i + PREFETCH_DISTANCE]
-                prefetch(gh[ahead], 0)
-                prefetch(X_binned[ahead], 0)
-            r = indices[i]
-            gr = gh[r, 0]
-            hr = gh[r, 1]
-            row = X_binned[r]
-            for j in range(flo, fhi):
-                f = features[j]
-                b = row[f]
-                out[f, b, 0] += gr
-                out[f, b, 1] += hr
-                out[f, b, 2] += 1.0
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def reduce_partials(slots, part_first, part_count, features, hist, partial):
-    """hist[slots[k]] += partial[part_first[k] + 0], + partial[... + 1], ... in block order.
-
-    slots, part_first, part_count : ndarray of shape (n_nodes,), int64   # IN
-    features : ndarray of shape (n_active,), int64   # IN
-    hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), float64   # IN/OUT
-    partial : ndarray of shape (n_buffers, n_features, n_bins_max, 3), float64   # IN
-    """
-    n_nodes = slots.shape[0]
     n_active = features.shape[0]
+    t_start, t_count, t_dest, t_partial, t_flo, t_fhi, part_first, part_count = _plan_tasks(
+        starts, counts, slots, block_size, n_groups, n_active)
     n_bins_max = hist.shape[2]
+    size = hist.shape[1] * n_bins_max * 3
+    all_features = n_active == hist.shape[1]  # then features[j] == j
+    for t in prange(t_start.shape[0]):
+        # flat view of the destination: cell (f, b, c) is at (f * n_bins_max + b) * 3 + c
+        if t_partial[t]:
+            out = partial[t_dest[t]].reshape(size)
+        else:
+            out = hist[t_dest[t]].reshape(size)
+        flo = t_flo[t]
+        fhi = t_fhi[t]
+        for j in range(flo, fhi):
+            lo = features[j] * n_bins_max * 3
+            out[lo:lo + n_bins_max * 3] = 0.0
+        _accumulate(X_binned, gh, indices, t_start[t], t_start[t] + t_count[t], features,
+                    flo, fhi, all_features, n_bins_max, out)
+    # add the extra blocks of each node in block order, in parallel over features
+    n_nodes = starts.shape[0]
     for task in prange(n_active * n_nodes):
-        f = features[task // n_nodes]
         k = task % n_nodes
-        cell = hist[slots[k], f]
+        if part_count[k] == 0:
+            continue
+        cell = hist[slots[k], features[task // n_nodes]]
         for p in range(part_first[k], part_first[k] + part_count[k]):
-            other = partial[p, f]
+            other = partial[p, features[task // n_nodes]]
             for b in range(n_bins_max):
                 cell[b, 0] += other[b, 0]
                 cell[b, 1] += other[b, 1]
                 cell[b, 2] += other[b, 2]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _accumulate(X_binned, gh, indices, start, end, features, flo, fhi, all_features,
+                n_bins_max, out):
+    """The inner loop: rows start..end of ``indices``, features flo..fhi, into flat ``out``."""
+    for i in range(start, end):
+        if i + PREFETCH_DISTANCE < end:  # scattered rows: ask for them early
+            ahead = indices[i + PREFETCH_DISTANCE]
+            prefetch(gh[ahead], 0)
+            prefetch(X_binned[ahead], 0)
+        r = indices[i]
+        gr = gh[r, 0]
+        hr = gh[r, 1]
+        row = X_binned[r]
+        if all_features:  # the common case, without the indirection
+            for f in range(flo, fhi):
+                k = (f * n_bins_max + row[f]) * 3
+                out[k] += gr
+                out[k + 1] += hr
+                out[k + 2] += 1.0
+        else:
+            for j in range(flo, fhi):
+                f = features[j]
+                k = (f * n_bins_max + row[f]) * 3
+                out[k] += gr
+                out[k + 1] += hr
+                out[k + 2] += 1.0
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -4,7 +4,7 @@ import numpy as np
 
 from .._comm import LocalReducer
 from .._config import HIST_CHANNELS, HIST_DTYPE
-from .._kernels.histogram import build_histograms, reduce_partials, subtract_histograms
+from .._kernels.histogram import build_histograms, subtract_histograms
 
 #: Rows per histogram task. A constant, so that the summation order (and hence
 #: every bit of the result) never depends on the number of threads.
@@ -52,39 +52,19 @@ class HistogramBuilder:
         """Histograms of a batch of nodes from their rows, then summed across shards.
 
         Each node's segment is cut into blocks of ``HIST_BLOCK`` rows (one
-        parallel task each); the blocks after the first are accumulated in
-        ``partial`` buffers and added to the node's slot in block order.
+        parallel task each, or one per thread and block for small batches);
+        see :func:`boostwood._kernels.histogram.build_histograms`.
         """
-        nblk = np.maximum((counts + HIST_BLOCK - 1) // HIST_BLOCK, 1)
-        first = np.zeros(len(nblk), dtype=np.int64)
-        first[1:] = np.cumsum(nblk)[:-1]
-        node = np.repeat(np.arange(len(nblk)), nblk)
-        j = np.arange(node.shape[0]) - first[node]
-        task_start = starts[node] + j * HIST_BLOCK
-        task_count = np.minimum(HIST_BLOCK, counts[node] - j * HIST_BLOCK)
-        extra = j > 0
-        n_extra = int(extra.sum())
-        task_dest = slots[node].copy()
-        task_dest[extra] = np.arange(n_extra)
+        n_blocks = np.maximum((counts + HIST_BLOCK - 1) // HIST_BLOCK, 1)
+        n_extra = int(n_blocks.sum()) - len(counts)
         if self.partial.shape[0] < n_extra:
             self.partial = np.empty((n_extra,) + self.hist.shape[1:], dtype=HIST_DTYPE)
-        # Too few blocks to keep every thread busy: share each block among
-        # feature groups too (this never changes the result, see the kernel).
+        # Too few blocks to keep every thread busy: share blocks among feature
+        # groups too (this never changes the result, see the kernel).
         n_threads = numba.get_num_threads()
-        n_groups = min(features.shape[0], n_threads) if node.shape[0] < 2 * n_threads else 1
-        bounds = np.linspace(0, features.shape[0], n_groups + 1).astype(np.int64)
-        rep = (lambda a: np.repeat(a, n_groups))
-        build_histograms(self.X_binned, gh, indices, rep(task_start), rep(task_count),
-                         rep(extra.astype(np.uint8)), rep(task_dest),
-                         np.tile(bounds[:-1], node.shape[0]), np.tile(bounds[1:], node.shape[0]),
-                         features, self.hist, self.partial)
-        if n_extra:
-            part_count = nblk - 1
-            part_first = np.zeros(len(nblk), dtype=np.int64)
-            part_first[1:] = np.cumsum(part_count)[:-1]
-            has = part_count > 0
-            reduce_partials(slots[has], part_first[has], part_count[has], features,
-                            self.hist, self.partial)
+        n_groups = min(features.shape[0], n_threads) if n_extra + len(counts) < 4 * n_threads else 1
+        build_histograms(self.X_binned, gh, indices, starts, counts, slots, features,
+                         HIST_BLOCK, max(n_groups, 1), self.hist, self.partial)
         self.reducer.allreduce_histograms(self.hist, slots)
 
     def subtract(self, parent_slots, child_slots, features):
