@@ -26,7 +26,7 @@ from .histogram import HistogramBuilder
 from .tree import Tree
 
 #: Rows per partition block; fixed so that results never depend on threads.
-PARTITION_BLOCK = 16384
+PARTITION_BLOCK = 4096
 
 
 @dataclass
