@@ -53,23 +53,32 @@ SETTINGS = {
 }
 
 
+def _timed(warm_up, make_data, fit, predict, Xte):
+    """Warm up, then time (binning, training, prediction) of one library."""
+    warm_up()
+    t = time.perf_counter()
+    data = make_data()
+    t_bin = time.perf_counter() - t
+    t = time.perf_counter()
+    model = fit(data)
+    t_train = time.perf_counter() - t
+    predict(model, Xte[:100])
+    t = time.perf_counter()
+    p = predict(model, Xte)
+    return t_bin, t_train, time.perf_counter() - t, p
+
+
 def _run_boostwood(Xtr, ytr, Xte, setting, rounds, threads):
     import boostwood as bw
     s = SETTINGS[setting]
     params = dict(objective="binary:logistic", eta=0.1, max_bin=255, nthread=threads,
                   grow_policy=setting, max_leaves=s["leaves"], max_depth=s["depth"],
                   min_child_weight=1e-3, min_data_in_leaf=20, reg_lambda=0.0)
-    bw.train(params, bw.Dataset(Xtr[:2000], ytr[:2000]), 2, verbose_eval=False)  # JIT warm-up
-    t = time.perf_counter()
-    d = bw.Dataset(Xtr, ytr).construct()
-    t_bin = time.perf_counter() - t
-    t = time.perf_counter()
-    b = bw.train(params, d, rounds, verbose_eval=False)
-    t_train = time.perf_counter() - t
-    b.predict(Xte[:100])
-    t = time.perf_counter()
-    p = b.predict(Xte)
-    return t_bin, t_train, time.perf_counter() - t, p
+    return _timed(lambda: bw.train(params, bw.Dataset(Xtr[:2000], ytr[:2000]), 2,
+                                   verbose_eval=False),  # JIT warm-up
+                  lambda: bw.Dataset(Xtr, ytr).construct(),
+                  lambda d: bw.train(params, d, rounds, verbose_eval=False),
+                  lambda b, X: b.predict(X), Xte)
 
 
 def _run_lightgbm(Xtr, ytr, Xte, setting, rounds, threads):
@@ -79,17 +88,10 @@ def _run_lightgbm(Xtr, ytr, Xte, setting, rounds, threads):
                   num_leaves=s["leaves"] or 2 ** s["depth"], max_depth=s["depth"] or -1,
                   min_sum_hessian_in_leaf=1e-3, min_data_in_leaf=20, lambda_l2=0.0,
                   verbose=-1, deterministic=True, force_row_wise=True)
-    lgb.train(params, lgb.Dataset(Xtr[:2000], ytr[:2000]), 2)
-    t = time.perf_counter()
-    d = lgb.Dataset(Xtr, ytr, params=params).construct()
-    t_bin = time.perf_counter() - t
-    t = time.perf_counter()
-    b = lgb.train(params, d, rounds)
-    t_train = time.perf_counter() - t
-    b.predict(Xte[:100])
-    t = time.perf_counter()
-    p = b.predict(Xte)
-    return t_bin, t_train, time.perf_counter() - t, p
+    return _timed(lambda: lgb.train(params, lgb.Dataset(Xtr[:2000], ytr[:2000]), 2),
+                  lambda: lgb.Dataset(Xtr, ytr, params=params).construct(),
+                  lambda d: lgb.train(params, d, rounds),
+                  lambda b, X: b.predict(X), Xte)
 
 
 def _run_xgboost(Xtr, ytr, Xte, setting, rounds, threads):
@@ -98,18 +100,11 @@ def _run_xgboost(Xtr, ytr, Xte, setting, rounds, threads):
     params = dict(objective="binary:logistic", eta=0.1, max_bin=256, nthread=threads,
                   tree_method="hist", grow_policy=setting, max_leaves=s["leaves"],
                   max_depth=s["depth"], min_child_weight=1e-3, reg_lambda=0.0)
-    xgb.train(params, xgb.DMatrix(Xtr[:2000], ytr[:2000]), 2)
-    t = time.perf_counter()
-    d = xgb.QuantileDMatrix(Xtr, ytr, max_bin=256)
-    t_bin = time.perf_counter() - t
-    t = time.perf_counter()
-    b = xgb.train(params, d, rounds)
-    t_train = time.perf_counter() - t
-    dte = xgb.DMatrix(Xte)
-    b.predict(xgb.DMatrix(Xte[:100]))
-    t = time.perf_counter()
-    p = b.predict(dte)
-    return t_bin, t_train, time.perf_counter() - t, p
+    dte = xgb.DMatrix(Xte)  # prediction input built outside the timed region
+    return _timed(lambda: xgb.train(params, xgb.DMatrix(Xtr[:2000], ytr[:2000]), 2),
+                  lambda: xgb.QuantileDMatrix(Xtr, ytr, max_bin=256),
+                  lambda d: xgb.train(params, d, rounds),
+                  lambda b, X: b.predict(dte if X is Xte else xgb.DMatrix(X)), Xte)
 
 
 RUNNERS = {"boostwood": _run_boostwood, "lightgbm": _run_lightgbm, "xgboost": _run_xgboost}
