@@ -179,8 +179,8 @@ def main():
 
 
 def report(results):
-    hdr = (f"| setting | library | binning s | training s | predict s | rows/s | peak MiB | "
-           f"test AUC | train / LGB | predict / LGB | memory / LGB | AUC - LGB |")
+    hdr = ("| setting | library | binning s | training s | predict s | rows/s | peak MiB | "
+           "test AUC | train / LGB | predict / LGB | memory / LGB | AUC - LGB |")
     print(hdr)
     print("|" + "---|" * 12)
     for r in results:

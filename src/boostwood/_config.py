@@ -2,8 +2,6 @@
 
 Each dtype carries the reason it was chosen; change one here and nowhere else.
 """
-import os
-
 import numba
 import numpy as np
 
@@ -59,6 +57,3 @@ def set_threads(nthread):
     numba.set_num_threads(n)
     return n
 
-
-def cpu_count():
-    return os.cpu_count() or 1
