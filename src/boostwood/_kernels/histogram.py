@@ -95,18 +95,16 @@ def build_histograms(X_binned, gh, indices, starts, counts, slots, features, blo
     size = hist.shape[1] * n_bins_max * 3
     all_features = n_active == hist.shape[1]  # then features[j] == j
     for t in prange(t_start.shape[0]):
-        # flat view of the destination: cell (f, b, c) is at (f * n_bins_max + b) * 3 + c
+        # flat views: cell (f, b, c) is at (f * n_bins_max + b) * 3 + c. Each branch
+        # passes its own array so that numba keeps the contiguous layout in the loop.
         if t_partial[t]:
-            out = partial[t_dest[t]].reshape(size)
+            _zero_and_accumulate(X_binned, gh, indices, t_start[t], t_count[t], features,
+                                 t_flo[t], t_fhi[t], all_features, n_bins_max,
+                                 partial[t_dest[t]].reshape(size))
         else:
-            out = hist[t_dest[t]].reshape(size)
-        flo = t_flo[t]
-        fhi = t_fhi[t]
-        for j in range(flo, fhi):
-            lo = features[j] * n_bins_max * 3
-            out[lo:lo + n_bins_max * 3] = 0.0
-        _accumulate(X_binned, gh, indices, t_start[t], t_start[t] + t_count[t], features,
-                    flo, fhi, all_features, n_bins_max, out)
+            _zero_and_accumulate(X_binned, gh, indices, t_start[t], t_count[t], features,
+                                 t_flo[t], t_fhi[t], all_features, n_bins_max,
+                                 hist[t_dest[t]].reshape(size))
     # add the extra blocks of each node in block order, in parallel over features
     n_nodes = starts.shape[0]
     for task in prange(n_active * n_nodes):
@@ -122,32 +120,45 @@ def build_histograms(X_binned, gh, indices, starts, counts, slots, features, blo
                 cell[b, 2] += other[b, 2]
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _accumulate(X_binned, gh, indices, start, end, features, flo, fhi, all_features,
-                n_bins_max, out):
-    """The inner loop: rows start..end of ``indices``, features flo..fhi, into flat ``out``."""
+@njit(cache=True, nogil=True)
+def _zero_and_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
+                         n_bins_max, out):
+    """The inner loop: zero features flo..fhi of flat ``out``, then add rows
+    start..start+count of ``indices`` into them.
+
+    Indices are cast to unsigned so that numba emits no negative-index
+    wrap-around test per access (about 10% of the loop).
+    """
+    width = n_bins_max * 3
+    for j in range(flo, fhi):
+        lo = features[j] * width
+        out[lo:lo + width] = 0.0
+    nb = np.uint64(n_bins_max)
+    three = np.uint64(3)
+    end = start + count
     for i in range(start, end):
         if i + PREFETCH_DISTANCE < end:  # scattered rows: ask for them early
             ahead = indices[i + PREFETCH_DISTANCE]
             prefetch(gh[ahead], 0)
             prefetch(X_binned[ahead], 0)
-        r = indices[i]
-        gr = gh[r, 0]
-        hr = gh[r, 1]
+        r = np.uint64(indices[i])
+        gr = gh[r, np.uint64(0)]
+        hr = gh[r, np.uint64(1)]
         row = X_binned[r]
         if all_features:  # the common case, without the indirection
             for f in range(flo, fhi):
-                k = (f * n_bins_max + row[f]) * 3
+                uf = np.uint64(f)
+                k = (uf * nb + np.uint64(row[uf])) * three
                 out[k] += gr
-                out[k + 1] += hr
-                out[k + 2] += 1.0
+                out[k + np.uint64(1)] += hr
+                out[k + np.uint64(2)] += 1.0
         else:
             for j in range(flo, fhi):
-                f = features[j]
-                k = (f * n_bins_max + row[f]) * 3
+                uf = np.uint64(features[j])
+                k = (uf * nb + np.uint64(row[uf])) * three
                 out[k] += gr
-                out[k + 1] += hr
-                out[k + 2] += 1.0
+                out[k + np.uint64(1)] += hr
+                out[k + np.uint64(2)] += 1.0
 
 
 @njit(parallel=True, cache=True, nogil=True)
