@@ -22,9 +22,9 @@ def _grow(policy="depthwise", **kw):
 @pytest.mark.parametrize("policy,kw", [("depthwise", dict(max_depth=4)),
                                        ("lossguide", dict(max_depth=0, max_leaves=11))])
 def test_children_partition_parent_and_sums_add_up(policy, kw):
-    d, gh, grower, tree, (starts, counts, _) = _grow(policy, **kw)
+    d, gh, grower, tree, (sides, starts, counts, _) = _grow(policy, **kw)
     # leaves' segments tile the rows exactly once
-    rows = np.concatenate([grower.indices[s:s + c] for s, c in zip(starts, counts)])
+    rows = np.concatenate([grower.buf[b, s:s + c] for b, s, c in zip(sides, starts, counts)])
     assert np.array_equal(np.sort(rows), np.arange(d.num_row()))
     # each split: children counts and hessians add up to the parent
     for node in np.nonzero(tree.feature >= 0)[0]:
@@ -34,8 +34,8 @@ def test_children_partition_parent_and_sums_add_up(policy, kw):
         assert tree.gain[node] > 0
     # each leaf's segment holds exactly the rows that the tree sends there
     leaf_of = np.empty(d.num_row(), dtype=np.int64)
-    for leaf, s, c in zip(np.nonzero(tree.feature < 0)[0], starts, counts):
-        leaf_of[grower.indices[s:s + c]] = leaf
+    for leaf, b, s, c in zip(np.nonzero(tree.feature < 0)[0], sides, starts, counts):
+        leaf_of[grower.buf[b, s:s + c]] = leaf
         assert tree.count[leaf] == c
     tree.threshold[:] = 0
     split = tree.feature >= 0

@@ -20,7 +20,8 @@ def test_histogram_matches_naive_across_blocks(n):
     rows = np.sort(np.random.default_rng(1).choice(n, max(1, n // 2), replace=False)).astype(np.int32)
     b = HistogramBuilder(X, 10)
     feats = np.arange(4, dtype=np.int64)
-    b.build(gh, rows, np.array([0]), np.array([rows.size]), np.array([3]), feats)
+    b.build(gh, rows[None, :], np.zeros(1, np.int64), np.array([0]), np.array([rows.size]),
+            np.array([3]), feats)
     np.testing.assert_allclose(b.hist[3], histogram_naive(X, gh[:, 0], gh[:, 1], rows, 10),
                                rtol=1e-12, atol=1e-9)
 
@@ -32,7 +33,7 @@ def test_batch_of_nodes_and_feature_subset():
     b = HistogramBuilder(X, 8)
     feats = np.array([1, 3], dtype=np.int64)
     b.hist[:] = -7.0
-    b.build(gh, idx, starts, counts, np.array([0, 1, 2]), feats)
+    b.build(gh, idx[None, :], np.zeros(3, np.int64), starts, counts, np.array([0, 1, 2]), feats)
     for k in range(3):
         naive = histogram_naive(X, gh[:, 0], gh[:, 1], idx[starts[k]:starts[k] + counts[k]], 8)
         np.testing.assert_allclose(b.hist[k][feats], naive[feats], rtol=1e-12, atol=1e-9)
@@ -47,8 +48,10 @@ def test_subtraction_equals_brute_force_and_totals_agree():
     nl = int(left.sum())
     b = HistogramBuilder(X, 13)
     feats = np.arange(3, dtype=np.int64)
-    b.build(gh, part, np.array([0]), np.array([40000]), np.array([0]), feats)  # parent
-    b.build(gh, part, np.array([0, nl]), np.array([nl, 40000 - nl]), np.array([1, 2]), feats)
+    b.build(gh, part[None, :], np.zeros(1, np.int64), np.array([0]), np.array([40000]),
+            np.array([0]), feats)  # parent
+    b.build(gh, part[None, :], np.zeros(2, np.int64), np.array([0, nl]), np.array([nl, 40000 - nl]),
+            np.array([1, 2]), feats)
     b.subtract(np.array([0]), np.array([1]), feats)  # parent - left = right
     np.testing.assert_allclose(b.hist[0], b.hist[2], rtol=1e-9, atol=1e-7)
     # every feature's histogram sums to the node totals
@@ -65,7 +68,7 @@ def test_result_does_not_depend_on_threads():
     for t in (1, numba.config.NUMBA_NUM_THREADS):
         numba.set_num_threads(t)
         b = HistogramBuilder(X, 31)
-        b.build(gh, idx, np.array([0]), np.array([idx.size]), np.array([0]),
-                np.arange(6, dtype=np.int64))
+        b.build(gh, idx[None, :], np.zeros(1, np.int64), np.array([0]), np.array([idx.size]),
+                np.array([0]), np.arange(6, dtype=np.int64))
         out.append(b.hist[0].copy())
     assert np.array_equal(out[0], out[1])

@@ -23,6 +23,15 @@ def test_partition_is_stable_and_matches_naive(block):
         expect[starts[k]:starts[k] + counts[k]], nl = partition_naive(seg, goes_left)
         nl_expect.append(nl)
     n_left = np.empty(3, dtype=np.int64)
-    partition_nodes(Xc, idx, np.empty(n, np.int32), np.empty(n, np.uint8), starts, counts, feats,
+    buf = np.stack([idx, np.full(n, -1, np.int32)])
+    partition_nodes(Xc, buf, np.zeros(3, np.int64), np.empty(n, np.uint8), starts, counts, feats,
                     bins, dl, missing, block, n_left)
-    assert np.array_equal(idx, expect) and n_left.tolist() == nl_expect
+    assert np.array_equal(buf[1], expect) and n_left.tolist() == nl_expect
+    assert np.array_equal(buf[0], idx)  # the source side is left as it was
+    # and back again from side 1: a node whose rows are in buf[1] writes buf[0]
+    buf[0] = -1
+    partition_nodes(Xc, buf, np.ones(1, np.int64), np.empty(n, np.uint8), np.array([0]),
+                    np.array([n]), np.array([0]), np.array([2]), np.array([0], np.uint8), missing,
+                    block, n_left[:1])
+    col = Xc[0, buf[1]]
+    assert np.array_equal(buf[0], np.concatenate([buf[1][col <= 2], buf[1][col > 2]]))

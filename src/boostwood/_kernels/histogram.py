@@ -29,7 +29,7 @@ from .intrinsics import PREFETCH_DISTANCE, prefetch
 
 
 @njit(cache=True, nogil=True)
-def _plan_tasks(starts, counts, slots, block_size, n_groups, n_features):
+def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features):
     """Cut each node into blocks of ``block_size`` rows, each block into ``n_groups``
     feature ranges: one task per (block, range). Returns the task arrays and, per
     node, its first partial buffer and number of extra blocks."""
@@ -49,6 +49,7 @@ def _plan_tasks(starts, counts, slots, block_size, n_groups, n_features):
     t_partial = np.empty(n_tasks, dtype=np.bool_)
     t_flo = np.empty(n_tasks, dtype=np.int64)
     t_fhi = np.empty(n_tasks, dtype=np.int64)
+    t_side = np.empty(n_tasks, dtype=np.int64)
     t = 0
     for k in range(n_nodes):
         for j in range(part_count[k] + 1):
@@ -59,12 +60,13 @@ def _plan_tasks(starts, counts, slots, block_size, n_groups, n_features):
                 t_dest[t] = slots[k] if j == 0 else part_first[k] + j - 1
                 t_flo[t] = (grp * n_features) // n_groups
                 t_fhi[t] = ((grp + 1) * n_features) // n_groups
+                t_side[t] = sides[k]
                 t += 1
-    return t_start, t_count, t_dest, t_partial, t_flo, t_fhi, part_first, part_count
+    return t_start, t_count, t_dest, t_partial, t_flo, t_fhi, t_side, part_first, part_count
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def build_histograms(X_binned, gh, indices, starts, counts, slots, features, block_size,
+def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, block_size,
                      n_groups, hist, partial):
     """Histograms of a batch of nodes from their rows.
 
@@ -79,8 +81,9 @@ def build_histograms(X_binned, gh, indices, starts, counts, slots, features, blo
     ----------
     X_binned : ndarray of shape (n_rows, n_features), uint8 or uint16, row-major   # IN
     gh : ndarray of shape (n_rows, 2), float32   # IN, gradient and hessian of each row
-    indices : ndarray of shape (n_partition,), int32   # IN, rows of every node, by segment
-    starts, counts, slots : ndarray of shape (n_nodes,), int64   # IN, segment and slot of each node
+    buf : ndarray of shape (2, n_partition), int32   # IN, the two index buffers (see partition.py)
+    sides, starts, counts, slots : ndarray of shape (n_nodes,), int64   # IN, where each node's
+        rows are (buffer, segment) and its histogram slot
     features : ndarray of shape (n_active,), int64   # IN, features to build (others untouched)
     block_size : int, rows per block (a constant: results never depend on threads)
     n_groups : int, feature ranges per block
@@ -89,14 +92,15 @@ def build_histograms(X_binned, gh, indices, starts, counts, slots, features, blo
         with at least (total blocks - n_nodes) buffers
     """
     n_active = features.shape[0]
-    t_start, t_count, t_dest, t_partial, t_flo, t_fhi, part_first, part_count = _plan_tasks(
-        starts, counts, slots, block_size, n_groups, n_active)
+    t_start, t_count, t_dest, t_partial, t_flo, t_fhi, t_side, part_first, part_count = \
+        _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_active)
     n_bins_max = hist.shape[2]
     size = hist.shape[1] * n_bins_max * 3
     all_features = n_active == hist.shape[1]  # then features[j] == j
     for t in prange(t_start.shape[0]):
         # flat views: cell (f, b, c) is at (f * n_bins_max + b) * 3 + c. Each branch
         # passes its own array so that numba keeps the contiguous layout in the loop.
+        indices = buf[t_side[t]]
         if t_partial[t]:
             _zero_and_accumulate(X_binned, gh, indices, t_start[t], t_count[t], features,
                                  t_flo[t], t_fhi[t], all_features, n_bins_max,

@@ -1,12 +1,14 @@
 """Stable in-place partition of node row segments after a split.
 
-Every node owns a contiguous segment of one ``indices`` array. Splitting a
-node rearranges its segment so that the left child's rows come first, each
-side keeping the original (ascending) order::
+Every node owns a contiguous segment ``[start, start+count)`` of one of two
+index buffers ``buf[0]`` / ``buf[1]`` (its "side"). Splitting a node writes its
+rows into the same segment of the *other* buffer, the left child's rows first,
+each side keeping the original (ascending) order; the children live on that
+other side (ping-pong, so no copy-back pass is needed)::
 
-    before   indices[start : start+count] = [ a b c d e f g h ]   goes left: b d e h
-    after    indices[start : start+count] = [ b d e h | a c f g ]
-                                              left child  right child
+    buf[side]     [start : start+count] = [ a b c d e f g h ]   goes left: b d e h
+    buf[1 - side] [start : start+count] = [ b d e h | a c f g ]
+                                            left child  right child
 
 Rows stay ascending inside every segment, so the histogram loop reads
 gradients and binned columns in increasing address order.
@@ -14,7 +16,7 @@ gradients and binned columns in increasing address order.
 Parallel and deterministic: segments are cut into fixed-size blocks (the
 size does not depend on the thread count). Pass 1 counts left rows per block,
 an exclusive prefix sum gives each block its write offsets, pass 2 writes the
-rows into a scratch array and pass 3 copies them back.
+rows into the other buffer.
 """
 import numpy as np
 from numba import njit, prange
@@ -45,7 +47,7 @@ def _block_layout(counts, block_size):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def partition_nodes(X_columns, indices, scratch, mask, starts, counts, features,
+def partition_nodes(X_columns, buf, sides, mask, starts, counts, features,
                     threshold_bins, default_left, missing_bins, block_size,
                     out_left_counts):
     """Split the segments of a batch of nodes into left | right.
@@ -54,8 +56,8 @@ def partition_nodes(X_columns, indices, scratch, mask, starts, counts, features,
     ----------
     X_columns : ndarray of shape (n_features, n_rows), uint8 or uint16, feature-major   # IN
         (a split reads one feature of many rows: one byte per row, in address order)
-    indices : ndarray of shape (n_partition,), int32   # IN/OUT
-    scratch : ndarray of shape (n_partition,), int32   # OUT (workspace)
+    buf : ndarray of shape (2, n_partition), int32   # IN/OUT, the two index buffers
+    sides : ndarray of shape (n_nodes,), int64   # IN, buffer holding each node's rows
     mask : ndarray of shape (n_partition,), uint8   # OUT (workspace: 1 = row goes left)
     starts, counts : ndarray of shape (n_nodes,), int64   # IN
     features, threshold_bins : ndarray of shape (n_nodes,), int64   # IN, the splits
@@ -78,6 +80,7 @@ def partition_nodes(X_columns, indices, scratch, mask, starts, counts, features,
         mb = missing_bins[features[k]]
         tb = threshold_bins[k]
         dl = default_left[k] != 0
+        indices = buf[sides[k]]
         c = 0
         for i in range(lo, hi):
             if i + PREFETCH_DISTANCE < hi:
@@ -105,23 +108,19 @@ def partition_nodes(X_columns, indices, scratch, mask, starts, counts, features,
             lpos += n_left[j]
             rpos += (hi - lo) - n_left[j]
 
-    # pass 2: scatter into scratch by the mask; pass 3: copy back
+    # pass 2: scatter into the other buffer by the mask
     for j in prange(n_blocks):
         k = block_node[j]
         lo = starts[k] + (j - blocks_per_node[k]) * block_size
         hi = min(lo + block_size, starts[k] + counts[k])
+        src = buf[sides[k]]
+        dst = buf[1 - sides[k]]
         lp = left_off[j]
         rp = right_off[j]
         for i in range(lo, hi):
             if mask[i]:
-                scratch[lp] = indices[i]
+                dst[lp] = src[i]
                 lp += 1
             else:
-                scratch[rp] = indices[i]
+                dst[rp] = src[i]
                 rp += 1
-    for j in prange(n_blocks):
-        k = block_node[j]
-        lo = starts[k] + (j - blocks_per_node[k]) * block_size
-        hi = min(lo + block_size, starts[k] + counts[k])
-        for i in range(lo, hi):
-            indices[i] = scratch[i]

@@ -87,19 +87,20 @@ def add_tree_binned(X_binned, missing_bins, feature, threshold_bin, left, right,
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def add_leaf_values(indices, leaf_starts, leaf_counts, leaf_values, out, group):
+def add_leaf_values(buf, leaf_sides, leaf_starts, leaf_counts, leaf_values, out, group):
     """Add each leaf's value to the rows of its partition segment.
 
     Used on the training rows right after a tree is grown: the partition
     already knows every row's leaf, so no traversal is needed.
 
-    indices : ndarray, int32   # IN, the partition
-    leaf_starts, leaf_counts : ndarray of shape (n_leaves,), int64   # IN
+    buf : ndarray of shape (2, n_partition), int32   # IN, the partition's two index buffers
+    leaf_sides, leaf_starts, leaf_counts : ndarray of shape (n_leaves,), int64   # IN
     leaf_values : ndarray of shape (n_leaves,), float64   # IN
     out : ndarray of shape (n_rows, n_groups), float64   # IN/OUT
     """
     for k in prange(leaf_starts.shape[0]):
         v = leaf_values[k]
         s = leaf_starts[k]
+        indices = buf[leaf_sides[k]]
         for i in range(s, s + leaf_counts[k]):
             out[indices[i], group] += v

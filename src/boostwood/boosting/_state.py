@@ -108,12 +108,13 @@ class TrainingState:
         rows, feats = self._sample()
         trees = []
         for k in range(self.obj.n_outputs):
-            tree, (starts, counts, values) = self.grower.grow(self.gh[k], rows, feats, self.rng)
+            tree, (sides, starts, counts, values) = self.grower.grow(self.gh[k], rows, feats,
+                                                                     self.rng)
             split = tree.feature >= 0
             tree.threshold[split] = self.mapper.bin_thresholds(tree.feature[split],
                                                                tree.threshold_bin[split])
             if rows is None:
-                add_leaf_values(self.grower.indices, starts, counts, values, self.raw, k)
+                add_leaf_values(self.grower.buf, sides, starts, counts, values, self.raw, k)
             else:
                 add_tree_binned(self.dtrain.X_binned, self.mapper.missing_bins, tree.feature,
                                 tree.threshold_bin, tree.left, tree.right, tree.default_left,

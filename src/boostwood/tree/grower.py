@@ -55,13 +55,13 @@ class _Nodes:
     def __init__(self):
         self.cols = {k: [] for k in ("feature", "threshold_bin", "left", "right",
                                      "default_left", "gain", "G", "H", "C",
-                                     "depth", "start", "count")}
+                                     "depth", "start", "count", "side")}
 
-    def add(self, G, H, C, depth, start, count):
+    def add(self, G, H, C, depth, start, count, side):
         c = self.cols
         for k, v in (("feature", -1), ("threshold_bin", -1), ("left", -1), ("right", -1),
                      ("default_left", 0), ("gain", 0.0), ("G", G), ("H", H), ("C", C),
-                     ("depth", depth), ("start", start), ("count", count)):
+                     ("depth", depth), ("start", start), ("count", count), ("side", side)):
             c[k].append(v)
         return len(c["feature"]) - 1
 
@@ -91,8 +91,8 @@ class TreeGrower:
         n_rows = X_binned.shape[0]
         # a feature-major copy for the partition kernel, which reads one feature of many rows
         self.X_columns = np.ascontiguousarray(X_binned.T)
-        self.indices = np.empty(n_rows, dtype=INDEX_DTYPE)
-        self.scratch = np.empty(n_rows, dtype=INDEX_DTYPE)
+        # two index buffers; a node's rows are a segment of one of them (its side)
+        self.buf = np.empty((2, n_rows), dtype=INDEX_DTYPE)
         self.mask = np.empty(n_rows, dtype=np.uint8)
 
     # -- public ------------------------------------------------------------------------
@@ -109,19 +109,19 @@ class TreeGrower:
         Returns
         -------
         tree : Tree (values include the learning rate)
-        leaf_segments : (starts, counts, values) of the leaves in ``self.indices``
+        leaf_segments : (sides, starts, counts, values) of the leaves in ``self.buf``
         """
         n = self.X_binned.shape[0] if rows is None else rows.shape[0]
         if rows is None:
-            self.indices[:] = np.arange(n, dtype=INDEX_DTYPE)
+            self.buf[0] = np.arange(n, dtype=INDEX_DTYPE)
         else:
-            self.indices[:n] = rows
+            self.buf[0, :n] = rows
         self._gh, self._features, self._rng = gh, features, rng
         nodes = _Nodes()
         totals = np.empty(3, dtype=HIST_DTYPE)
-        sum_gradients(gh, self.indices, 0, n, totals)
+        sum_gradients(gh, self.buf[0], 0, n, totals)
         self.reducer.allreduce_sum(totals)
-        nodes.add(totals[0], totals[1], totals[2], 0, 0, n)
+        nodes.add(totals[0], totals[1], totals[2], 0, 0, n, 0)
         self._cand = {}
         self._heap = []  # lossguide: (-gain, node) of every candidate
         self._slot = {}
@@ -169,16 +169,18 @@ class TreeGrower:
         bins = np.array([s[2] for s in splits], dtype=np.int64)
         dleft = np.array([s[3] for s in splits], dtype=np.uint8)
         n_left = np.empty(len(batch), dtype=np.int64)
-        partition_nodes(self.X_columns, self.indices, self.scratch, self.mask, starts, counts,
+        sides = np.array([nodes["side"][k] for k in batch], dtype=np.int64)
+        partition_nodes(self.X_columns, self.buf, sides, self.mask, starts, counts,
                         feats, bins, dleft, self.missing_bins, PARTITION_BLOCK, n_left)
         to_build, to_scan, pairs = [], [], []
         for i, node in enumerate(batch):
             gain, f, b, dl, GL, HL, CL = splits[i]
             depth = nodes["depth"][node] + 1
             G, H, C = nodes["G"][node], nodes["H"][node], nodes["C"][node]
-            left = nodes.add(GL, HL, CL, depth, starts[i], n_left[i])
+            side = 1 - sides[i]  # the children's rows are in the other buffer
+            left = nodes.add(GL, HL, CL, depth, starts[i], n_left[i], side)
             right = nodes.add(G - GL, H - HL, C - CL, depth, starts[i] + n_left[i],
-                              counts[i] - n_left[i])
+                              counts[i] - n_left[i], side)
             for key, v in (("feature", f), ("threshold_bin", b), ("left", left),
                            ("right", right), ("default_left", dl), ("gain", gain)):
                 nodes[key][node] = v
@@ -204,7 +206,8 @@ class TreeGrower:
         feats = self._features
         if to_build:
             self.builder.build(
-                self._gh, self.indices,
+                self._gh, self.buf,
+                np.array([nodes["side"][k] for k in to_build], dtype=np.int64),
                 np.array([nodes["start"][k] for k in to_build], dtype=np.int64),
                 np.array([nodes["count"][k] for k in to_build], dtype=np.int64),
                 np.array([self._slot[k] for k in to_build], dtype=np.int64), feats)
@@ -263,6 +266,7 @@ class TreeGrower:
         tree = Tree(feature, np.zeros(n), nodes["left"], nodes["right"], nodes["default_left"],
                     value, nodes["gain"], nodes["H"], nodes["C"], threshold_bin=nodes["threshold_bin"])
         leaves = np.nonzero(feature < 0)[0]
+        sides = np.array(nodes["side"], dtype=np.int64)[leaves]
         starts = np.array(nodes["start"], dtype=np.int64)[leaves]
         counts = np.array(nodes["count"], dtype=np.int64)[leaves]
-        return tree, (starts, counts, value[leaves])
+        return tree, (sides, starts, counts, value[leaves])

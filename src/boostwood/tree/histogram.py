@@ -48,7 +48,7 @@ class HistogramBuilder:
     def release(self, slot):
         self._free.append(slot)
 
-    def build(self, gh, indices, starts, counts, slots, features):
+    def build(self, gh, buf, sides, starts, counts, slots, features):
         """Histograms of a batch of nodes from their rows, then summed across shards.
 
         Each node's segment is cut into blocks of ``HIST_BLOCK`` rows (one
@@ -63,7 +63,7 @@ class HistogramBuilder:
         # groups too (this never changes the result, see the kernel).
         n_threads = numba.get_num_threads()
         n_groups = min(features.shape[0], n_threads) if n_extra + len(counts) < 4 * n_threads else 1
-        build_histograms(self.X_binned, gh, indices, starts, counts, slots, features,
+        build_histograms(self.X_binned, gh, buf, sides, starts, counts, slots, features,
                          HIST_BLOCK, max(n_groups, 1), self.hist, self.partial)
         self.reducer.allreduce_histograms(self.hist, slots)
 
