@@ -112,6 +112,8 @@ def scan_feature(cell, nb, Gt, Ht, Ct, lam, alpha, max_delta_step, gamma,
     HL = 0.0
     CL = 0.0
     for b in range(nb):
+        if cell[b, 2] == 0.0 and b < nb - 1:
+            continue  # empty bin: same partition as the previous threshold (ties keep the first)
         GL += cell[b, 0]
         HL += cell[b, 1]
         CL += cell[b, 2]
