@@ -155,8 +155,11 @@ def scan_feature(cell, nb, Gt, Ht, Ct, lam, alpha, max_delta_step, gamma,
 @njit(parallel=True, cache=True, nogil=True)
 def find_best_splits(hist, slots, totals, n_bins, features, feature_mask,
                      lam, alpha, max_delta_step, gamma, min_child_weight,
-                     min_data_in_leaf, out_gain, out_bin, out_default_left, out_left):
-    """Best split of every (node, feature) pair of a batch, in parallel.
+                     min_data_in_leaf, out_gain, out_bin, out_default_left, out_left,
+                     out_best):
+    """Best split of every (node, feature) pair of a batch, in parallel, then each
+    node's best feature: the lowest feature position whose gain equals the node's
+    maximum up to ``TIE_RTOL``.
 
     Parameters
     ----------
@@ -170,6 +173,7 @@ def find_best_splits(hist, slots, totals, n_bins, features, feature_mask,
     out_bin : ndarray of shape (n_nodes, n_active), int32   # OUT
     out_default_left : ndarray of shape (n_nodes, n_active), uint8   # OUT
     out_left : ndarray of shape (n_nodes, n_active, 3), float64   # OUT
+    out_best : ndarray of shape (n_nodes,), int64   # OUT, position in ``features``; -1 = none
     """
     n_nodes = slots.shape[0]
     n_active = features.shape[0]
@@ -189,3 +193,15 @@ def find_best_splits(hist, slots, totals, n_bins, features, feature_mask,
         out_gain[node, a] = gain
         out_bin[node, a] = b
         out_default_left[node, a] = 1 if dl else 0
+    for node in range(n_nodes):
+        top = -np.inf
+        for a in range(n_active):
+            top = max(top, out_gain[node, a])
+        best = -1
+        if top > -np.inf:
+            floor = top - TIE_RTOL * abs(top)
+            for a in range(n_active):
+                if out_gain[node, a] >= floor:
+                    best = a
+                    break
+        out_best[node] = best

@@ -21,7 +21,7 @@ import numpy as np
 from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import sum_gradients
 from .._kernels.partition import partition_nodes
-from .._kernels.split import TIE_RTOL, find_best_splits, leaf_weight
+from .._kernels.split import find_best_splits, leaf_weight
 from .histogram import HistogramBuilder
 from .tree import Tree
 
@@ -86,7 +86,10 @@ class TreeGrower:
         self.n_bins = np.ascontiguousarray(n_bins, dtype=np.int32)
         self.missing_bins = self.n_bins  # the missing bin id equals n_bins
         self.params = params
-        self.builder = HistogramBuilder(X_binned, n_bins_max, reducer)
+        # at most about half the leaves hold a histogram at once; size the pool up front
+        bound = params.max_leaves if params.max_leaves > 0 else 2 ** min(params.max_depth, 12)
+        self.builder = HistogramBuilder(X_binned, n_bins_max, reducer,
+                                        initial_slots=int(min(max(bound // 2 + 2, 4), 256)))
         self.reducer = self.builder.reducer
         n_rows = X_binned.shape[0]
         # a feature-major copy for the partition kernel, which reads one feature of many rows
@@ -220,6 +223,16 @@ class TreeGrower:
         if to_scan:
             self._scan(nodes, sorted(to_scan))
 
+    def _scan_buffers(self, B, A):
+        """Output arrays of the split kernel for B nodes, reused across calls."""
+        if getattr(self, "_buffers", None) is None or self._buffers[0].shape[0] < B \
+                or self._buffers[0].shape[1] != A:
+            cap = max(B, 8)
+            self._buffers = (np.empty((cap, A)), np.empty((cap, A), dtype=np.int32),
+                             np.empty((cap, A), dtype=np.uint8), np.empty((cap, A, 3)),
+                             np.empty(cap, dtype=np.int64), np.ones((cap, A), dtype=np.uint8))
+        return [b[:B] for b in self._buffers]
+
     def _scan(self, nodes, scan):
         p = self.params
         B, A = len(scan), self._features.shape[0]
@@ -227,32 +240,26 @@ class TreeGrower:
             for k in scan:
                 self.builder.release(self._slot.pop(k))
             return
-        totals = np.array([[nodes["G"][k], nodes["H"][k], nodes["C"][k]] for k in scan])
-        mask = np.ones((B, A), dtype=np.uint8)
+        gain, best_bin, dl, left, best, mask = self._scan_buffers(B, A)
         if p.colsample_bynode < 1.0:
             n_pick = max(1, int(round(p.colsample_bynode * A)))
-            mask[:] = 0
+            mask = np.zeros((B, A), dtype=np.uint8)
             for r in range(B):
                 mask[r, self._rng.choice(A, n_pick, replace=False)] = 1
-        gain = np.empty((B, A))
-        best_bin = np.empty((B, A), dtype=np.int32)
-        dl = np.empty((B, A), dtype=np.uint8)
-        left = np.empty((B, A, 3))
+        G, H, C = nodes["G"], nodes["H"], nodes["C"]
+        totals = np.array([(G[k], H[k], C[k]) for k in scan])
         find_best_splits(self.builder.hist, np.array([self._slot[k] for k in scan], dtype=np.int64),
                          totals, self.n_bins, self._features, mask, p.reg_lambda, p.reg_alpha,
                          p.max_delta_step, p.gamma, p.min_child_weight,
-                         float(max(p.min_data_in_leaf, 1)), gain, best_bin, dl, left)
-        # lowest feature id among the gains equal to the maximum up to rounding
-        top = gain.max(axis=1, keepdims=True)
-        with np.errstate(invalid="ignore"):
-            best = np.argmax(gain >= top - TIE_RTOL * np.abs(np.where(np.isinf(top), 0, top)),
-                             axis=1)
+                         float(max(p.min_data_in_leaf, 1)), gain, best_bin, dl, left, best)
         for r, k in enumerate(scan):
             a = best[r]
-            if gain[r, a] > 0.0:
-                self._cand[k] = (gain[r, a], int(self._features[a]), int(best_bin[r, a]),
-                                 int(dl[r, a]), left[r, a, 0], left[r, a, 1], left[r, a, 2])
-                heapq.heappush(self._heap, (-gain[r, a], k))
+            g = gain[r, a] if a >= 0 else 0.0
+            if g > 0.0:
+                lr = left[r, a]
+                self._cand[k] = (g, int(self._features[a]), int(best_bin[r, a]), int(dl[r, a]),
+                                 lr[0], lr[1], lr[2])
+                heapq.heappush(self._heap, (-g, k))
             else:
                 self.builder.release(self._slot.pop(k))
 
