@@ -111,6 +111,8 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
                                  hist[t_dest[t]].reshape(size))
     # add the extra blocks of each node in block order, in parallel over features
     n_nodes = starts.shape[0]
+    if part_count.sum() == 0:
+        return  # single-block nodes only: no second parallel region
     for task in prange(n_active * n_nodes):
         k = task % n_nodes
         if part_count[k] == 0:
