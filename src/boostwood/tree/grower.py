@@ -86,10 +86,14 @@ class TreeGrower:
         self.n_bins = np.ascontiguousarray(n_bins, dtype=np.int32)
         self.missing_bins = self.n_bins  # the missing bin id equals n_bins
         self.params = params
-        # at most about half the leaves hold a histogram at once; size the pool up front
-        bound = params.max_leaves if params.max_leaves > 0 else 2 ** min(params.max_depth, 12)
+        # size the pool up front for the most histograms held at once: every
+        # candidate leaf (lossguide), or the smaller children of a level (depthwise)
+        if params.grow_policy == "lossguide" and params.max_leaves > 0:
+            bound = params.max_leaves + 2
+        else:
+            bound = 2 ** max(min(params.max_depth, 12) - 1, 0) + 2
         self.builder = HistogramBuilder(X_binned, n_bins_max, reducer,
-                                        initial_slots=int(min(max(bound // 2 + 2, 4), 256)))
+                                        initial_slots=int(min(max(bound, 4), 512)))
         self.reducer = self.builder.reducer
         n_rows = X_binned.shape[0]
         # a feature-major copy for the partition kernel, which reads one feature of many rows
