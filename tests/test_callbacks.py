@@ -64,3 +64,26 @@ def test_custom_callback_can_stop_training(data):
     assert b.num_boosted_rounds() == 4
     with pytest.raises(TypeError, match="TrainingCallback"):
         bw.train({}, dtr, 1, callbacks=[object()])
+
+
+def test_min_delta_requires_a_real_improvement(data):
+    dtr, dva = data
+    params = {"objective": "binary:logistic", "eta": 0.05, "eval_metric": "logloss"}
+    log = {}
+    es = bw.EarlyStopping(rounds=2, min_delta=0.01)
+    b = bw.train(params, dtr, 300, evals=[(dva, "valid")], callbacks=[es], verbose_eval=False,
+                 evals_result=log)
+    curve = np.array(log["valid"]["logloss"])
+    # every accepted "best" improved on the previous best by more than min_delta ...
+    best, bests = curve[0], [0]
+    for i, v in enumerate(curve[1:], 1):
+        if v < best - 0.01:
+            best, bests = v, bests + [i]
+    assert b.best_iteration == bests[-1]
+    # ... and training stopped 2 rounds after the last such improvement
+    assert len(curve) == b.best_iteration + 3
+    plain = bw.train(params, dtr, 300, evals=[(dva, "valid")], early_stopping_rounds=2,
+                     verbose_eval=False)
+    assert plain.num_boosted_rounds() > b.num_boosted_rounds()
+    with pytest.raises(ValueError, match="min_delta"):
+        bw.EarlyStopping(3, min_delta=-1)

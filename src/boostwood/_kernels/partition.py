@@ -61,7 +61,7 @@ def partition_nodes(X_columns, buf, sides, mask, starts, counts, features,
     mask : ndarray of shape (n_partition,), uint8   # OUT (workspace: 1 = row goes left)
     starts, counts : ndarray of shape (n_nodes,), int64   # IN
     features, threshold_bins : ndarray of shape (n_nodes,), int64   # IN, the splits
-    default_left : ndarray of shape (n_nodes,), uint8   # IN
+    default_left : ndarray of shape (n_nodes,), integer   # IN, nonzero = missing goes left
     missing_bins : ndarray of shape (n_features,), int32   # IN, missing bin id per feature
     block_size : int, rows per block (a constant, so results do not depend on threads)
     out_left_counts : ndarray of shape (n_nodes,), int64   # OUT

@@ -59,10 +59,17 @@ class _Nodes:
 
     def add(self, G, H, C, depth, start, count, side):
         c = self.cols
-        for k, v in (("feature", -1), ("threshold_bin", -1), ("left", -1), ("right", -1),
-                     ("default_left", 0), ("gain", 0.0), ("G", G), ("H", H), ("C", C),
-                     ("depth", depth), ("start", start), ("count", count), ("side", side)):
-            c[k].append(v)
+        for k in ("feature", "threshold_bin", "left", "right"):
+            c[k].append(-1)
+        c["default_left"].append(0)
+        c["gain"].append(0.0)
+        c["G"].append(G)
+        c["H"].append(H)
+        c["C"].append(C)
+        c["depth"].append(depth)
+        c["start"].append(start)
+        c["count"].append(count)
+        c["side"].append(side)
         return len(c["feature"]) - 1
 
     def __getitem__(self, key):
@@ -170,15 +177,16 @@ class TreeGrower:
     # -- one expansion ---------------------------------------------------------------------
     def _expand(self, nodes, batch):
         splits = [self._cand.pop(k) for k in batch]
-        starts = np.array([nodes["start"][k] for k in batch], dtype=np.int64)
-        counts = np.array([nodes["count"][k] for k in batch], dtype=np.int64)
-        feats = np.array([s[1] for s in splits], dtype=np.int64)
-        bins = np.array([s[2] for s in splits], dtype=np.int64)
-        dleft = np.array([s[3] for s in splits], dtype=np.uint8)
+        # one array for the batch; each row below is a contiguous int64 vector
+        start_of, count_of, side_of = nodes["start"], nodes["count"], nodes["side"]
+        cols = np.array([(start_of[k], count_of[k], s[1], s[2], s[3], side_of[k])
+                         for k, s in zip(batch, splits)], dtype=np.int64).T.copy()
+        starts, counts, feats, bins, dleft, sides = cols
         n_left = np.empty(len(batch), dtype=np.int64)
-        sides = np.array([nodes["side"][k] for k in batch], dtype=np.int64)
         partition_nodes(self.X_columns, self.buf, sides, self.mask, starts, counts,
                         feats, bins, dleft, self.missing_bins, PARTITION_BLOCK, n_left)
+        starts, counts, n_left, sides = (starts.tolist(), counts.tolist(), n_left.tolist(),
+                                         sides.tolist())
         to_build, to_scan, pairs = [], [], []
         for i, node in enumerate(batch):
             gain, f, b, dl, GL, HL, CL = splits[i]
@@ -212,15 +220,14 @@ class TreeGrower:
         to_scan = to_build if to_scan is None else to_scan
         feats = self._features
         if to_build:
-            self.builder.build(
-                self._gh, self.buf,
-                np.array([nodes["side"][k] for k in to_build], dtype=np.int64),
-                np.array([nodes["start"][k] for k in to_build], dtype=np.int64),
-                np.array([nodes["count"][k] for k in to_build], dtype=np.int64),
-                np.array([self._slot[k] for k in to_build], dtype=np.int64), feats)
+            side_of, start_of, count_of = nodes["side"], nodes["start"], nodes["count"]
+            sides, starts, counts, slots = np.array(
+                [(side_of[k], start_of[k], count_of[k], self._slot[k]) for k in to_build],
+                dtype=np.int64).T.copy()
+            self.builder.build(self._gh, self.buf, sides, starts, counts, slots, feats)
         if pairs:
-            arr = np.array(pairs, dtype=np.int64)
-            self.builder.subtract(arr[:, 0].copy(), arr[:, 1].copy(), feats)
+            parents, children = np.array(pairs, dtype=np.int64).T.copy()
+            self.builder.subtract(parents, children, feats)
         for k in to_build:
             if k not in to_scan:
                 self.builder.release(self._slot.pop(k))

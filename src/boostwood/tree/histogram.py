@@ -55,8 +55,7 @@ class HistogramBuilder:
         parallel task each, or one per thread and block for small batches);
         see :func:`boostwood._kernels.histogram.build_histograms`.
         """
-        n_blocks = np.maximum((counts + HIST_BLOCK - 1) // HIST_BLOCK, 1)
-        n_extra = int(n_blocks.sum()) - len(counts)
+        n_extra = sum(max((c + HIST_BLOCK - 1) // HIST_BLOCK, 1) - 1 for c in counts.tolist())
         if self.partial.shape[0] < n_extra:
             self.partial = np.empty((n_extra,) + self.hist.shape[1:], dtype=HIST_DTYPE)
         # Too few blocks to keep every thread busy: share blocks among feature
