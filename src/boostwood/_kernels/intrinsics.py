@@ -5,6 +5,10 @@ and partition loops stall on memory unless the rows a few iterations ahead are
 requested early. ``prefetch(arr, i)`` emits LLVM's ``llvm.prefetch`` for the
 address of ``arr[i]`` (read, high locality). It changes timing only, never a
 result.
+
+Caveat: numba's on-disk cache of a kernel is invalidated when the kernel's own
+source file changes, not when this module changes. After editing this file,
+clear the caches (delete the ``__pycache__`` folders of ``_kernels``).
 """
 from llvmlite import binding as _llvm
 from numba import types

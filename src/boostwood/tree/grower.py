@@ -196,9 +196,10 @@ class TreeGrower:
             left = nodes.add(GL, HL, CL, depth, starts[i], n_left[i], side)
             right = nodes.add(G - GL, H - HL, C - CL, depth, starts[i] + n_left[i],
                               counts[i] - n_left[i], side)
-            for key, v in (("feature", f), ("threshold_bin", b), ("left", left),
-                           ("right", right), ("default_left", dl), ("gain", gain)):
-                nodes[key][node] = v
+            cols = nodes.cols
+            cols["feature"][node], cols["threshold_bin"][node] = f, b
+            cols["left"][node], cols["right"][node] = left, right
+            cols["default_left"][node], cols["gain"][node] = dl, gain
             parent_slot = self._slot.pop(node)
             need = [c for c in (left, right) if self._splittable(nodes, c)]
             if not need:
@@ -242,7 +243,10 @@ class TreeGrower:
             self._buffers = (np.empty((cap, A)), np.empty((cap, A), dtype=np.int32),
                              np.empty((cap, A), dtype=np.uint8), np.empty((cap, A, 3)),
                              np.empty(cap, dtype=np.int64), np.ones((cap, A), dtype=np.uint8))
-        return [b[:B] for b in self._buffers]
+            self._views = (0, None)
+        if self._views[0] != B:
+            self._views = (B, [b[:B] for b in self._buffers])
+        return self._views[1]
 
     def _scan(self, nodes, scan):
         p = self.params
