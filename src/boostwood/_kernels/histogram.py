@@ -25,7 +25,7 @@ half the rows of its parents.
 import numpy as np
 from numba import njit, prange
 
-from .intrinsics import PREFETCH_DISTANCE, prefetch
+from .intrinsics import PREFETCH_DISTANCE, add_pair, prefetch
 
 
 @njit(cache=True, nogil=True)
@@ -148,22 +148,20 @@ def _zero_and_accumulate(X_binned, gh, indices, start, count, features, flo, fhi
             prefetch(gh[ahead], 0)
             prefetch(X_binned[ahead], 0)
         r = np.uint64(indices[i])
-        gr = gh[r, np.uint64(0)]
-        hr = gh[r, np.uint64(1)]
+        gr = np.float64(gh[r, np.uint64(0)])
+        hr = np.float64(gh[r, np.uint64(1)])
         row = X_binned[r]
         if all_features:  # the common case, without the indirection
             for f in range(flo, fhi):
                 uf = np.uint64(f)
                 k = (uf * nb + np.uint64(row[uf])) * three
-                out[k] += gr
-                out[k + np.uint64(1)] += hr
+                add_pair(out, k, gr, hr)
                 out[k + np.uint64(2)] += 1.0
         else:
             for j in range(flo, fhi):
                 uf = np.uint64(features[j])
                 k = (uf * nb + np.uint64(row[uf])) * three
-                out[k] += gr
-                out[k + np.uint64(1)] += hr
+                add_pair(out, k, gr, hr)
                 out[k + np.uint64(2)] += 1.0
 
 

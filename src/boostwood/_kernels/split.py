@@ -74,6 +74,62 @@ def split_gain(GL, HL, GR, HR, lam, alpha, max_delta_step, gamma):
                   - leaf_score(GL + GR, HL + HR, lam, alpha, max_delta_step)) - gamma
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _children_score(gl, hl, gr, hr, lam, alpha, max_delta_step, plain):
+    """leaf_score(left) + leaf_score(right).
+
+    Without L1 and step clipping (``plain``) the two fractions are summed over
+    one common denominator, G_L^2/d_L + G_R^2/d_R = (G_L^2 d_R + G_R^2 d_L) / (d_L d_R):
+    one division per candidate instead of two, which halves the cost of the scan.
+    """
+    if plain:
+        dl = hl + lam
+        dr = hr + lam
+        if dl > 0.0 and dr > 0.0:
+            return (gl * gl * dr + gr * gr * dl) / (dl * dr)
+    return (leaf_score(gl, hl, lam, alpha, max_delta_step)
+            + leaf_score(gr, hr, lam, alpha, max_delta_step))
+
+
+@njit(cache=True, nogil=True)
+def _scan_no_missing(cell, nb, Gt, Ht, Ct, lam, gamma, min_child_weight, min_data_in_leaf,
+                     score_parent, tol, best_left):
+    """:func:`scan_feature` for the common case: no missing values in the node,
+    no L1 penalty, no step clipping. Same candidates, same order, same tie rule,
+    without the loop over missing directions (about twice as fast)."""
+    best = -np.inf
+    best_bin = -1
+    best_dl = False
+    GL = 0.0
+    HL = 0.0
+    CL = 0.0
+    for b in range(nb - 1):  # the last boundary sends every row left: not a split
+        c = cell[b, 2]
+        if c == 0.0:
+            continue  # empty bin: same partition as the previous threshold
+        GL += cell[b, 0]
+        HL += cell[b, 1]
+        CL += c
+        gr = Gt - GL
+        hr = Ht - HL
+        if CL < min_data_in_leaf or Ct - CL < min_data_in_leaf:
+            continue
+        if HL < min_child_weight or hr < min_child_weight:
+            continue
+        delta = _children_score(GL, HL, gr, hr, lam, 0.0, 0.0, True) - score_parent
+        if 0.5 * delta <= tol:
+            continue
+        gain = 0.5 * delta - gamma
+        if best_bin < 0 or gain > best + TIE_RTOL * abs(best):
+            best = gain
+            best_bin = b
+            best_dl = HL >= hr
+            best_left[0] = GL
+            best_left[1] = HL
+            best_left[2] = CL
+    return best, best_bin, best_dl
+
+
 @njit(cache=True, nogil=True)
 def scan_feature(cell, nb, Gt, Ht, Ct, lam, alpha, max_delta_step, gamma,
                  min_child_weight, min_data_in_leaf, best_left):
@@ -100,11 +156,15 @@ def scan_feature(cell, nb, Gt, Ht, Ct, lam, alpha, max_delta_step, gamma,
     objective by more than rounding noise.
     """
     score_parent = leaf_score(Gt, Ht, lam, alpha, max_delta_step)
+    plain = alpha == 0.0 and max_delta_step <= 0.0
     # a split whose objective decrease is at rounding level is not a split
     tol = 1e-10 * abs(score_parent)
     Gm = cell[nb, 0]
     Hm = cell[nb, 1]
     Cm = cell[nb, 2]
+    if Cm <= 0.0 and plain:
+        return _scan_no_missing(cell, nb, Gt, Ht, Ct, lam, gamma, min_child_weight,
+                                min_data_in_leaf, score_parent, tol, best_left)
     best = -np.inf
     best_bin = -1
     best_dl = False
@@ -132,8 +192,8 @@ def scan_feature(cell, nb, Gt, Ht, Ct, lam, alpha, max_delta_step, gamma,
                 continue
             if hl < min_child_weight or hr < min_child_weight:
                 continue
-            delta = (leaf_score(gl, hl, lam, alpha, max_delta_step)
-                     + leaf_score(gr, hr, lam, alpha, max_delta_step) - score_parent)
+            delta = _children_score(gl, hl, gr, hr, lam, alpha, max_delta_step,
+                                    plain) - score_parent
             if 0.5 * delta <= tol:
                 continue
             gain = 0.5 * delta - gamma

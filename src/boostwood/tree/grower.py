@@ -132,16 +132,26 @@ class TreeGrower:
             self.buf[0, :n] = rows
         self._gh, self._features, self._rng = gh, features, rng
         nodes = _Nodes()
-        totals = np.empty(3, dtype=HIST_DTYPE)
-        sum_gradients(gh, self.buf[0], 0, n, totals)
-        self.reducer.allreduce_sum(totals)
-        nodes.add(totals[0], totals[1], totals[2], 0, 0, n, 0)
         self._cand = {}
         self._heap = []  # lossguide: (-gain, node) of every candidate
         self._slot = {}
-        if self._splittable(nodes, 0):
-            self._slot[0] = self.builder.acquire()
-            self._build_and_scan(nodes, [0], [])
+        root_slot = self._root_histogram(n) if features.shape[0] else None
+        if root_slot is None:
+            totals = np.empty(3, dtype=HIST_DTYPE)
+            sum_gradients(gh, self.buf[0], 0, n, totals)
+            self.reducer.allreduce_sum(totals)
+        else:
+            # every row is in exactly one bin of any feature: the root totals are
+            # the sum of one feature's cells (no extra pass over the rows, and
+            # already summed across shards)
+            totals = self.builder.hist[root_slot, features[0]].sum(axis=0)
+        nodes.add(totals[0], totals[1], totals[2], 0, 0, n, 0)
+        if root_slot is not None:
+            self._slot[0] = root_slot
+            if self._splittable(nodes, 0):
+                self._scan(nodes, [0])
+            else:
+                self.builder.release(self._slot.pop(0))
         n_leaves = 1
         while True:
             batch = self._next_batch(n_leaves)
@@ -153,6 +163,13 @@ class TreeGrower:
             self.builder.release(slot)
         self._slot = {}
         return self._finish(nodes)
+
+    def _root_histogram(self, n):
+        slot = self.builder.acquire()
+        one = np.zeros(1, dtype=np.int64)
+        self.builder.build(self._gh, self.buf, one, one, np.full(1, n, dtype=np.int64),
+                           np.full(1, slot, dtype=np.int64), self._features)
+        return slot
 
     # -- policy ------------------------------------------------------------------------
     def _next_batch(self, n_leaves):
