@@ -16,13 +16,14 @@ node for its best split (kernel). Python only does the bookkeeping per node.
 import heapq
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import sum_gradients
-from .._kernels.partition import partition_nodes
-from .._kernels.split import find_best_splits, leaf_weight
-from .histogram import HistogramBuilder
+from .._kernels.grow import split_and_build, subtract_and_scan
+from .._kernels.split import leaf_weight
+from .histogram import HIST_BLOCK, HistogramBuilder
 from .tree import Tree
 
 #: Rows per partition block; fixed so that results never depend on threads.
@@ -131,6 +132,7 @@ class TreeGrower:
         else:
             self.buf[0, :n] = rows
         self._gh, self._features, self._rng = gh, features, rng
+        self._n_threads = numba.get_num_threads()
         nodes = _Nodes()
         self._cand = {}
         self._heap = []  # lossguide: (-gain, node) of every candidate
@@ -193,64 +195,96 @@ class TreeGrower:
 
     # -- one expansion ---------------------------------------------------------------------
     def _expand(self, nodes, batch):
-        splits = [self._cand.pop(k) for k in batch]
-        # one array for the batch; each row below is a contiguous int64 vector
-        start_of, count_of, side_of = nodes["start"], nodes["count"], nodes["side"]
-        cols = np.array([(start_of[k], count_of[k], s[1], s[2], s[3], side_of[k])
-                         for k, s in zip(batch, splits)], dtype=np.int64).T.copy()
-        starts, counts, feats, bins, dleft, sides = cols
-        n_left = np.empty(len(batch), dtype=np.int64)
-        partition_nodes(self.X_columns, self.buf, sides, self.mask, starts, counts,
-                        feats, bins, dleft, self.missing_bins, PARTITION_BLOCK, n_left)
-        starts, counts, n_left, sides = (starts.tolist(), counts.tolist(), n_left.tolist(),
-                                         sides.tolist())
-        to_build, to_scan, pairs = [], [], []
-        for i, node in enumerate(batch):
-            gain, f, b, dl, GL, HL, CL = splits[i]
-            depth = nodes["depth"][node] + 1
-            G, H, C = nodes["G"][node], nodes["H"][node], nodes["C"][node]
-            side = 1 - sides[i]  # the children's rows are in the other buffer
-            left = nodes.add(GL, HL, CL, depth, starts[i], n_left[i], side)
-            right = nodes.add(G - GL, H - HL, C - CL, depth, starts[i] + n_left[i],
-                              counts[i] - n_left[i], side)
-            cols = nodes.cols
-            cols["feature"][node], cols["threshold_bin"][node] = f, b
-            cols["left"][node], cols["right"][node] = left, right
-            cols["default_left"][node], cols["gain"][node] = dl, gain
-            parent_slot = self._slot.pop(node)
-            need = [c for c in (left, right) if self._splittable(nodes, c)]
-            if not need:
-                self.builder.release(parent_slot)
-                continue
-            small, large = (left, right) if n_left[i] <= counts[i] - n_left[i] else (right, left)
-            self._slot[small] = self.builder.acquire()
-            to_build.append(small)
-            if large in need:
-                self._slot[large] = parent_slot
-                pairs.append((parent_slot, self._slot[small]))
-            else:
-                self.builder.release(parent_slot)
-            to_scan.extend(need)
-        self._build_and_scan(nodes, to_build, pairs, to_scan)
+        """Split every node of ``batch`` by its candidate; build, subtract and scan the children.
 
-    def _build_and_scan(self, nodes, to_build, pairs, to_scan=None):
-        """Build histograms of ``to_build``, subtract ``pairs``, scan ``to_scan``."""
-        to_scan = to_build if to_scan is None else to_scan
-        feats = self._features
-        if to_build:
-            side_of, start_of, count_of = nodes["side"], nodes["start"], nodes["count"]
-            sides, starts, counts, slots = np.array(
-                [(side_of[k], start_of[k], count_of[k], self._slot[k]) for k in to_build],
-                dtype=np.int64).T.copy()
-            self.builder.build(self._gh, self.buf, sides, starts, counts, slots, feats)
-        if pairs:
-            parents, children = np.array(pairs, dtype=np.int64).T.copy()
-            self.builder.subtract(parents, children, feats)
-        for k in to_build:
-            if k not in to_scan:
-                self.builder.release(self._slot.pop(k))
-        if to_scan:
-            self._scan(nodes, sorted(to_scan))
+        Which child's histogram is built (the smaller one) is decided from the
+        split's global row counts, so every data shard builds the same child.
+        """
+        p = self.params
+        cand, slot_of, builder = self._cand, self._slot, self.builder
+        cols = nodes.cols
+        depth_of, G_of, H_of, C_of = cols["depth"], cols["G"], cols["H"], cols["C"]
+        start_of, count_of, side_of = cols["start"], cols["count"], cols["side"]
+        min_c, min_h = 2 * p.min_data_in_leaf, 2 * p.min_child_weight
+        splits, plan, pairs = [], [], []
+        small_left, small_slots = [], []
+        for k in batch:
+            s = cand.pop(k)
+            splits.append(s)
+            GL, HL, CL = s[4], s[5], s[6]
+            CR, HR = C_of[k] - CL, H_of[k] - HL
+            deep_ok = p.max_depth <= 0 or depth_of[k] + 1 < p.max_depth
+            need_l = deep_ok and CL >= min_c and HL >= min_h
+            need_r = deep_ok and CR >= min_c and HR >= min_h
+            parent_slot = slot_of.pop(k)
+            left_small = CL <= CR
+            small_left.append(1 if left_small else 0)
+            if not (need_l or need_r):
+                builder.release(parent_slot)
+                small_slots.append(-1)
+                plan.append((need_l, need_r, -1, -1))
+                continue
+            small_slot = builder.acquire()
+            small_slots.append(small_slot)
+            large_slot = -1
+            if need_r if left_small else need_l:
+                large_slot = parent_slot
+                pairs.append((parent_slot, small_slot))
+            else:
+                builder.release(parent_slot)
+            plan.append((need_l, need_r, small_slot, large_slot))
+        B = len(batch)
+        arr = np.array([start_of[k] for k in batch] + [count_of[k] for k in batch]
+                       + [s[1] for s in splits] + [s[2] for s in splits]
+                       + [s[3] for s in splits] + [side_of[k] for k in batch]
+                       + small_left + small_slots, dtype=np.int64).reshape(8, B)
+        starts, counts, feats, bins, dleft, sides, sleft, sslots = arr
+        n_left = np.empty(B, dtype=np.int64)
+        builder.reserve_partials(B + sum(count_of[k] for k in batch) // HIST_BLOCK)
+        split_and_build(self.X_columns, self.X_binned, self._gh, self.buf, self.mask, starts,
+                        counts, feats, bins, dleft, sides, self.missing_bins, PARTITION_BLOCK,
+                        sleft, sslots, self._features, HIST_BLOCK, self._n_threads,
+                        builder.hist,
+                        builder.partial, n_left)
+        built = [x for x in small_slots if x >= 0]
+        if built:
+            self.reducer.allreduce_histograms(builder.hist, np.array(built, dtype=np.int64))
+        unused, to_scan = self._add_children(nodes, batch, splits, plan, small_left,
+                                             n_left.tolist())
+        self._scan(nodes, to_scan, pairs)
+        for k in unused:
+            builder.release(slot_of.pop(k))
+
+    def _add_children(self, nodes, batch, splits, plan, small_left, n_left):
+        """Record the splits and their children; returns (built-only nodes, nodes to scan)."""
+        cols, slot_of = nodes.cols, self._slot
+        depth_of, G_of, H_of, C_of = cols["depth"], cols["G"], cols["H"], cols["C"]
+        start_of, count_of, side_of = cols["start"], cols["count"], cols["side"]
+        unused, to_scan = [], []
+        for i, k in enumerate(batch):
+            gain, f, b, dl, GL, HL, CL = splits[i]
+            depth, start, count, nl = depth_of[k] + 1, start_of[k], count_of[k], n_left[i]
+            side = 1 - side_of[k]  # the children's rows are in the other buffer
+            left = nodes.add(GL, HL, CL, depth, start, nl, side)
+            right = nodes.add(G_of[k] - GL, H_of[k] - HL, C_of[k] - CL, depth, start + nl,
+                              count - nl, side)
+            cols["feature"][k], cols["threshold_bin"][k] = f, b
+            cols["left"][k], cols["right"][k] = left, right
+            cols["default_left"][k], cols["gain"][k] = dl, gain
+            need_l, need_r, small_slot, large_slot = plan[i]
+            if small_slot < 0:
+                continue
+            small, large = (left, right) if small_left[i] else (right, left)
+            slot_of[small] = small_slot
+            if large_slot >= 0:
+                slot_of[large] = large_slot
+            if need_l:
+                to_scan.append(left)
+            if need_r:
+                to_scan.append(right)
+            if not (need_l if small == left else need_r):
+                unused.append(small)  # built only to be subtracted from its parent
+        return unused, to_scan
 
     def _scan_buffers(self, B, A):
         """Output arrays of the split kernel for B nodes, reused across calls."""
@@ -265,10 +299,13 @@ class TreeGrower:
             self._views = (B, [b[:B] for b in self._buffers])
         return self._views[1]
 
-    def _scan(self, nodes, scan):
+    def _scan(self, nodes, scan, pairs=()):
+        """Subtract ``pairs`` (parent slot, child slot), then find the best split of
+        each node of ``scan`` (in node order) and record it as a candidate."""
         p = self.params
+        scan = sorted(scan)
         B, A = len(scan), self._features.shape[0]
-        if A == 0:
+        if A == 0 or B == 0:
             for k in scan:
                 self.builder.release(self._slot.pop(k))
             return
@@ -280,10 +317,12 @@ class TreeGrower:
                 mask[r, self._rng.choice(A, n_pick, replace=False)] = 1
         G, H, C = nodes["G"], nodes["H"], nodes["C"]
         totals = np.array([(G[k], H[k], C[k]) for k in scan])
-        find_best_splits(self.builder.hist, np.array([self._slot[k] for k in scan], dtype=np.int64),
-                         totals, self.n_bins, self._features, mask, p.reg_lambda, p.reg_alpha,
-                         p.max_delta_step, p.gamma, p.min_child_weight,
-                         float(max(p.min_data_in_leaf, 1)), gain, best_bin, dl, left, best)
+        pair_arr = np.array(pairs, dtype=np.int64).reshape(-1, 2).T.copy()
+        subtract_and_scan(self.builder.hist, pair_arr[0], pair_arr[1], self._features,
+                          np.array([self._slot[k] for k in scan], dtype=np.int64), totals,
+                          self.n_bins, mask, p.reg_lambda, p.reg_alpha,
+                          p.max_delta_step, p.gamma, p.min_child_weight,
+                          float(max(p.min_data_in_leaf, 1)), gain, best_bin, dl, left, best)
         for r, k in enumerate(scan):
             a = best[r]
             g = gain[r, a] if a >= 0 else 0.0

@@ -48,6 +48,11 @@ class HistogramBuilder:
     def release(self, slot):
         self._free.append(slot)
 
+    def reserve_partials(self, n_buffers):
+        """Make room for ``n_buffers`` partial histograms (extra blocks of large nodes)."""
+        if self.partial.shape[0] < n_buffers:
+            self.partial = np.empty((n_buffers,) + self.hist.shape[1:], dtype=HIST_DTYPE)
+
     def build(self, gh, buf, sides, starts, counts, slots, features):
         """Histograms of a batch of nodes from their rows, then summed across shards.
 
@@ -56,8 +61,7 @@ class HistogramBuilder:
         see :func:`boostwood._kernels.histogram.build_histograms`.
         """
         n_extra = sum(max((c + HIST_BLOCK - 1) // HIST_BLOCK, 1) - 1 for c in counts.tolist())
-        if self.partial.shape[0] < n_extra:
-            self.partial = np.empty((n_extra,) + self.hist.shape[1:], dtype=HIST_DTYPE)
+        self.reserve_partials(n_extra)
         # Too few blocks to keep every thread busy: share blocks among feature
         # groups too (this never changes the result, see the kernel).
         n_threads = numba.get_num_threads()
