@@ -12,6 +12,13 @@ Both only sequence the parallel kernels of ``partition.py``, ``histogram.py``
 and ``split.py`` (which stay tested against their naive twins); they add no
 arithmetic of their own, so results are bit-identical to calling the kernels
 one at a time.
+
+Both are declared ``parallel=True`` although they hold no parallel loop of
+their own: a *cached* serial function that calls parallel ones crashes when it
+is loaded from numba's cache in a new process (numba issues #8578 and #4807);
+a parallel caller is cached and loaded correctly. ``tests/_kernels/test_grow.py``
+runs a fresh process against a warm cache to keep it that way. numba's notice that
+they hold no parallel loop is silenced where they are imported (``tree/grower.py``).
 """
 import numpy as np
 from numba import njit
@@ -21,7 +28,7 @@ from .partition import partition_nodes
 from .split import find_best_splits
 
 
-@njit(cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True)
 def split_and_build(X_columns, X_binned, gh, buf, mask, starts, counts, split_features,
                     threshold_bins, default_left, sides, missing_bins, partition_block,
                     small_left, small_slots, features, hist_block, n_threads, hist, partial,
@@ -79,7 +86,7 @@ def split_and_build(X_columns, X_binned, gh, buf, mask, starts, counts, split_fe
                      hist_block, n_groups, hist, partial)
 
 
-@njit(cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True)
 def subtract_and_scan(hist, parent_slots, child_slots, features, scan_slots, totals, n_bins,
                       feature_mask, lam, alpha, max_delta_step, gamma, min_child_weight,
                       min_data_in_leaf, out_gain, out_bin, out_default_left, out_left,

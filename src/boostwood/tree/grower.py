@@ -14,10 +14,12 @@ larger children by subtraction (kernel), and scan every feature of every new
 node for its best split (kernel). Python only does the bookkeeping per node.
 """
 import heapq
+import warnings
 from dataclasses import dataclass
 
 import numba
 import numpy as np
+from numba.core.errors import NumbaPerformanceWarning
 
 from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import sum_gradients
@@ -25,6 +27,11 @@ from .._kernels.grow import split_and_build, subtract_and_scan
 from .._kernels.split import leaf_weight
 from .histogram import HIST_BLOCK, HistogramBuilder
 from .tree import Tree
+
+# The expansion drivers are parallel=True for the numba cache's sake only (see
+# _kernels/grow.py); numba's notice that they hold no parallel loop means nothing to users.
+warnings.filterwarnings("ignore", message=r"(?s).*parallel=True.*was specified but no transformation",
+                        category=NumbaPerformanceWarning)
 
 #: Rows per partition block; fixed so that results never depend on threads.
 PARTITION_BLOCK = 4096
