@@ -12,6 +12,7 @@ import numpy as np
 
 from .._config import X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE
 from .._kernels.binning import bin_dense, bin_values
+from .sketch import Summary
 
 
 def _midpoints(lo, hi):
@@ -54,6 +55,15 @@ def edges_from_counts(distinct, counts, max_bin):
     return np.concatenate([np.unique(mid), [np.inf]])
 
 
+def _value_weights(col, w):
+    """Sorted distinct non-NaN values of a column and their row counts (or weight sums)."""
+    if w is None:
+        col = col[~np.isnan(col)]
+        return np.unique(col, return_counts=True)
+    summary = Summary.from_points(col, w)  # exact: every distinct value, eps = 0
+    return summary.values, summary.wmin
+
+
 class BinMapper:
     """Maps raw feature values to bin ids.
 
@@ -85,11 +95,18 @@ class BinMapper:
 
         Rows of zero ``weight`` are left out: a row that does not count in
         training does not move the bin edges either (so weight 0 is the same as
-        removing the row).
+        removing the row). With unequal weights the cut points are *weighted*
+        quantiles, read from a weighted quantile summary
+        (:class:`~boostwood.data.sketch.Summary`), so a row of weight k places
+        the edges like k copies of it.
         """
         n_rows, n_features = features.shape
         edges = []
         keep = None if weight is None or np.all(weight > 0) else np.nonzero(weight > 0)[0]
+        # unequal weights: weighted quantiles (all-equal weights give the same edges as none)
+        weighted = None
+        if weight is not None and np.ptp(weight[weight > 0]) > 0:
+            weighted = np.asarray(weight, dtype=np.float64)
         if keep is not None and features.dense is None:
             from .validation import FeatureMatrix
             features = FeatureMatrix(csc=features.csc[keep].tocsc())
@@ -102,19 +119,20 @@ class BinMapper:
                 rng = np.random.default_rng(self.seed)
                 pick = np.sort(rng.choice(n_candidates, self.sample_cnt, replace=False))
                 rows = pick if keep is None else keep[pick]
+            w_rows = None if weighted is None else (weighted if rows is None else weighted[rows])
             for f in range(n_features):
                 col = X[:, f] if rows is None else X[rows, f]
-                col = col.astype(np.float64, copy=False)
-                col = col[~np.isnan(col)]
-                distinct, counts = np.unique(col, return_counts=True)
+                distinct, counts = _value_weights(col.astype(np.float64, copy=False), w_rows)
                 edges.append(edges_from_counts(distinct, counts, self.max_bin))
         else:
             csc = features.csc
+            w_all = None if weighted is None else (weighted if keep is None else weighted[keep])
             for f in range(n_features):
-                data = csc.data[csc.indptr[f]:csc.indptr[f + 1]]
-                n_zero = n_rows - data.size
-                data = data[~np.isnan(data)]
-                distinct, counts = np.unique(data, return_counts=True)
+                s, e = csc.indptr[f], csc.indptr[f + 1]
+                data = csc.data[s:e]
+                w_col = None if w_all is None else w_all[csc.indices[s:e]]
+                n_zero = n_rows - data.size if w_all is None else w_all.sum() - w_col.sum()
+                distinct, counts = _value_weights(data, w_col)
                 if n_zero > 0:
                     pos = np.searchsorted(distinct, 0.0)
                     if pos < distinct.size and distinct[pos] == 0.0:

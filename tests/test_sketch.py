@@ -1,0 +1,114 @@
+"""Weighted quantile sketch: the eps-approximation guarantee against exact weighted ranks."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from boostwood.data.sketch import Summary, WeightedQuantileSketch
+
+
+def true_rank_interval(x, w, value):
+    """(r^-, r^+): total weight of points < value and <= value."""
+    return w[x < value].sum(), w[x <= value].sum()
+
+
+def assert_answers_within(summary, x, w, eps):
+    W = w.sum()
+    assert summary.total == pytest.approx(W, rel=1e-12)
+    ranks = np.concatenate([np.linspace(0, W, 101), np.random.default_rng(0).uniform(0, W, 50)])
+    for d, value in zip(ranks, summary.query(ranks)):
+        lo, hi = true_rank_interval(x, w, value)
+        # the answer's rank interval comes within eps W of the asked rank
+        assert lo <= d + eps * W * (1 + 1e-9) and hi >= d - eps * W * (1 + 1e-9), (d, value, lo, hi)
+
+
+def _points(draw_seed, n, kind):
+    r = np.random.default_rng(draw_seed)
+    if kind == "continuous":
+        x, w = r.normal(size=n), r.uniform(0.1, 2.0, n)
+    elif kind == "ties":
+        x, w = r.integers(0, 7, n).astype(float), r.uniform(0.0, 1.0, n)
+    else:  # a few huge weights among many small ones
+        x, w = r.exponential(size=n), np.full(n, 1e-3)
+        w[r.choice(n, min(3, n), replace=False)] = 1e3
+    return x, w
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 30000), st.sampled_from(["continuous", "ties", "heavy"]),
+       st.sampled_from([0.01, 0.03, 0.1]))
+def test_streamed_sketch_is_eps_approximate(seed, n, kind, eps):
+    x, w = _points(seed, n, kind)
+    sk = WeightedQuantileSketch(eps=eps)
+    for s in range(0, n, 997):  # pushes of uneven sizes
+        sk.push(x[s:s + 997], w[s:s + 997])
+    summary = sk.summary()
+    assert summary.eps() <= eps + 1e-12
+    assert len(summary) <= len(np.unique(x))
+    assert_answers_within(summary, x, w, eps)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 60), st.sampled_from([0.02, 0.05]))
+def test_merge_of_many_small_sketches(seed, n_parts, eps):
+    r = np.random.default_rng(seed)
+    parts = [(r.gamma(2.0, size=r.integers(1, 2000)), None) for _ in range(n_parts)]
+    parts = [(x, r.uniform(0.5, 3.0, x.size)) for x, _ in parts]
+    total = WeightedQuantileSketch(eps=eps)
+    for x, w in parts:
+        total.merge(WeightedQuantileSketch(eps=eps).push(x, w))
+    x = np.concatenate([p[0] for p in parts])
+    w = np.concatenate([p[1] for p in parts])
+    summary = total.summary()
+    assert summary.eps() <= eps + 1e-12
+    assert_answers_within(summary, x, w, eps)
+
+
+def test_exact_summary_answers_exact_weighted_quantiles():
+    x = np.array([3.0, 1.0, 2.0, 2.0, np.nan, 5.0])
+    w = np.array([1.0, 1.0, 2.0, 1.0, 9.0, 0.0])  # NaN and zero weight are left out
+    s = Summary.from_points(x, w)
+    assert s.values.tolist() == [1.0, 2.0, 3.0] and s.total == 5.0 and s.eps() == 0.0
+    assert s.rmin.tolist() == [0.0, 1.0, 4.0] and s.rmax.tolist() == [1.0, 4.0, 5.0]
+    assert s.query([0.0, 0.4, 2.5, 4.6, 5.0]).tolist() == [1.0, 1.0, 2.0, 3.0, 3.0]
+
+
+def test_prune_adds_at_most_one_over_b():
+    x = np.random.default_rng(3).normal(size=5000)
+    s = Summary.from_points(x)
+    for b in (4, 16, 64):
+        p = s.prune(b)
+        assert len(p) <= b + 1 and p.eps() <= 1.0 / b + 1e-12
+        assert p.values[0] == x.min() and p.values[-1] == x.max()
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="eps"):
+        WeightedQuantileSketch(eps=0.0)
+    with pytest.raises(ValueError, match="non-negative"):
+        Summary.from_points([1.0, 2.0], [1.0, -1.0])
+    with pytest.raises(ValueError, match="shape"):
+        WeightedQuantileSketch().push([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError, match="empty"):
+        Summary.empty().query(0.5)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_weighted_bin_edges_equal_repeated_rows(sparse):
+    """Binning with integer weights places the edges like that many copies of each row."""
+    import scipy.sparse as sp
+
+    import boostwood as bw
+    r = np.random.default_rng(4)
+    X = r.exponential(size=(3000, 3))
+    X[r.random(X.shape) < 0.3] = 0.0
+    X[r.random(X.shape) < 0.05] = np.nan
+    w = r.integers(1, 6, 3000).astype(float)
+    Xr = np.repeat(X, w.astype(int), axis=0)
+    wrap = (lambda A: sp.csr_matrix(np.nan_to_num(A, nan=np.nan))) if sparse else (lambda A: A)
+    weighted = bw.Dataset(wrap(X), np.zeros(3000), weight=w, max_bin=16).construct().bin_mapper
+    repeated = bw.Dataset(wrap(Xr), np.zeros(len(Xr)), max_bin=16).construct().bin_mapper
+    plain = bw.Dataset(wrap(X), np.zeros(3000), max_bin=16).construct().bin_mapper
+    for f in range(3):
+        np.testing.assert_array_equal(weighted.edges[f], repeated.edges[f])
+    assert any(not np.array_equal(weighted.edges[f], plain.edges[f]) for f in range(3))
