@@ -7,7 +7,7 @@ import numpy as np
 
 from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
 from .._kernels.predict import add_leaf_values, add_tree_binned, predict_raw
-from ..tree import GrowerParams, TreeGrower
+from ..tree import ExactTreeGrower, GrowerParams, TreeGrower
 from .metrics import get_metric
 
 
@@ -67,8 +67,12 @@ class TrainingState:
         self.mapper = mapper
         trivial = (mapper.n_bins == 1) & ~dtrain.has_missing()
         self.active = np.nonzero(~trivial)[0].astype(np.int64)
-        self.grower = TreeGrower(dtrain.X_binned, mapper.n_bins, mapper.n_bins_max,
-                                 _grower_params(p))
+        self.exact = p["tree_method"] == "exact"
+        if self.exact:
+            self.grower = ExactTreeGrower(dtrain.sorted_columns(), _grower_params(p))
+        else:
+            self.grower = TreeGrower(dtrain.X_binned, mapper.n_bins, mapper.n_bins_max,
+                                     _grower_params(p))
         self.rng = np.random.default_rng(p["seed"])
         self.evals = []
         for d, name in evals:
@@ -111,26 +115,30 @@ class TrainingState:
             tree, (sides, starts, counts, values) = self.grower.grow(self.gh[k], rows, feats,
                                                                      self.rng)
             split = tree.feature >= 0
-            tree.threshold[split] = self.mapper.bin_thresholds(tree.feature[split],
-                                                               tree.threshold_bin[split])
+            if not self.exact:  # the exact grower set raw thresholds itself
+                tree.threshold[split] = self.mapper.bin_thresholds(tree.feature[split],
+                                                                   tree.threshold_bin[split])
             if rows is None:
                 add_leaf_values(self.grower.buf, sides, starts, counts, values, self.raw, k)
+            elif self.exact:  # out-of-bag rows: walk the tree on raw values
+                self._add_tree_raw(self.dtrain, self.raw, tree, k)
             else:
                 add_tree_binned(self.dtrain.X_binned, self.mapper.missing_bins, tree.feature,
                                 tree.threshold_bin, tree.left, tree.right, tree.default_left,
                                 tree.value, self.raw, k)
             for ev in self.evals:
                 if ev.raw is not self.raw:
-                    self._add_tree_raw(ev, tree, k)
+                    self._add_tree_raw(ev.dataset, ev.raw, tree, k)
             trees.append(tree)
         self.booster._append_round(trees)
 
-    def _add_tree_raw(self, ev, tree, group):
+    @staticmethod
+    def _add_tree_raw(dataset, raw, tree, group):
         offsets = np.zeros(1, dtype=np.int64)
         groups = np.full(1, group, dtype=np.int64)
-        for s, X in ev.dataset.features.row_chunks():
+        for s, X in dataset.features.row_chunks():
             predict_raw(X, tree.feature, tree.threshold, tree.left, tree.right, tree.default_left,
-                        tree.value, offsets, groups, ev.raw[s:s + X.shape[0]])
+                        tree.value, offsets, groups, raw[s:s + X.shape[0]])
 
     def evaluate(self, evals_log):
         """Append this round's metric values to ``evals_log``."""

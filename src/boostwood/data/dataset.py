@@ -2,6 +2,7 @@
 import numpy as np
 
 from .binning import BinMapper
+from .columns import SortedColumns
 from .validation import as_feature_matrix, check_positive_int, check_vector
 
 
@@ -109,6 +110,13 @@ class Dataset:
                                         self.seed).fit(self.features, self.weight)
         self.X_binned = self.bin_mapper.transform(self.features)
         return self
+
+    def sorted_columns(self):
+        """Every feature's distinct values, rank codes and sort order (built once, cached);
+        what ``tree_method="exact"`` searches."""
+        if getattr(self, "_sorted_columns", None) is None:
+            self._sorted_columns = SortedColumns(self.features)
+        return self._sorted_columns
 
     def has_missing(self):
         """Per feature: does any row fall in the missing bin?"""

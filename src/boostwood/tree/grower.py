@@ -61,7 +61,7 @@ class _Nodes:
     """Growing tree: per-node lists, turned into a :class:`Tree` at the end."""
 
     def __init__(self):
-        self.cols = {k: [] for k in ("feature", "threshold_bin", "left", "right",
+        self.cols = {k: [] for k in ("feature", "threshold_bin", "threshold", "left", "right",
                                      "default_left", "gain", "G", "H", "C",
                                      "depth", "start", "count", "side")}
 
@@ -70,6 +70,7 @@ class _Nodes:
         for k in ("feature", "threshold_bin", "left", "right"):
             c[k].append(-1)
         c["default_left"].append(0)
+        c["threshold"].append(0.0)
         c["gain"].append(0.0)
         c["G"].append(G)
         c["H"].append(H)
@@ -133,7 +134,7 @@ class TreeGrower:
         tree : Tree (values include the learning rate)
         leaf_segments : (sides, starts, counts, values) of the leaves in ``self.buf``
         """
-        n = self.X_binned.shape[0] if rows is None else rows.shape[0]
+        n = self._n_rows() if rows is None else rows.shape[0]
         if rows is None:
             self.buf[0] = np.arange(n, dtype=INDEX_DTYPE)
         else:
@@ -144,6 +145,28 @@ class TreeGrower:
         self._cand = {}
         self._heap = []  # lossguide: (-gain, node) of every candidate
         self._slot = {}
+        self._root(nodes, n)
+        n_leaves = 1
+        while True:
+            batch = self._next_batch(n_leaves)
+            if not batch:
+                break
+            self._expand(nodes, batch)
+            n_leaves += len(batch)
+        for slot in self._slot.values():
+            self.builder.release(slot)
+        self._slot = {}
+        return self._finish(nodes)
+
+    def _n_rows(self):
+        return self.X_binned.shape[0]
+
+    def _push_candidate(self, gain, node):
+        heapq.heappush(self._heap, (-gain, node))
+
+    def _root(self, nodes, n):
+        """Add the root node and, if it may be split, find its best split."""
+        features, gh = self._features, self._gh
         root_slot = self._root_histogram(n) if features.shape[0] else None
         if root_slot is None:
             totals = np.empty(3, dtype=HIST_DTYPE)
@@ -161,17 +184,6 @@ class TreeGrower:
                 self._scan(nodes, [0])
             else:
                 self.builder.release(self._slot.pop(0))
-        n_leaves = 1
-        while True:
-            batch = self._next_batch(n_leaves)
-            if not batch:
-                break
-            self._expand(nodes, batch)
-            n_leaves += len(batch)
-        for slot in self._slot.values():
-            self.builder.release(slot)
-        self._slot = {}
-        return self._finish(nodes)
 
     def _root_histogram(self, n):
         slot = self.builder.acquire()
@@ -337,7 +349,7 @@ class TreeGrower:
                 lr = left[r, a]
                 self._cand[k] = (g, int(self._features[a]), int(best_bin[r, a]), int(dl[r, a]),
                                  lr[0], lr[1], lr[2])
-                heapq.heappush(self._heap, (-g, k))
+                self._push_candidate(g, k)
             else:
                 self.builder.release(self._slot.pop(k))
 
@@ -348,8 +360,11 @@ class TreeGrower:
                                                         p.reg_alpha, p.max_delta_step)
                           for k in range(n)])
         feature = np.array(nodes["feature"], dtype=np.int32)
-        tree = Tree(feature, np.zeros(n), nodes["left"], nodes["right"], nodes["default_left"],
-                    value, nodes["gain"], nodes["H"], nodes["C"], threshold_bin=nodes["threshold_bin"])
+        # thresholds: raw values where the split finder knows them (exact), else
+        # filled in from the bin edges by the caller
+        tree = Tree(feature, nodes["threshold"], nodes["left"], nodes["right"],
+                    nodes["default_left"], value, nodes["gain"], nodes["H"], nodes["C"],
+                    threshold_bin=nodes["threshold_bin"])
         leaves = np.nonzero(feature < 0)[0]
         sides = np.array(nodes["side"], dtype=np.int64)[leaves]
         starts = np.array(nodes["start"], dtype=np.int64)[leaves]

@@ -1,0 +1,175 @@
+"""Exact greedy split finding over pre-sorted columns (Chen & Guestrin 2016, Alg. 1 and 3).
+
+Every feature is coded once per training run by the rank of its distinct
+values (code c = the c-th smallest distinct value; NaN = ``n_values[f]``) and
+its rows are sorted by value once (``order``). A level of the tree is then one
+pass per feature over its sorted rows: each row adds its (g, h) to the running
+left sums of the node it belongs to (``node_of[row]``), and whenever a node sees
+a new value the boundary "left = values up to the previous one" is a candidate.
+That costs O(rows x features) per level, not a sort per node.
+
+The candidates, their order, the missing-value handling and the tie rule are
+those of :func:`boostwood._kernels.split.scan_feature` applied to a histogram
+with one bin per distinct value: exact greedy *is* the histogram algorithm with
+every distinct value its own bin, evaluated without materialising the bins.
+"""
+import numpy as np
+from numba import njit, prange
+
+from .split import TIE_RTOL, _children_score, leaf_score
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def mark_nodes(buf, sides, starts, counts, node_of):
+    """``node_of[row] = k`` for the rows of the k-th node of a batch.
+
+    buf : ndarray of shape (2, n_rows), int32   # IN, the partition's index buffers
+    sides, starts, counts : ndarray of shape (n_nodes,), int64   # IN
+    node_of : ndarray of shape (n_rows,), int32   # OUT (rows of other nodes untouched)
+    """
+    for k in prange(starts.shape[0]):
+        rows = buf[sides[k]]
+        for i in range(starts[k], starts[k] + counts[k]):
+            node_of[rows[i]] = k
+
+
+@njit(cache=True, nogil=True)
+def _missing_sums(gh, node_of, missing_rows, n_nodes):
+    """Per node, (G, H, count) of its rows whose value of this feature is missing."""
+    m = np.zeros((n_nodes, 3))
+    for i in range(missing_rows.shape[0]):
+        r = missing_rows[i]
+        k = node_of[r]
+        if k >= 0:
+            m[k, 0] += gh[r, 0]
+            m[k, 1] += gh[r, 1]
+            m[k, 2] += 1.0
+    return m
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _try(k, gl, hl, cl, Gt, Ht, Ct, lam, alpha, mds, gamma, mcw, mdl, parent, tol, best_gain,
+         has_best):
+    """Gain of one candidate (-inf when it breaks a constraint or does not improve)."""
+    gr = Gt - gl
+    hr = Ht - hl
+    if cl < mdl or Ct - cl < mdl or hl < mcw or hr < mcw:
+        return -np.inf
+    plain = alpha == 0.0 and mds <= 0.0
+    delta = _children_score(gl, hl, gr, hr, lam, alpha, mds, plain) - parent
+    if 0.5 * delta <= tol:
+        return -np.inf
+    gain = 0.5 * delta - gamma
+    if has_best and not gain > best_gain + TIE_RTOL * abs(best_gain):
+        return -np.inf
+    return gain
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, node_of, totals,
+               features, feature_mask, lam, alpha, max_delta_step, gamma, min_child_weight,
+               min_data_in_leaf, out_gain, out_code, out_next, out_default_left, out_left):
+    """Best split of every (node, feature) pair of a batch by one pass per feature.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_features, n_rows), uint16 or uint32   # IN, rank codes
+    order : ndarray, int32   # IN, per feature its non-missing rows by ascending value,
+        feature f at ``order[order_offsets[f]:order_offsets[f + 1]]``
+    missing_rows : ndarray, int32   # IN, per feature its rows with a missing value
+        (``missing_offsets`` likewise)
+    gh : ndarray of shape (n_rows, 2), float32   # IN
+    node_of : ndarray of shape (n_rows,), int32   # IN, batch position of each row's node, -1 = none
+    totals : ndarray of shape (n_nodes, 3), float64   # IN, (G, H, count) per node
+    features : ndarray of shape (n_active,), int64   # IN
+    feature_mask : ndarray of shape (n_nodes, n_active), uint8   # IN, 0 = not a candidate
+    out_gain : ndarray of shape (n_nodes, n_active), float64   # OUT, -inf = no split
+    out_code : ndarray of shape (n_nodes, n_active), int64   # OUT, last code sent left
+    out_next : ndarray of shape (n_nodes, n_active), int64   # OUT, the node's next code (-1 = none)
+    out_default_left : ndarray of shape (n_nodes, n_active), uint8   # OUT
+    out_left : ndarray of shape (n_nodes, n_active, 3), float64   # OUT, (G, H, count) going left
+    """
+    n_nodes = totals.shape[0]
+    for a in prange(features.shape[0]):
+        f = features[a]
+        miss = _missing_sums(gh, node_of, missing_rows[missing_offsets[f]:missing_offsets[f + 1]],
+                             n_nodes)
+        run = np.zeros((n_nodes, 3))
+        last = np.full(n_nodes, -1, dtype=np.int64)
+        parent = np.empty(n_nodes)
+        for k in range(n_nodes):
+            parent[k] = leaf_score(totals[k, 0], totals[k, 1], lam, alpha, max_delta_step)
+            out_gain[k, a] = -np.inf
+            out_code[k, a] = -1
+            out_next[k, a] = -1
+            out_default_left[k, a] = 0
+        col = codes[f]
+        for i in range(order_offsets[f], order_offsets[f + 1]):
+            r = order[i]
+            k = node_of[r]
+            if k < 0 or feature_mask[k, a] == 0:
+                continue
+            c = np.int64(col[r])
+            if last[k] >= 0 and c != last[k]:
+                _consider(k, a, run, miss, totals, parent, last[k], c, lam, alpha,
+                          max_delta_step, gamma, min_child_weight, min_data_in_leaf, out_gain,
+                          out_code, out_next, out_default_left, out_left)
+            run[k, 0] += gh[r, 0]
+            run[k, 1] += gh[r, 1]
+            run[k, 2] += 1.0
+            last[k] = c
+        for k in range(n_nodes):  # every present value left, the missing ones right
+            if last[k] >= 0 and miss[k, 2] > 0.0:
+                _consider(k, a, run, miss, totals, parent, last[k], -1, lam, alpha,
+                          max_delta_step, gamma, min_child_weight, min_data_in_leaf, out_gain,
+                          out_code, out_next, out_default_left, out_left)
+
+
+@njit(cache=True, nogil=True)
+def _consider(k, a, run, miss, totals, parent, code, next_code, lam, alpha, mds, gamma, mcw,
+              mdl, out_gain, out_code, out_next, out_default_left, out_left):
+    """Boundary after ``code`` of node k: missing right, then (if any) missing left."""
+    Gt, Ht, Ct = totals[k, 0], totals[k, 1], totals[k, 2]
+    tol = 1e-10 * abs(parent[k])
+    has_miss = miss[k, 2] > 0.0
+    for try_left in range(2):
+        if try_left == 1 and (not has_miss or next_code < 0):
+            break
+        gl = run[k, 0] + miss[k, 0] * try_left
+        hl = run[k, 1] + miss[k, 1] * try_left
+        cl = run[k, 2] + miss[k, 2] * try_left
+        g = _try(k, gl, hl, cl, Gt, Ht, Ct, lam, alpha, mds, gamma, mcw, mdl, parent[k], tol,
+                 out_gain[k, a], out_code[k, a] >= 0)
+        if g == -np.inf:
+            continue
+        out_gain[k, a] = g
+        out_code[k, a] = code
+        out_next[k, a] = next_code
+        if has_miss:
+            out_default_left[k, a] = try_left
+        else:
+            out_default_left[k, a] = 1 if hl >= Ht - hl else 0
+        out_left[k, a, 0] = gl
+        out_left[k, a, 1] = hl
+        out_left[k, a, 2] = cl
+
+
+@njit(cache=True, nogil=True)
+def pick_best_features(gain, out_best):
+    """Per node, the lowest feature position whose gain is the maximum up to TIE_RTOL (-1 = none).
+
+    gain : ndarray of shape (n_nodes, n_active), float64   # IN
+    out_best : ndarray of shape (n_nodes,), int64   # OUT
+    """
+    for node in range(gain.shape[0]):
+        top = -np.inf
+        for a in range(gain.shape[1]):
+            top = max(top, gain[node, a])
+        best = -1
+        if top > -np.inf:
+            floor = top - TIE_RTOL * abs(top)
+            for a in range(gain.shape[1]):
+                if gain[node, a] >= floor:
+                    best = a
+                    break
+        out_best[node] = best

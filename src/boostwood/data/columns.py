@@ -1,0 +1,88 @@
+"""SortedColumns: every feature sorted once, for exact and approximate split finding.
+
+For each feature f:
+
+* ``values[f]``: its distinct non-NaN values, ascending (float64);
+* ``codes[f, row]``: the rank of the row's value among them (NaN -> ``n_values[f]``),
+  so "value <= values[f][c]" is "code <= c";
+* its non-missing rows in ascending order of value (stable: ties keep row
+  order), and its rows with a missing value.
+
+Absent entries of sparse input are zeros, as everywhere in boostwood.
+"""
+import numpy as np
+
+from .._config import INDEX_DTYPE
+
+
+class SortedColumns:
+    """Rank codes and sort orders of a :class:`~boostwood.data.validation.FeatureMatrix`.
+
+    Attributes
+    ----------
+    values : list of ndarray, float64
+    n_values : ndarray of shape (n_features,), int64
+    codes : ndarray of shape (n_features, n_rows), uint16 or uint32 (feature-major)
+    order, order_offsets : int32 rows and int64 offsets (feature f's sorted rows are
+        ``order[order_offsets[f]:order_offsets[f + 1]]``)
+    missing_rows, missing_offsets : likewise, the rows whose value is NaN
+    """
+
+    def __init__(self, features):
+        n_rows, n_features = features.shape
+        self.values, orders, missing = [], [], []
+        cols = []
+        for f in range(n_features):
+            col = _column(features, f)
+            nan = np.isnan(col)
+            distinct = np.unique(col[~nan])
+            code = np.searchsorted(distinct, col).astype(np.int64)
+            code[nan] = distinct.size
+            cols.append(code)
+            self.values.append(distinct)
+            order = np.argsort(col, kind="stable")  # NaN sorts last
+            orders.append(order[:n_rows - int(nan.sum())].astype(INDEX_DTYPE))
+            missing.append(np.nonzero(nan)[0].astype(INDEX_DTYPE))
+        self.n_values = np.array([v.size for v in self.values], dtype=np.int64)
+        widest = int(self.n_values.max()) if n_features else 0
+        dtype = np.uint16 if widest < 65535 else np.uint32
+        self.codes = np.empty((n_features, n_rows), dtype=dtype)
+        for f, code in enumerate(cols):
+            self.codes[f] = code
+        self.order, self.order_offsets = _flatten(orders)
+        self.missing_rows, self.missing_offsets = _flatten(missing)
+
+    def thresholds(self, features, codes, next_codes):
+        """Raw thresholds of splits "code <= c": half-way to the node's next value,
+        or the value itself when no value follows (``next_codes`` -1).
+
+        The midpoint is ``lo + (hi - lo) / 2`` and never rounds up to ``hi``
+        (it falls back to ``lo``), so ``x <= threshold`` separates the two values.
+        """
+        out = np.empty(len(features))
+        for i, (f, c, n) in enumerate(zip(features, codes, next_codes)):
+            lo = self.values[f][c]
+            if n < 0:
+                out[i] = lo
+                continue
+            hi = self.values[f][n]
+            mid = lo + (hi - lo) / 2.0
+            out[i] = mid if (np.isfinite(mid) and lo <= mid < hi) else lo
+        return out
+
+
+def _column(features, f):
+    if features.dense is not None:
+        return np.asarray(features.dense[:, f], dtype=np.float64)
+    csc = features.csc
+    col = np.zeros(features.shape[0])
+    s, e = csc.indptr[f], csc.indptr[f + 1]
+    col[csc.indices[s:e]] = csc.data[s:e]
+    return col
+
+
+def _flatten(parts):
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([p.size for p in parts])
+    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=INDEX_DTYPE)
+    return flat.astype(INDEX_DTYPE, copy=False), offsets

@@ -1,0 +1,138 @@
+"""tree_method="exact": the exact greedy algorithm, checked three ways.
+
+1. It is the histogram algorithm with every distinct value its own bin: on data
+   with few distinct values, exact and hist grow identical trees.
+2. It grows the same trees as XGBoost's ``tree_method="exact"`` with the same
+   parameters (features, thresholds, leaf values), and the one difference by
+   design is named and checked: where a node saw no missing value, XGBoost
+   sends NaN left, boostwood to the child with the larger hessian sum.
+3. Midpoint thresholds, missing values learned per split, bad parameters.
+"""
+import json
+
+import numpy as np
+import pytest
+
+import boostwood as bw
+
+from conftest import shared_file
+
+xgb = pytest.importorskip("xgboost")
+
+PARAMS = dict(objective="binary:logistic", eta=0.3, max_depth=4, reg_lambda=1.0, gamma=0.0,
+              min_child_weight=1.0, base_score=0.5)
+
+
+def _small_integer_data(seed=1, n=4000, missing=0.1):
+    r = np.random.default_rng(seed)
+    X = r.integers(0, 30, size=(n, 5)).astype(float)
+    X[r.random(X.shape) < missing] = np.nan
+    y = (np.nan_to_num(X[:, 0]) / 30 + np.nan_to_num(X[:, 1], nan=15) / 60
+         + r.normal(size=n) * 0.3 > 0.6).astype(float)
+    return X, y
+
+
+@pytest.mark.parametrize("policy", ["depthwise", "lossguide"])
+def test_exact_is_hist_with_one_bin_per_value(policy):
+    X, y = _small_integer_data()
+    kw = dict(max_depth=5) if policy == "depthwise" else dict(max_depth=0, max_leaves=20)
+    models = [bw.train(dict(objective="binary:logistic", tree_method=tm, grow_policy=policy,
+                            min_data_in_leaf=3, colsample_bynode=0.8, seed=3, **kw),
+                       bw.Dataset(X, y), 10, verbose_eval=False) for tm in ("hist", "exact")]
+    hist, exact = models
+    for a, b in zip(hist.trees, exact.trees):
+        assert np.array_equal(a.feature, b.feature)
+        assert np.array_equal(a.default_left, b.default_left)
+        np.testing.assert_array_equal(a.value, b.value)
+    np.testing.assert_array_equal(hist.predict(X), exact.predict(X))
+
+
+def _xgb_tree_nodes(booster):
+    """Each XGBoost tree as {nodeid: node dict}."""
+    out = []
+    for dump in booster.get_dump(dump_format="json"):
+        nodes, stack = {}, [json.loads(dump)]
+        while stack:
+            n = stack.pop()
+            nodes[n["nodeid"]] = n
+            stack.extend(n.get("children", []))
+        out.append(nodes)
+    return out
+
+
+def _compare_trees(ours, theirs, X):
+    """Walk both trees from the root together; return the number of splits compared."""
+    n_splits = 0
+    stack = [(0, 0)]
+    while stack:
+        a, b = stack.pop()
+        nb = theirs[b]
+        if ours.feature[a] < 0:
+            assert "leaf" in nb, "boostwood made a leaf where XGBoost split"
+            assert ours.value[a] == pytest.approx(nb["leaf"], rel=1e-6, abs=1e-7)
+            continue
+        assert "leaf" not in nb, "boostwood split where XGBoost made a leaf"
+        f = ours.feature[a]
+        assert nb["split"] == f"f{f}"
+        assert ours.threshold[a] == pytest.approx(nb["split_condition"], rel=1e-6, abs=1e-6)
+        # the difference by design: a feature without NaN in the node sends NaN left in
+        # XGBoost, to the heavier child in boostwood
+        assert nb["missing"] == nb["yes"]
+        heavier_left = ours.cover[ours.left[a]] >= ours.cover[ours.right[a]]
+        assert bool(ours.default_left[a]) == heavier_left
+        n_splits += 1
+        stack += [(ours.left[a], nb["yes"]), (ours.right[a], nb["no"])]
+    return n_splits
+
+
+def _parity(X, y, rounds=10):
+    X = X.astype(np.float32).astype(np.float64)  # XGBoost works in float32
+    ours = bw.train(dict(PARAMS, tree_method="exact"), bw.Dataset(X, y), rounds,
+                    verbose_eval=False)
+    theirs = xgb.train(dict(PARAMS, tree_method="exact", nthread=1), xgb.DMatrix(X, y), rounds)
+    splits = sum(_compare_trees(a, b, X) for a, b in zip(ours.trees, _xgb_tree_nodes(theirs)))
+    assert splits >= rounds * 3
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(xgb.DMatrix(X)), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_same_trees_as_xgboost_exact_on_agaricus():
+    from boostwood.datasets import read_libsvm
+    with open(shared_file("agaricus", "agaricus.txt.train")) as fh:
+        X, y = read_libsvm(fh.read().splitlines())
+    _parity(X, y)
+
+
+def test_same_trees_as_xgboost_exact_on_lightgbm_binary_example():
+    data = np.loadtxt(shared_file("lightgbm_examples", "binary_classification", "binary.train"))
+    _parity(data[:, 1:], data[:, 0])
+
+
+def test_thresholds_are_midpoints_of_the_nodes_values_and_nan_direction_is_learned():
+    r = np.random.default_rng(0)
+    x = r.choice([1.0, 2.0, 4.0, 8.0], size=2000)
+    y = (x >= 4).astype(float)
+    x[:300] = np.nan
+    y[:300] = 1.0  # missing rows behave like large values: NaN must go right
+    b = bw.train(dict(objective="binary:logistic", tree_method="exact", max_depth=1),
+                 bw.Dataset(x[:, None], y), 1, verbose_eval=False)
+    t = b.trees[0]
+    assert t.threshold[0] == 3.0 and t.default_left[0] == 0
+    assert b.predict(np.array([[np.nan], [2.0], [4.0]]), output_margin=True).tolist()[0] > 0
+
+
+def test_exact_with_row_subsampling_and_eval_set_matches_its_own_predictions():
+    X, y = _small_integer_data(seed=5)
+    ev = {}
+    b = bw.train(dict(objective="binary:logistic", tree_method="exact", subsample=0.7, seed=1),
+                 bw.Dataset(X, y), 5, evals=[(bw.Dataset(X, y), "again")], evals_result=ev,
+                 verbose_eval=False)
+    from boostwood.boosting.metrics import get_metric
+    assert ev["again"]["logloss"][-1] == pytest.approx(get_metric("logloss")(y, b.predict(X),
+                                                                             np.ones(len(y))))
+
+
+def test_unknown_tree_method_is_a_clear_error():
+    X, y = _small_integer_data(n=100)
+    with pytest.raises(ValueError, match="tree_method"):
+        bw.train(dict(tree_method="exactt"), bw.Dataset(X, y), 1)
