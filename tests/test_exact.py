@@ -136,3 +136,94 @@ def test_unknown_tree_method_is_a_clear_error():
     X, y = _small_integer_data(n=100)
     with pytest.raises(ValueError, match="tree_method"):
         bw.train(dict(tree_method="exactt"), bw.Dataset(X, y), 1)
+
+
+# -- tree_method="approx" ----------------------------------------------------------------
+
+def _auc_pair(Xtr, ytr, Xte, yte, rounds=30):
+    from boostwood.boosting.metrics import roc_auc
+    out = {}
+    for name, extra in [("exact", dict(tree_method="exact")),
+                        ("global", dict(tree_method="approx", approx_proposal="global")),
+                        ("local", dict(tree_method="approx", approx_proposal="local"))]:
+        b = bw.train(dict(objective="binary:logistic", eta=0.3, max_depth=6, **extra),
+                     bw.Dataset(Xtr, ytr), rounds, verbose_eval=False)
+        out[name] = roc_auc(yte, b.predict(Xte))
+    return out
+
+
+def test_approx_auc_close_to_exact_on_agaricus():
+    from boostwood.datasets import load_agaricus
+    Xtr, ytr, Xte, yte, _ = load_agaricus()
+    auc = _auc_pair(Xtr, ytr, Xte, yte)
+    assert abs(auc["global"] - auc["exact"]) <= 0.003 and abs(auc["local"] - auc["exact"]) <= 0.003
+
+
+def test_approx_auc_close_to_exact_on_lightgbm_binary_example():
+    """500 test rows are too few to compare AUCs within 0.003 (a split's AUC moves by
+    1% with the seed), so, as in test_parity, the out-of-fold predictions of a 5-fold
+    cross-validation over all 7,500 rows are pooled."""
+    from boostwood.boosting.metrics import roc_auc
+    load = lambda s: np.loadtxt(shared_file("lightgbm_examples", "binary_classification",  # noqa
+                                            f"binary.{s}"))
+    data = np.vstack([load("train"), load("test")])
+    X, y = data[:, 1:], data[:, 0]
+    folds = np.arange(len(y)) % 5
+    auc = {}
+    for name, extra in [("exact", dict(tree_method="exact")),
+                        ("global", dict(tree_method="approx", approx_proposal="global")),
+                        ("local", dict(tree_method="approx", approx_proposal="local"))]:
+        oof = np.empty(len(y))
+        for f in range(5):
+            tr, te = folds != f, folds == f
+            b = bw.train(dict(objective="binary:logistic", eta=0.1, max_depth=6, **extra),
+                         bw.Dataset(X[tr], y[tr]), 100, verbose_eval=False)
+            oof[te] = b.predict(X[te])
+        auc[name] = roc_auc(y, oof)
+    assert abs(auc["global"] - auc["exact"]) <= 0.003, auc
+    assert abs(auc["local"] - auc["exact"]) <= 0.003, auc
+
+
+def test_local_proposals_finer_than_the_data_are_exact_greedy():
+    X, y = _small_integer_data(seed=2)
+    kw = dict(objective="binary:logistic", max_depth=4, min_data_in_leaf=2)
+    exact = bw.train(dict(kw, tree_method="exact"), bw.Dataset(X, y), 5, verbose_eval=False)
+    local = bw.train(dict(kw, tree_method="approx", approx_proposal="local", sketch_eps=1e-9),
+                     bw.Dataset(X, y), 5, verbose_eval=False)
+    np.testing.assert_array_equal(exact.predict(X), local.predict(X))
+
+
+def test_approx_global_proposes_about_one_over_eps_weighted_percentiles():
+    from boostwood.data.columns import SortedColumns
+    from boostwood.data.validation import as_feature_matrix
+    from boostwood.tree.approx import GlobalProposal
+    r = np.random.default_rng(0)
+    x = r.normal(size=20000)
+    h = np.where(x > 1.0, 10.0, 0.1)  # the hessian mass sits in the right tail
+    prop = GlobalProposal(SortedColumns(as_feature_matrix(x[:, None], "data")), 0.1)
+    prop.propose(h)
+    cuts = prop.columns.values[0][prop.cut_codes[0]]
+    assert 9 <= cuts.size <= 12
+    # weighted percentiles: most candidates land where the hessian is
+    assert (cuts > 1.0).sum() >= 7
+    # bins follow the cuts: rows at or below cut b are in bins <= b
+    assert np.all(prop.X_binned[x <= cuts[0], 0] == 0) and np.all(prop.X_binned[x > cuts[0], 0] > 0)
+
+
+@pytest.mark.parametrize("extra", [dict(tree_method="exact", subsample=0.7),
+                                   dict(tree_method="approx"),
+                                   dict(tree_method="approx", subsample=0.6, sketch_eps=0.1),
+                                   dict(tree_method="approx", approx_proposal="local")])
+def test_raw_thresholds_agree_with_the_training_partition(extra):
+    """The margins kept during training (from the partition) equal predictions
+    from the saved raw thresholds: the threshold of every split separates
+    exactly the rows the split sent left and right."""
+    X, y = _small_integer_data(seed=5)
+    X[:, 2] = np.random.default_rng(0).normal(size=len(X))  # a continuous feature too
+    d = bw.Dataset(X, y)
+    ev = {}
+    b = bw.train(dict(objective="binary:logistic", seed=1, **extra), d, 8, evals=[(d, "train")],
+                 evals_result=ev, verbose_eval=False)
+    from boostwood.boosting.metrics import get_metric
+    assert ev["train"]["logloss"][-1] == pytest.approx(
+        get_metric("logloss")(y, b.predict(X), np.ones(len(y))), rel=1e-12)

@@ -68,12 +68,22 @@ def _try(k, gl, hl, cl, Gt, Ht, Ct, lam, alpha, mds, gamma, mcw, mdl, parent, to
 @njit(parallel=True, cache=True, nogil=True)
 def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, node_of, totals,
                features, feature_mask, lam, alpha, max_delta_step, gamma, min_child_weight,
-               min_data_in_leaf, out_gain, out_code, out_next, out_default_left, out_left):
+               min_data_in_leaf, local_eps, out_gain, out_code, out_next, out_default_left,
+               out_left):
     """Best split of every (node, feature) pair of a batch by one pass per feature.
+
+    With ``local_eps`` = 0 every boundary between two of a node's distinct
+    values is a candidate (exact greedy). With ``local_eps`` > 0 only the
+    boundaries at the node's hessian-weighted percentiles are (the approximate
+    algorithm with *local* proposals, Chen & Guestrin Alg. 2): a boundary is
+    proposed once the node's running hessian sum over its sorted non-missing
+    values has passed the next multiple of ``local_eps`` x their total, so each
+    node gets about 1 / local_eps candidates per feature, re-proposed from its
+    own rows and current hessians at every split.
 
     Parameters
     ----------
-    codes : ndarray of shape (n_features, n_rows), uint16 or uint32   # IN, rank codes
+    codes : ndarray of shape (n_features, n_rows), uint32   # IN, rank codes
     order : ndarray, int32   # IN, per feature its non-missing rows by ascending value,
         feature f at ``order[order_offsets[f]:order_offsets[f + 1]]``
     missing_rows : ndarray, int32   # IN, per feature its rows with a missing value
@@ -83,6 +93,7 @@ def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, n
     totals : ndarray of shape (n_nodes, 3), float64   # IN, (G, H, count) per node
     features : ndarray of shape (n_active,), int64   # IN
     feature_mask : ndarray of shape (n_nodes, n_active), uint8   # IN, 0 = not a candidate
+    local_eps : float, 0 for exact greedy, else the spacing of local percentile proposals
     out_gain : ndarray of shape (n_nodes, n_active), float64   # OUT, -inf = no split
     out_code : ndarray of shape (n_nodes, n_active), int64   # OUT, last code sent left
     out_next : ndarray of shape (n_nodes, n_active), int64   # OUT, the node's next code (-1 = none)
@@ -97,7 +108,12 @@ def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, n
         run = np.zeros((n_nodes, 3))
         last = np.full(n_nodes, -1, dtype=np.int64)
         parent = np.empty(n_nodes)
+        step = np.zeros(n_nodes)  # hessian between two proposals (0: every boundary)
+        target = np.zeros(n_nodes)
         for k in range(n_nodes):
+            if local_eps > 0.0:
+                step[k] = local_eps * (totals[k, 1] - miss[k, 1])
+                target[k] = step[k]
             parent[k] = leaf_score(totals[k, 0], totals[k, 1], lam, alpha, max_delta_step)
             out_gain[k, a] = -np.inf
             out_code[k, a] = -1
@@ -110,7 +126,9 @@ def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, n
             if k < 0 or feature_mask[k, a] == 0:
                 continue
             c = np.int64(col[r])
-            if last[k] >= 0 and c != last[k]:
+            if last[k] >= 0 and c != last[k] and run[k, 1] >= target[k]:
+                if step[k] > 0.0:  # the next proposal: the first boundary past the next percentile
+                    target[k] = (np.floor(run[k, 1] / step[k]) + 1.0) * step[k]
                 _consider(k, a, run, miss, totals, parent, last[k], c, lam, alpha,
                           max_delta_step, gamma, min_child_weight, min_data_in_leaf, out_gain,
                           out_code, out_next, out_default_left, out_left)
@@ -125,7 +143,7 @@ def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, n
                           out_code, out_next, out_default_left, out_left)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _consider(k, a, run, miss, totals, parent, code, next_code, lam, alpha, mds, gamma, mcw,
               mdl, out_gain, out_code, out_next, out_default_left, out_left):
     """Boundary after ``code`` of node k: missing right, then (if any) missing left."""

@@ -8,6 +8,7 @@ import numpy as np
 from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
 from .._kernels.predict import add_leaf_values, add_tree_binned, predict_raw
 from ..tree import ExactTreeGrower, GrowerParams, TreeGrower
+from ..tree.approx import GlobalProposal
 from .metrics import get_metric
 
 
@@ -67,12 +68,8 @@ class TrainingState:
         self.mapper = mapper
         trivial = (mapper.n_bins == 1) & ~dtrain.has_missing()
         self.active = np.nonzero(~trivial)[0].astype(np.int64)
-        self.exact = p["tree_method"] == "exact"
-        if self.exact:
-            self.grower = ExactTreeGrower(dtrain.sorted_columns(), _grower_params(p))
-        else:
-            self.grower = TreeGrower(dtrain.X_binned, mapper.n_bins, mapper.n_bins_max,
-                                     _grower_params(p))
+        self.grower, self.proposal = self._make_grower(p, dtrain)
+        self.exact = isinstance(self.grower, ExactTreeGrower)
         self.rng = np.random.default_rng(p["seed"])
         self.evals = []
         for d, name in evals:
@@ -80,6 +77,21 @@ class TrainingState:
             self.evals.append(_EvalSet(d, name, self.obj, raw))
         names = p["eval_metric"] or [self.obj.default_metric]
         self.metrics = [get_metric(m) for m in names]
+
+    @staticmethod
+    def _make_grower(p, dtrain):
+        """The grower for ``tree_method`` (and, for global approx, the per-tree proposal)."""
+        gp = _grower_params(p)
+        if p["tree_method"] == "exact":
+            return ExactTreeGrower(dtrain.sorted_columns(), gp), None
+        if p["tree_method"] == "approx" and p["approx_proposal"] == "local":
+            return ExactTreeGrower(dtrain.sorted_columns(), gp, local_eps=p["sketch_eps"]), None
+        if p["tree_method"] == "approx":
+            prop = GlobalProposal(dtrain.sorted_columns(), p["sketch_eps"])
+            return TreeGrower(prop.X_binned, prop.n_bins, prop.n_bins_max, gp,
+                              X_columns=prop.X_columns), prop
+        m = dtrain.bin_mapper
+        return TreeGrower(dtrain.X_binned, m.n_bins, m.n_bins_max, gp), None
 
     def _initial_raw(self, d, base):
         n, K = d.num_row(), self.obj.n_outputs
@@ -111,11 +123,18 @@ class TrainingState:
         self.obj.gradient(self.y, self.raw, self.w, self.gh)
         rows, feats = self._sample()
         trees = []
+        X_binned, missing_bins = self.dtrain.X_binned, self.mapper.missing_bins
         for k in range(self.obj.n_outputs):
+            if self.proposal is not None:  # approx, global: this tree's candidate cuts
+                self.proposal.propose(self.gh[k][:, 1], rows)
+                X_binned, missing_bins = self.proposal.X_binned, self.proposal.n_bins
             tree, (sides, starts, counts, values) = self.grower.grow(self.gh[k], rows, feats,
                                                                      self.rng)
             split = tree.feature >= 0
-            if not self.exact:  # the exact grower set raw thresholds itself
+            if self.proposal is not None:
+                tree.threshold[split] = self.proposal.thresholds(tree.feature[split],
+                                                                 tree.threshold_bin[split])
+            elif not self.exact:  # the exact grower set raw thresholds itself
                 tree.threshold[split] = self.mapper.bin_thresholds(tree.feature[split],
                                                                    tree.threshold_bin[split])
             if rows is None:
@@ -123,9 +142,8 @@ class TrainingState:
             elif self.exact:  # out-of-bag rows: walk the tree on raw values
                 self._add_tree_raw(self.dtrain, self.raw, tree, k)
             else:
-                add_tree_binned(self.dtrain.X_binned, self.mapper.missing_bins, tree.feature,
-                                tree.threshold_bin, tree.left, tree.right, tree.default_left,
-                                tree.value, self.raw, k)
+                add_tree_binned(X_binned, missing_bins, tree.feature, tree.threshold_bin,
+                                tree.left, tree.right, tree.default_left, tree.value, self.raw, k)
             for ev in self.evals:
                 if ev.raw is not self.raw:
                     self._add_tree_raw(ev.dataset, ev.raw, tree, k)

@@ -22,7 +22,7 @@ class SortedColumns:
     ----------
     values : list of ndarray, float64
     n_values : ndarray of shape (n_features,), int64
-    codes : ndarray of shape (n_features, n_rows), uint16 or uint32 (feature-major)
+    codes : ndarray of shape (n_features, n_rows), uint32 (feature-major)
     order, order_offsets : int32 rows and int64 offsets (feature f's sorted rows are
         ``order[order_offsets[f]:order_offsets[f + 1]]``)
     missing_rows, missing_offsets : likewise, the rows whose value is NaN
@@ -31,24 +31,24 @@ class SortedColumns:
     def __init__(self, features):
         n_rows, n_features = features.shape
         self.values, orders, missing = [], [], []
-        cols = []
+        # uint32 codes whatever the data: one compiled variant of the kernels
+        self.codes = np.empty((n_features, n_rows), dtype=np.uint32)
         for f in range(n_features):
             col = _column(features, f)
-            nan = np.isnan(col)
-            distinct = np.unique(col[~nan])
-            code = np.searchsorted(distinct, col).astype(np.int64)
-            code[nan] = distinct.size
-            cols.append(code)
-            self.values.append(distinct)
-            order = np.argsort(col, kind="stable")  # NaN sorts last
-            orders.append(order[:n_rows - int(nan.sum())].astype(INDEX_DTYPE))
-            missing.append(np.nonzero(nan)[0].astype(INDEX_DTYPE))
+            order = np.argsort(col, kind="stable")  # one sort per feature; NaN sorts last
+            n_present = n_rows - int(np.isnan(col).sum())
+            present = order[:n_present]
+            ordered = col[present]
+            new_value = np.empty(n_present, dtype=bool)
+            new_value[:1] = True
+            np.not_equal(ordered[1:], ordered[:-1], out=new_value[1:])
+            rank = np.cumsum(new_value) - 1
+            self.values.append(ordered[new_value])
+            self.codes[f, present] = rank
+            self.codes[f, order[n_present:]] = self.values[-1].size
+            orders.append(present.astype(INDEX_DTYPE))
+            missing.append(np.sort(order[n_present:]).astype(INDEX_DTYPE))
         self.n_values = np.array([v.size for v in self.values], dtype=np.int64)
-        widest = int(self.n_values.max()) if n_features else 0
-        dtype = np.uint16 if widest < 65535 else np.uint32
-        self.codes = np.empty((n_features, n_rows), dtype=dtype)
-        for f, code in enumerate(cols):
-            self.codes[f] = code
         self.order, self.order_offsets = _flatten(orders)
         self.missing_rows, self.missing_offsets = _flatten(missing)
 

@@ -68,6 +68,17 @@ class Summary:
         rmax = np.cumsum(wsum)
         return cls(values, rmax - wsum, rmax, wsum, rmax[-1])
 
+    @classmethod
+    def from_value_weights(cls, values, weights):
+        """Exact summary from sorted distinct ``values`` and the total weight of each
+        (values of zero weight are dropped)."""
+        keep = weights > 0
+        values, weights = values[keep], np.asarray(weights, dtype=np.float64)[keep]
+        if values.size == 0:
+            return cls.empty()
+        rmax = np.cumsum(weights)
+        return cls(values, rmax - weights, rmax, weights, rmax[-1])
+
     def __len__(self):
         return self.values.size
 

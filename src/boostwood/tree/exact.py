@@ -29,11 +29,16 @@ class ExactTreeGrower(TreeGrower):
     columns : SortedColumns of the training data
     params : GrowerParams
     reducer : optional; only node totals go through it (exact search is single-process)
+    local_eps : float, default 0
+        0: exact greedy. > 0: the approximate algorithm with local proposals, about
+        1 / local_eps hessian-weighted percentiles of each node's rows per feature
+        (see :func:`boostwood._kernels.exact.exact_scan`).
     """
 
-    def __init__(self, columns, params, reducer=None):
+    def __init__(self, columns, params, reducer=None, local_eps=0.0):
         from .._comm import LocalReducer
         self.columns = columns
+        self.local_eps = float(local_eps)
         self.params = params
         self.reducer = reducer if reducer is not None else LocalReducer()
         self.builder = None
@@ -113,7 +118,7 @@ class ExactTreeGrower(TreeGrower):
         exact_scan(c.codes, c.order, c.order_offsets, c.missing_rows, c.missing_offsets, self._gh,
                    self.node_of, totals, self._features, mask, p.reg_lambda, p.reg_alpha,
                    p.max_delta_step, p.gamma, p.min_child_weight,
-                   float(max(p.min_data_in_leaf, 1)), gain, code, nxt, dl, left)
+                   float(max(p.min_data_in_leaf, 1)), self.local_eps, gain, code, nxt, dl, left)
         pick_best_features(gain, best)
         for r, k in enumerate(scan):
             a = best[r]

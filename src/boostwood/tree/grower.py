@@ -95,9 +95,10 @@ class TreeGrower:
     n_bins_max : int, bins per feature including the missing bin
     params : GrowerParams
     reducer : optional, sums histograms and totals across data shards
+    X_columns : optional, the feature-major copy of ``X_binned`` (made here if not given)
     """
 
-    def __init__(self, X_binned, n_bins, n_bins_max, params, reducer=None):
+    def __init__(self, X_binned, n_bins, n_bins_max, params, reducer=None, X_columns=None):
         self.X_binned = X_binned
         self.n_bins = np.ascontiguousarray(n_bins, dtype=np.int32)
         self.missing_bins = self.n_bins  # the missing bin id equals n_bins
@@ -113,7 +114,8 @@ class TreeGrower:
         self.reducer = self.builder.reducer
         n_rows = X_binned.shape[0]
         # a feature-major copy for the partition kernel, which reads one feature of many rows
-        self.X_columns = np.ascontiguousarray(X_binned.T)
+        # (given when the caller re-bins the data between trees and keeps both up to date)
+        self.X_columns = np.ascontiguousarray(X_binned.T) if X_columns is None else X_columns
         # two index buffers; a node's rows are a segment of one of them (its side)
         self.buf = np.empty((2, n_rows), dtype=INDEX_DTYPE)
         self.mask = np.empty(n_rows, dtype=np.uint8)
