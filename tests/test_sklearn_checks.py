@@ -14,7 +14,9 @@ def _expected(estimator):
     return EXPECTED_FAILED
 
 
-@parametrize_with_checks([GBDTRegressor(n_estimators=10), GBDTClassifier(n_estimators=10)],
+@parametrize_with_checks([GBDTRegressor(n_estimators=10), GBDTClassifier(n_estimators=10),
+                          GBDTRegressor(n_estimators=5, tree_method="exact"),
+                          GBDTClassifier(n_estimators=5, tree_method="approx", sketch_eps=0.1)],
                          expected_failed_checks=_expected)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -36,6 +36,10 @@ _COMMON_DOC = """
     max_delta_step : float, default=0.0
     subsample, colsample_bytree, colsample_bynode : float, default=1.0
     max_bin : int, default=255
+    tree_method : {"hist", "exact", "approx"}, default="hist"
+        Split finding: histogram bins, exact greedy over sorted values, or
+        hessian-weighted percentile candidates (``sketch_eps`` apart).
+    sketch_eps : float, default=0.03
     early_stopping_rounds : int, optional
         Stop when the last ``eval_set`` (or, without one, a ``validation_fraction``
         hold-out) has not improved for this many rounds.
@@ -59,7 +63,7 @@ class _GBDTBase(BaseEstimator):
                  grow_policy="depthwise", min_child_weight=1.0, min_child_samples=1,
                  gamma=0.0, reg_lambda=1.0, reg_alpha=0.0, max_delta_step=0.0, subsample=1.0,
                  colsample_bytree=1.0, colsample_bynode=1.0, max_bin=255,
-                 early_stopping_rounds=None, validation_fraction=0.1, eval_metric=None,
+                 tree_method="hist", sketch_eps=0.03, early_stopping_rounds=None, validation_fraction=0.1, eval_metric=None,
                  base_score=None, random_state=None, n_jobs=None, verbose=False):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -76,6 +80,8 @@ class _GBDTBase(BaseEstimator):
         self.colsample_bytree = colsample_bytree
         self.colsample_bynode = colsample_bynode
         self.max_bin = max_bin
+        self.tree_method = tree_method
+        self.sketch_eps = sketch_eps
         self.early_stopping_rounds = early_stopping_rounds
         self.validation_fraction = validation_fraction
         self.eval_metric = eval_metric
@@ -99,7 +105,8 @@ class _GBDTBase(BaseEstimator):
             gamma=self.gamma, reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha,
             max_delta_step=self.max_delta_step, subsample=self.subsample,
             colsample_bytree=self.colsample_bytree, colsample_bynode=self.colsample_bynode,
-            max_bin=self.max_bin, base_score=self.base_score,
+            max_bin=self.max_bin, tree_method=self.tree_method, sketch_eps=self.sketch_eps,
+            base_score=self.base_score,
             seed=0 if self.random_state is None else self.random_state,
             nthread=0 if self.n_jobs is None else self.n_jobs,
             verbosity=1 if self.verbose else 0)

@@ -70,6 +70,9 @@ class TrainingState:
         self.active = np.nonzero(~trivial)[0].astype(np.int64)
         self.grower, self.proposal = self._make_grower(p, dtrain)
         self.exact = isinstance(self.grower, ExactTreeGrower)
+        self.weighted_rows = None
+        if p["tree_method"] != "hist" and np.any(self.w == 0):
+            self.weighted_rows = np.nonzero(self.w > 0)[0].astype(np.int32)
         self.rng = np.random.default_rng(p["seed"])
         self.evals = []
         for d, name in evals:
@@ -111,6 +114,11 @@ class TrainingState:
         if p["subsample"] < 1.0:
             k = max(1, int(round(p["subsample"] * n)))
             rows = np.sort(self.rng.choice(n, k, replace=False)).astype(np.int32)
+        if self.weighted_rows is not None:
+            # exact / approx: rows of weight 0 take no part in growing at all (their
+            # values would otherwise place thresholds), exactly as if removed
+            rows = self.weighted_rows if rows is None else np.intersect1d(rows,
+                                                                          self.weighted_rows)
         feats = self.active
         if p["colsample_bytree"] < 1.0 and feats.size:
             k = max(1, int(round(p["colsample_bytree"] * feats.size)))

@@ -68,8 +68,7 @@ class GlobalProposal:
         return self
 
     def thresholds(self, features, bins):
-        """Raw thresholds of splits "bin <= b" on this tree's bins."""
-        cut = np.array([self.cut_codes[f][b] for f, b in zip(features, bins)], dtype=np.int64)
-        last = np.array([self.columns.n_values[f] - 1 for f in features], dtype=np.int64)
-        nxt = np.where(cut < last, cut + 1, -1)
-        return self.columns.thresholds(features, cut, nxt)
+        """Raw thresholds of splits "bin <= b": the candidate value s_b itself, so the
+        split is "x <= s_b" (buckets are (s_{b-1}, s_b], as in the paper's Alg. 2)."""
+        cut = [self.cut_codes[f][b] for f, b in zip(features, bins)]
+        return np.array([self.columns.values[f][c] for f, c in zip(features, cut)])
