@@ -66,8 +66,9 @@ def test_native_params_map_every_estimator_parameter():
     """Changing any estimator parameter changes the parameters train() receives."""
     from boostwood.boosting.params import resolve_params
     not_train = {"n_estimators", "early_stopping_rounds", "validation_fraction"}
-    new_values = {"grow_policy": "lossguide", "eval_metric": "mae", "base_score": 0.3,
-                  "random_state": 5, "n_jobs": 1, "verbose": True, "max_bin": 63}
+    new_values = {"grow_policy": "lossguide", "tree_method": "exact", "eval_metric": "mae",
+                  "base_score": 0.3, "random_state": 5, "n_jobs": 1, "verbose": True,
+                  "max_bin": 63}
     base = resolve_params(GBDTRegressor()._native_params())
     for name, default in GBDTRegressor().get_params().items():
         if name in not_train:
