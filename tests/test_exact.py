@@ -227,3 +227,29 @@ def test_raw_thresholds_agree_with_the_training_partition(extra):
     from boostwood.boosting.metrics import get_metric
     assert ev["train"]["logloss"][-1] == pytest.approx(
         get_metric("logloss")(y, b.predict(X), np.ones(len(y))), rel=1e-12)
+
+
+@pytest.mark.parametrize("extra", [dict(tree_method="exact"), dict(tree_method="approx"),
+                                   dict(tree_method="approx", approx_proposal="local")])
+def test_infinities_sparse_input_and_round_trip(tmp_path, extra):
+    import scipy.sparse as sp
+    r = np.random.default_rng(3)
+    X = r.normal(size=(600, 3))
+    X[:40, 0], X[40:80, 0] = np.inf, -np.inf
+    y = ((X[:, 0] > 0.5) | (X[:, 1] > 1)).astype(float)
+    d = bw.Dataset(X, y)
+    ev = {}
+    b = bw.train(dict(objective="binary:logistic", max_depth=3, **extra), d, 5,
+                 evals=[(d, "train")], evals_result=ev, verbose_eval=False)
+    from boostwood.boosting.metrics import get_metric
+    p = b.predict(X)
+    assert np.all(np.isfinite(p)) and p[:40].mean() > 0.5 and p[40:80].mean() < 0.5
+    assert ev["train"]["logloss"][-1] == pytest.approx(
+        get_metric("logloss")(y, p, np.ones(len(y))), rel=1e-12)
+    b.save_model(tmp_path / "m.json")
+    np.testing.assert_array_equal(bw.Booster(model_file=tmp_path / "m.json").predict(X), p)
+    Xs = sp.csr_matrix(np.where(r.random(X.shape) < 0.5, 0.0, np.nan_to_num(X)))
+    dense = bw.train(dict(max_depth=3, **extra), bw.Dataset(Xs.toarray(), y), 3,
+                     verbose_eval=False)
+    sparse = bw.train(dict(max_depth=3, **extra), bw.Dataset(Xs, y), 3, verbose_eval=False)
+    np.testing.assert_array_equal(dense.predict(Xs.toarray()), sparse.predict(Xs))
