@@ -51,3 +51,43 @@ def test_additive_metrics_add_up_over_blocks(data, name):
     parts = [m.partial(y[s], p[s], w[s]) for s in (slice(0, 123), slice(123, 400), slice(400, None))]
     total = (sum(a for a, _ in parts), sum(b for _, b in parts))
     assert m.finalize(*total) == pytest.approx(m(y, p, w), rel=1e-12)
+
+
+def test_loss_metrics_against_scikit_learn_and_scipy():
+    from scipy.stats import poisson
+    from sklearn.metrics import (mean_absolute_percentage_error, mean_gamma_deviance,
+                                 mean_pinball_loss, mean_tweedie_deviance)
+    r = np.random.default_rng(8)
+    n = 500
+    y = r.gamma(2.0, 2.0, n)
+    p = y * r.uniform(0.5, 1.5, n)
+    w = r.uniform(0.1, 2.0, n)
+    assert get_metric("mape")(y, p, w) == pytest.approx(
+        mean_absolute_percentage_error(y, p, sample_weight=w))
+    for a in (0.1, 0.5, 0.8):
+        assert get_metric(f"quantile@{a}")(y, p, w) == pytest.approx(
+            mean_pinball_loss(y, p, alpha=a, sample_weight=w))
+    assert get_metric("quantile", {"quantile_alpha": 0.8})(y, p, w) == pytest.approx(
+        mean_pinball_loss(y, p, alpha=0.8, sample_weight=w))
+    assert get_metric("gamma-deviance")(y, p, w) == pytest.approx(
+        mean_gamma_deviance(y, p, sample_weight=w))
+    counts = r.poisson(3.0, n).astype(float)
+    assert get_metric("poisson-nloglik")(counts, p, w) == pytest.approx(
+        -np.average(poisson.logpmf(counts, p), weights=w))
+    rho = 1.3  # deviance / 2 = our nloglik + y^(2-rho) / ((1-rho)(2-rho))
+    half_dev = 0.5 * mean_tweedie_deviance(y, p, power=rho, sample_weight=w)
+    const = np.average(y ** (2 - rho) / ((1 - rho) * (2 - rho)), weights=w)
+    assert get_metric(f"tweedie-nloglik@{rho}")(y, p, w) + const == pytest.approx(half_dev)
+    d = 1.5
+    r_ = np.abs(y - p)
+    assert get_metric("huber", {"huber_delta": d})(y, p, w) == pytest.approx(
+        np.average(np.where(r_ <= d, 0.5 * r_ ** 2, d * (r_ - 0.5 * d)), weights=w))
+    yb = (r.random(n) < 0.4).astype(float)
+    pb = r.uniform(0.05, 0.95, n)
+    F = 0.5 * np.log(pb / (1 - pb))
+    assert get_metric("exponential")(yb, pb, w) == pytest.approx(
+        np.average(np.exp(-(2 * yb - 1) * F), weights=w))
+    with pytest.raises(ValueError, match="not a number"):
+        get_metric("quantile@x")
+    with pytest.raises(ValueError, match="takes no parameter"):
+        get_metric("rmse@2")

@@ -67,3 +67,85 @@ def softmax_grad(y, raw, w, gh_out):
             target = 1.0 if k == label else 0.0
             gh_out[k, i, 0] = w[i] * (p - target)
             gh_out[k, i, 1] = max(w[i] * p * (1.0 - p), HESS_FLOOR * w[i])
+
+
+# Pointwise losses of one margin per row, selected by an integer code (one compiled
+# kernel serves them all; the branch is the same for every row, so it predicts well).
+ABSOLUTE, HUBER, PSEUDO_HUBER, QUANTILE, POISSON, GAMMA, TWEEDIE, LOGITBOOST, EXPONENTIAL = range(9)
+
+#: |g|, |h| are clamped here before they are stored as float32 (which overflows
+#: at 3.4e38): a margin of 800 under a log link must not turn into inf or NaN.
+GH_CLAMP = 1e30
+#: Margins entering exp() are clipped to this, so exp never overflows float64.
+EXP_CLIP = 700.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _exp(x):
+    return math.exp(min(max(x, -EXP_CLIP), EXP_CLIP))
+
+
+@njit(cache=True, nogil=True)
+def pointwise_grad_hess(kind, y, F, p):
+    """(g, h) of one row for loss ``kind`` at margin F, label y, parameter p (unweighted).
+
+    ABSOLUTE      L = |F - y|                        g = sign(F - y), h = 1 (leaves by line search)
+    HUBER         L = r^2/2 if |r| <= p else p(|r| - p/2), r = F - y
+                                                     g = clip(r, -p, p), h = 1 (leaves by line search)
+    PSEUDO_HUBER  L = p^2 (sqrt(1 + (r/p)^2) - 1)    g = r / s, h = 1 / s^3, s = sqrt(1 + (r/p)^2)
+    QUANTILE      L = a (y - F) if y >= F else (1 - a)(F - y), a = p
+                                                     g = 1 - a if F > y else -a, h = 1 (line search)
+    POISSON       L = e^F - y F                      g = e^F - y, h = e^F
+    GAMMA         L = y e^-F + F                     g = 1 - y e^-F, h = y e^-F
+    TWEEDIE       L = -y e^((1-p)F)/(1-p) + e^((2-p)F)/(2-p)
+                                                     g = -y e^((1-p)F) + e^((2-p)F),
+                                                     h = -(1-p) y e^((1-p)F) + (2-p) e^((2-p)F)
+    LOGITBOOST    L = log(1 + e^(-2 y* F)), y* = 2y - 1, P(y=1) = 1/(1 + e^(-2F))
+                                                     g = 2 (q - y), h = 4 q (1 - q), q = sigmoid(2F)
+    EXPONENTIAL   L = e^(-y* F)                      g = -y* e^(-y* F), h = e^(-y* F)
+    """
+    if kind == ABSOLUTE:
+        return (1.0 if F > y else (-1.0 if F < y else 0.0)), 1.0
+    if kind == HUBER:
+        r = F - y
+        return min(max(r, -p), p), 1.0
+    if kind == PSEUDO_HUBER:
+        r = F - y
+        s = math.sqrt(1.0 + (r / p) * (r / p))
+        return r / s, 1.0 / (s * s * s)
+    if kind == QUANTILE:
+        return ((1.0 - p) if F > y else (-p if F < y else 0.5 - p)), 1.0
+    if kind == POISSON:
+        mu = _exp(F)
+        return mu - y, mu
+    if kind == GAMMA:
+        e = y * _exp(-F)
+        return 1.0 - e, e
+    if kind == TWEEDIE:
+        a = y * _exp((1.0 - p) * F)
+        b = _exp((2.0 - p) * F)
+        return -a + b, -(1.0 - p) * a + (2.0 - p) * b
+    if kind == LOGITBOOST:
+        q = sigmoid(2.0 * F)
+        return 2.0 * (q - y), 4.0 * q * (1.0 - q)
+    # EXPONENTIAL
+    ys = 2.0 * y - 1.0
+    e = _exp(-ys * F)
+    return -ys * e, e
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def pointwise_grad(kind, y, raw, w, param, gh_out):
+    """Weighted g and h of every row for a pointwise loss (see :func:`pointwise_grad_hess`).
+
+    y, w : ndarray of shape (n_rows,), float64   # IN
+    raw : ndarray of shape (n_rows, 1), float64   # IN
+    gh_out : ndarray of shape (1, n_rows, 2), float32   # OUT; hessians floored at
+        HESS_FLOOR * w, both clamped to +-GH_CLAMP
+    """
+    for i in prange(y.shape[0]):
+        g, h = pointwise_grad_hess(kind, y[i], raw[i, 0], param)
+        g = min(max(w[i] * g, -GH_CLAMP), GH_CLAMP)
+        h = min(max(w[i] * h, HESS_FLOOR * w[i]), GH_CLAMP)
+        gh_out[0, i, 0] = g
+        gh_out[0, i, 1] = h

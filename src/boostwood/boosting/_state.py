@@ -79,7 +79,7 @@ class TrainingState:
             raw = self.raw if d is dtrain else self._initial_raw(d, base)
             self.evals.append(_EvalSet(d, name, self.obj, raw))
         names = p["eval_metric"] or [self.obj.default_metric]
-        self.metrics = [get_metric(m) for m in names]
+        self.metrics = [get_metric(m, p) for m in names]
 
     @staticmethod
     def _make_grower(p, dtrain):
@@ -138,6 +138,8 @@ class TrainingState:
                 X_binned, missing_bins = self.proposal.X_binned, self.proposal.n_bins
             tree, (sides, starts, counts, values) = self.grower.grow(self.gh[k], rows, feats,
                                                                      self.rng)
+            if getattr(self.obj, "line_search", False):
+                values = self._line_search_leaves(tree, sides, starts, counts, k)
             split = tree.feature >= 0
             if self.proposal is not None:
                 tree.threshold[split] = self.proposal.thresholds(tree.feature[split],
@@ -157,6 +159,18 @@ class TrainingState:
                     self._add_tree_raw(ev.dataset, ev.raw, tree, k)
             trees.append(tree)
         self.booster._append_round(trees)
+
+    def _line_search_leaves(self, tree, sides, starts, counts, k):
+        """Re-estimate each leaf by its line search over the leaf's rows (Friedman 2001,
+        step 2.3): gamma_j = argmin sum w L(y, F + gamma), then shrink by eta."""
+        leaves = np.nonzero(tree.feature < 0)[0]
+        eta = self.params["eta"]
+        values = np.empty(leaves.size)
+        for j, leaf in enumerate(leaves):
+            idx = self.grower.buf[sides[j], starts[j]:starts[j] + counts[j]]
+            values[j] = eta * self.obj.leaf_values(self.y[idx], self.raw[idx, k], self.w[idx])
+            tree.value[leaf] = values[j]
+        return values
 
     @staticmethod
     def _add_tree_raw(dataset, raw, tree, group):

@@ -49,7 +49,8 @@ class Booster:
             self.load_model(model_file)
 
     def _set_objective(self):
-        self.objective = get_objective(self.params["objective"], self.params["num_class"])
+        self.objective = get_objective(self.params["objective"], self.params["num_class"],
+                                       self.params)
         self.n_outputs = self.objective.n_outputs
 
     # -- building (used by train) ------------------------------------------------------------

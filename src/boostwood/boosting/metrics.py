@@ -128,10 +128,124 @@ def roc_auc(y, score, w=None):
     return float(np.sum(pos * (neg_below + 0.5 * neg)) / (w_pos * w_neg))
 
 
-METRICS = {cls.name: cls for cls in (RMSE, MAE, LogLoss, ErrorRate, MultiLogLoss, MultiError, AUC)}
+class MAPE(Metric):
+    """Mean absolute percentage error sum w |y - p| / max(|y|, 1e-15) / sum w."""
+
+    name = "mape"
+
+    def partial(self, y, pred, w):
+        return float(np.sum(w * np.abs(y - pred) / np.maximum(np.abs(y), _EPS))), float(np.sum(w))
 
 
-def get_metric(name):
-    if name not in METRICS:
+class _WithParam(Metric):
+    """A metric with a parameter: ``name@value``, else the objective's parameter, else a default."""
+
+    param_name = None
+    param_default = None
+
+    def __init__(self, param=None):
+        self.param = float(self.param_default if param is None else param)
+
+
+class HuberMetric(_WithParam):
+    """Mean Huber loss: r^2/2 for |r| <= d, d (|r| - d/2) beyond, d = huber_delta."""
+
+    name, param_name, param_default = "huber", "huber_delta", 1.0
+
+    def partial(self, y, pred, w):
+        r = np.abs(y - pred)
+        d = self.param
+        return float(np.sum(w * np.where(r <= d, 0.5 * r * r, d * (r - 0.5 * d)))), float(np.sum(w))
+
+
+class PseudoHuberMetric(_WithParam):
+    """Mean pseudo-Huber loss d^2 (sqrt(1 + (r/d)^2) - 1), d = huber_slope."""
+
+    name, param_name, param_default = "mphe", "huber_slope", 1.0
+
+    def partial(self, y, pred, w):
+        r = (y - pred) / self.param
+        return float(np.sum(w * self.param ** 2 * (np.sqrt(1 + r * r) - 1))), float(np.sum(w))
+
+
+class QuantileMetric(_WithParam):
+    """Mean pinball loss: a (y - p) for y >= p, (1 - a)(p - y) otherwise, a = quantile_alpha."""
+
+    name, param_name, param_default = "quantile", "quantile_alpha", 0.5
+
+    def partial(self, y, pred, w):
+        r = y - pred
+        return float(np.sum(w * np.where(r >= 0, self.param * r, (self.param - 1) * r))), \
+            float(np.sum(w))
+
+
+class PoissonNLogLik(Metric):
+    """Poisson negative log-likelihood sum w [p - y log p + log y!] / sum w, p = predicted mean."""
+
+    name = "poisson-nloglik"
+
+    def partial(self, y, pred, w):
+        from math import lgamma
+        p = np.maximum(pred, _EPS)
+        lg = np.array([lgamma(v + 1.0) for v in np.asarray(y, dtype=float)])
+        return float(np.sum(w * (p - y * np.log(p) + lg))), float(np.sum(w))
+
+
+class GammaDeviance(Metric):
+    """Gamma deviance 2 sum w [(y - p)/p - log(y/p)] / sum w."""
+
+    name = "gamma-deviance"
+
+    def partial(self, y, pred, w):
+        p = np.maximum(pred, _EPS)
+        yy = np.maximum(y, _EPS)
+        return float(np.sum(w * 2 * ((y - p) / p - np.log(yy / p)))), float(np.sum(w))
+
+
+class TweedieNLogLik(_WithParam):
+    """Tweedie negative log-likelihood (without the normalising term), rho =
+    tweedie_variance_power: sum w [-y p^(1-rho)/(1-rho) + p^(2-rho)/(2-rho)] / sum w."""
+
+    name, param_name, param_default = "tweedie-nloglik", "tweedie_variance_power", 1.5
+
+    def partial(self, y, pred, w):
+        r = self.param
+        p = np.maximum(pred, _EPS)
+        val = -y * p ** (1 - r) / (1 - r) + p ** (2 - r) / (2 - r)
+        return float(np.sum(w * val)), float(np.sum(w))
+
+
+class ExponentialLoss(Metric):
+    """Mean AdaBoost loss exp(-y* F) with y* = 2y - 1 and F = log(p / (1 - p)) / 2."""
+
+    name = "exponential"
+
+    def partial(self, y, pred, w):
+        p = np.clip(pred, _EPS, 1 - _EPS)
+        F = 0.5 * np.log(p / (1 - p))
+        return float(np.sum(w * np.exp(-(2 * y - 1) * F))), float(np.sum(w))
+
+
+METRICS = {cls.name: cls for cls in (RMSE, MAE, LogLoss, ErrorRate, MultiLogLoss, MultiError, AUC,
+                                     MAPE, HuberMetric, PseudoHuberMetric, QuantileMetric,
+                                     PoissonNLogLik, GammaDeviance, TweedieNLogLik,
+                                     ExponentialLoss)}
+
+
+def get_metric(name, params=None):
+    """The metric called ``name``; ``name@value`` sets a metric's parameter (e.g.
+    ``quantile@0.9``), otherwise it is read from the training ``params``."""
+    base, _, value = name.partition("@")
+    if base not in METRICS:
         raise ValueError(f"unknown eval_metric {name!r}; available: {sorted(METRICS)}")
-    return METRICS[name]()
+    cls = METRICS[base]
+    if issubclass(cls, _WithParam):
+        if value:
+            try:
+                return cls(float(value))
+            except ValueError:
+                raise ValueError(f"eval_metric {name!r}: {value!r} is not a number") from None
+        return cls((params or {}).get(cls.param_name))
+    if value:
+        raise ValueError(f"eval_metric {base!r} takes no parameter, got {name!r}")
+    return cls()

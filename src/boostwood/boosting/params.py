@@ -30,6 +30,14 @@ PARAMS = {
                        doc="loss function"),
     "num_class": Param(None, "optional_int", 2, aliases=("num_classes",),
                        doc="classes of multi:softprob"),
+    "huber_delta": Param(1.0, "float", 0.0, INF, low_open=True,
+                         doc="reg:huber: residual beyond which the loss is linear"),
+    "huber_slope": Param(1.0, "float", 0.0, INF, low_open=True,
+                         doc="reg:pseudohubererror: the scale d of the loss"),
+    "quantile_alpha": Param(0.5, "float", 0.0, 1.0, low_open=True,
+                            doc="reg:quantileerror: the quantile level, in (0, 1)"),
+    "tweedie_variance_power": Param(1.5, "float", 1.0, 2.0, low_open=True,
+                                    doc="reg:tweedie: variance power p, in (1, 2)"),
     "eta": Param(0.3, "float", 0.0, INF, low_open=True, aliases=("learning_rate", "shrinkage_rate"),
                  doc="shrinkage applied to every leaf value"),
     "max_depth": Param(6, "int", 0, aliases=(), doc="maximum depth; 0 = unlimited (lossguide)"),
@@ -164,5 +172,10 @@ def _check_combinations(p):
         raise ValueError("objective 'multi:softprob' needs the parameter num_class")
     if p["objective"] != "multi:softprob" and p["num_class"] not in (None, 1):
         raise ValueError(f"num_class is only used by multi:softprob, not {p['objective']!r}")
+    if p["quantile_alpha"] >= 1.0:
+        raise ValueError(f"parameter 'quantile_alpha' must be in (0, 1), got {p['quantile_alpha']}")
+    if p["tweedie_variance_power"] >= 2.0:
+        raise ValueError("parameter 'tweedie_variance_power' must be in (1, 2), got "
+                         f"{p['tweedie_variance_power']}")
     if p["max_depth"] == 0 and p["max_leaves"] == 0:
         raise ValueError("max_depth=0 (unlimited) needs max_leaves > 0 to bound the tree size")

@@ -1,4 +1,25 @@
 """Layer 3: losses, their derivatives, initial scores and links."""
-from .builtin import OBJECTIVES, Objective, get_objective
+from .builtin import Logistic, Objective, Softmax, SquaredError
+from .pointwise import POINTWISE
+
+OBJECTIVES = {cls.name: cls for cls in (SquaredError, Logistic, Softmax) + POINTWISE}
+
+
+def get_objective(name, num_class=None, params=None):
+    """Instantiate the objective registered as ``name``.
+
+    ``params`` (the resolved training parameters) supply the objective's own
+    parameter, e.g. ``quantile_alpha`` for ``reg:quantileerror``.
+    """
+    if name not in OBJECTIVES:
+        raise ValueError(f"unknown objective {name!r}; available: {sorted(OBJECTIVES)}")
+    cls = OBJECTIVES[name]
+    if cls is Softmax:
+        return cls(num_class)
+    param_name = getattr(cls, "param_name", None)
+    if param_name is not None:
+        return cls(param=(params or {}).get(param_name))
+    return cls()
+
 
 __all__ = ["OBJECTIVES", "Objective", "get_objective"]

@@ -159,14 +159,3 @@ class Softmax(Objective):
         z = raw - raw.max(axis=1, keepdims=True)
         logsum = np.log(np.exp(z).sum(axis=1))
         return logsum - z[np.arange(len(y)), y.astype(np.int64)]
-
-
-OBJECTIVES = {cls.name: cls for cls in (SquaredError, Logistic, Softmax)}
-
-
-def get_objective(name, num_class=None):
-    """Instantiate the objective registered as ``name``."""
-    if name not in OBJECTIVES:
-        raise ValueError(f"unknown objective {name!r}; available: {sorted(OBJECTIVES)}")
-    cls = OBJECTIVES[name]
-    return cls(num_class) if cls is Softmax else cls()

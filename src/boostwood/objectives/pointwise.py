@@ -1,0 +1,260 @@
+"""Pointwise losses of one margin per row: robust regression, quantiles, counts,
+positive targets, and the boosting losses of the notes.
+
+Each objective names its loss L(y, F) (formula in the class docstring), its
+gradient kernel (:func:`boostwood._kernels.loss.pointwise_grad`), the constant
+margin minimising sum_i w_i L(y_i, c) (``init_score``), the link from margins
+to predictions and the default metric. Losses whose hessian is constant or
+uninformative (absolute, Huber, quantile) re-estimate each leaf after the tree
+is grown by a line search over the leaf's rows (Friedman 2001, algorithm step
+2.3 of the notes' 004): ``leaf_values`` returns gamma_j = argmin_gamma
+sum_{i in leaf} w_i L(y_i, F_i + gamma).
+"""
+import numpy as np
+
+from .._kernels import loss as K
+from .builtin import Objective, _sigmoid
+
+_EPS = 1e-15
+
+
+def weighted_quantile(x, w, alpha):
+    """The lower weighted alpha-quantile: the smallest x_k with sum_{x_i <= x_k} w_i >= alpha W.
+
+    It minimises sum_i w_i rho_alpha(x_i - c) (the pinball loss); alpha = 0.5 is a
+    weighted median.
+    """
+    order = np.argsort(x, kind="stable")
+    x, w = x[order], w[order]
+    cum = np.cumsum(w)
+    if cum[-1] <= 0:
+        return 0.0
+    k = int(np.searchsorted(cum, alpha * cum[-1] * (1 - 1e-12), side="left"))
+    return float(x[min(k, x.size - 1)])
+
+
+def _minimise_convex(dloss, lo, hi, iters=200):
+    """Root of a non-decreasing derivative on [lo, hi] by bisection."""
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if dloss(mid) > 0:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo <= 1e-12 * max(1.0, abs(mid)):
+            break
+    return 0.5 * (lo + hi)
+
+
+class Pointwise(Objective):
+    """Base of the losses of :mod:`boostwood._kernels.loss` selected by ``kind``."""
+
+    kind = None
+    param_name = None  # the user parameter passed to the kernel, if any
+    param_default = 0.0
+
+    def __init__(self, num_class=None, param=None):
+        super().__init__(num_class)
+        self.param = float(self.param_default if param is None else param)
+
+    def gradient(self, y, raw, w, gh_out):
+        K.pointwise_grad(self.kind, y, raw, w, self.param, gh_out)
+
+    def _minimise(self, y, w):
+        def d(c):
+            g = np.empty((1, y.size, 2), dtype=np.float64)
+            for i in range(y.size):
+                g[0, i] = K.pointwise_grad_hess(self.kind, y[i], c, self.param)
+            return float(np.sum(w * g[0, :, 0]))
+        return _minimise_convex(d, float(y.min()) - 1.0, float(y.max()) + 1.0)
+
+    #: whether leaves are re-estimated by :meth:`leaf_values` after the tree is grown
+    line_search = False
+
+    def leaf_values(self, y, raw, w):
+        """The line-search value gamma of a leaf from its rows' labels, margins and weights."""
+        raise NotImplementedError
+
+
+class AbsoluteError(Pointwise):
+    """``reg:absoluteerror``: L = |y - F|. Initial margin and leaves: weighted medians."""
+
+    name, kind, default_metric = "reg:absoluteerror", K.ABSOLUTE, "mae"
+    line_search = True
+
+    def init_score(self, y, w):
+        return np.array([weighted_quantile(y, w, 0.5)])
+
+    def leaf_values(self, y, raw, w):
+        return weighted_quantile(y - raw, w, 0.5)
+
+    def loss(self, y, raw):
+        return np.abs(y - raw[:, 0])
+
+
+class Quantile(Pointwise):
+    """``reg:quantileerror``: pinball loss L = a (y - F) for y >= F, (1 - a)(F - y) otherwise,
+    a = ``quantile_alpha``. Initial margin and leaves: weighted a-quantiles."""
+
+    name, kind, default_metric = "reg:quantileerror", K.QUANTILE, "quantile"
+    line_search = True
+    param_name, param_default = "quantile_alpha", 0.5
+
+    def init_score(self, y, w):
+        return np.array([weighted_quantile(y, w, self.param)])
+
+    def leaf_values(self, y, raw, w):
+        return weighted_quantile(y - raw, w, self.param)
+
+    def loss(self, y, raw):
+        r = y - raw[:, 0]
+        return np.where(r >= 0, self.param * r, (self.param - 1.0) * r)
+
+
+class Huber(Pointwise):
+    """``reg:huber``: L = r^2 / 2 for |r| <= d, d (|r| - d / 2) beyond, r = y - F, d =
+    ``huber_delta``. Leaves: one Huber M-step from the median (Friedman 2001, alg. 4)."""
+
+    name, kind, default_metric = "reg:huber", K.HUBER, "huber"
+    line_search = True
+    param_name, param_default = "huber_delta", 1.0
+
+    def init_score(self, y, w):
+        return np.array([self._minimise(y, w)])
+
+    def leaf_values(self, y, raw, w):
+        r = y - raw
+        med = weighted_quantile(r, w, 0.5)
+        d = r - med
+        return med + float(np.sum(w * np.sign(d) * np.minimum(self.param, np.abs(d)))
+                           / max(np.sum(w), _EPS))
+
+    def loss(self, y, raw):
+        r = np.abs(y - raw[:, 0])
+        return np.where(r <= self.param, 0.5 * r * r, self.param * (r - 0.5 * self.param))
+
+
+class PseudoHuber(Pointwise):
+    """``reg:pseudohubererror``: L = d^2 (sqrt(1 + (r / d)^2) - 1), d = ``huber_slope``."""
+
+    name, kind, default_metric = "reg:pseudohubererror", K.PSEUDO_HUBER, "mphe"
+    param_name, param_default = "huber_slope", 1.0
+
+    def init_score(self, y, w):
+        return np.array([self._minimise(y, w)])
+
+    def loss(self, y, raw):
+        r = (y - raw[:, 0]) / self.param
+        return self.param ** 2 * (np.sqrt(1.0 + r * r) - 1.0)
+
+
+class _LogLink(Pointwise):
+    """Log link: predictions exp(F); the initial margin is log of the weighted mean."""
+
+    def init_score(self, y, w):
+        return np.array([np.log(max(np.average(y, weights=w), _EPS))])
+
+    def base_margin_from_score(self, base_score):
+        if base_score <= 0:
+            raise ValueError(f"base_score must be > 0 for {self.name}, got {base_score}")
+        return np.array([np.log(base_score)])
+
+    def transform(self, raw):
+        return np.exp(np.minimum(raw[:, 0], K.EXP_CLIP))
+
+
+class Poisson(_LogLink):
+    """``count:poisson``: negative log-likelihood L = e^F - y F (+ log y!), counts y >= 0."""
+
+    name, kind, default_metric = "count:poisson", K.POISSON, "poisson-nloglik"
+
+    def check_labels(self, y):
+        if np.any(y < 0):
+            raise ValueError(f"count:poisson needs non-negative labels, got min {y.min()}")
+        return y
+
+    def loss(self, y, raw):
+        F = np.clip(raw[:, 0], -K.EXP_CLIP, K.EXP_CLIP)
+        return np.exp(F) - y * F
+
+
+class Gamma(_LogLink):
+    """``reg:gamma``: L = y e^-F + F (gamma deviance up to constants), targets y > 0."""
+
+    name, kind, default_metric = "reg:gamma", K.GAMMA, "gamma-deviance"
+
+    def check_labels(self, y):
+        if np.any(y <= 0):
+            raise ValueError(f"reg:gamma needs positive labels, got min {y.min()}")
+        return y
+
+    def loss(self, y, raw):
+        F = np.clip(raw[:, 0], -K.EXP_CLIP, K.EXP_CLIP)
+        return y * np.exp(-F) + F
+
+
+class Tweedie(_LogLink):
+    """``reg:tweedie``: L = -y e^((1-p)F)/(1-p) + e^((2-p)F)/(2-p), p =
+    ``tweedie_variance_power`` in (1, 2), targets y >= 0."""
+
+    name, kind, default_metric = "reg:tweedie", K.TWEEDIE, "tweedie-nloglik"
+    param_name, param_default = "tweedie_variance_power", 1.5
+
+    def check_labels(self, y):
+        if np.any(y < 0):
+            raise ValueError(f"reg:tweedie needs non-negative labels, got min {y.min()}")
+        return y
+
+    def loss(self, y, raw):
+        p = self.param
+        F = np.clip(raw[:, 0], -K.EXP_CLIP, K.EXP_CLIP)
+        return -y * np.exp((1 - p) * F) / (1 - p) + np.exp((2 - p) * F) / (2 - p)
+
+
+class _Binary(Pointwise):
+    """Labels 0/1 (y* = 2y - 1); P(y = 1) = 1 / (1 + e^(-2F)), so F is half the log-odds."""
+
+    default_metric = "logloss"
+
+    def check_labels(self, y):
+        if not np.all((y == 0) | (y == 1)):
+            bad = np.unique(y[(y != 0) & (y != 1)])[:5]
+            raise ValueError(f"{self.name} needs labels 0 or 1, got {bad.tolist()}")
+        return y
+
+    def init_score(self, y, w):
+        p = np.clip(np.average(y, weights=w), _EPS, 1 - _EPS)
+        return np.array([0.5 * np.log(p / (1 - p))])
+
+    def base_margin_from_score(self, base_score):
+        if not 0 < base_score < 1:
+            raise ValueError(f"base_score must be a probability in (0, 1) for {self.name}, "
+                             f"got {base_score}")
+        return np.array([0.5 * np.log(base_score / (1 - base_score))])
+
+    def transform(self, raw):
+        return _sigmoid(2.0 * raw[:, 0])
+
+
+class LogitBoost(_Binary):
+    """``binary:logitboost``: Friedman's binomial deviance L = log(1 + e^(-2 y* F))
+    (notes 000, eq. 42); probability 1 / (1 + e^(-2F))."""
+
+    name, kind = "binary:logitboost", K.LOGITBOOST
+
+    def loss(self, y, raw):
+        return np.logaddexp(0.0, -2.0 * (2 * y - 1) * raw[:, 0])
+
+
+class Exponential(_Binary):
+    """``binary:exponential``: the AdaBoost loss L = e^(-y* F); its population minimiser is
+    half the log-odds, so the probability is 1 / (1 + e^(-2F))."""
+
+    name, kind, default_metric = "binary:exponential", K.EXPONENTIAL, "exponential"
+
+    def loss(self, y, raw):
+        return np.exp(np.clip(-(2 * y - 1) * raw[:, 0], -K.EXP_CLIP, K.EXP_CLIP))
+
+
+POINTWISE = (AbsoluteError, Quantile, Huber, PseudoHuber, Poisson, Gamma, Tweedie, LogitBoost,
+             Exponential)
