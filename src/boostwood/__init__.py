@@ -7,9 +7,11 @@ from ._version import __version__
 from .boosting import (Booster, EarlyStopping, EvaluationMonitor, RecordEvaluation,
                        TrainingCallback, train)
 from .data import Dataset
+from .objectives import objective
 
 __all__ = ["Booster", "Dataset", "EarlyStopping", "EvaluationMonitor", "GBDTClassifier",
-           "GBDTRegressor", "RecordEvaluation", "TrainingCallback", "__version__", "train"]
+           "GBDTRegressor", "RecordEvaluation", "TrainingCallback", "__version__", "objective",
+           "train"]
 
 
 def __getattr__(name):

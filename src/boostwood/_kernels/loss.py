@@ -149,3 +149,18 @@ def pointwise_grad(kind, y, raw, w, param, gh_out):
         h = min(max(w[i] * h, HESS_FLOOR * w[i]), GH_CLAMP)
         gh_out[0, i, 0] = g
         gh_out[0, i, 1] = h
+
+
+@njit(parallel=True, nogil=True)
+def compiled_objective_grad(fn, y, raw, w, gh_out):
+    """g and h of every row from a user's compiled ``fn(label, margin) -> (g, h)``,
+    times the sample weight (one margin per row). Not cached: ``fn`` is the user's.
+
+    y, w : ndarray of shape (n_rows,), float64   # IN
+    raw : ndarray of shape (n_rows, 1), float64   # IN
+    gh_out : ndarray of shape (1, n_rows, 2), float32   # OUT
+    """
+    for i in prange(y.shape[0]):
+        g, h = fn(y[i], raw[i, 0])
+        gh_out[0, i, 0] = min(max(w[i] * g, -GH_CLAMP), GH_CLAMP)
+        gh_out[0, i, 1] = min(max(w[i] * h, 0.0), GH_CLAMP)

@@ -9,6 +9,7 @@ from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
 from .._kernels.predict import add_leaf_values, add_tree_binned, predict_raw
 from ..tree import ExactTreeGrower, GrowerParams, TreeGrower
 from ..tree.approx import GlobalProposal
+from ..objectives import CustomObjective
 from .metrics import get_metric
 
 
@@ -31,6 +32,19 @@ class _EvalSet:
         self.weight = np.ones(dataset.num_row()) if w is None else w
 
 
+class _CustomMetric:
+    """A user's ``f(preds, dataset) -> (name, value)``."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def evaluate(self, pred, dataset):
+        out = self.fn(pred, dataset)
+        if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], str)):
+            raise TypeError("custom_metric must return (name, value)")
+        return out[0], float(out[1])
+
+
 class TrainingState:
     """Everything a boosting round reads and writes.
 
@@ -42,10 +56,14 @@ class TrainingState:
     booster : Booster, receives the base score and the trees
     """
 
-    def __init__(self, params, dtrain, evals, booster):
+    def __init__(self, params, dtrain, evals, booster, obj=None, custom_metric=None):
         self.params = p = params
         self.nthread = set_threads(p["nthread"])
         self.obj = booster.objective
+        if obj is not None:
+            if not callable(obj):
+                raise TypeError(f"obj must be callable, got {type(obj).__name__}")
+            self.obj = CustomObjective(booster.objective, obj, dtrain)
         self.booster = booster
         if dtrain.label is None:
             raise ValueError("the training Dataset has no label")
@@ -80,6 +98,11 @@ class TrainingState:
             self.evals.append(_EvalSet(d, name, self.obj, raw))
         names = p["eval_metric"] or [self.obj.default_metric]
         self.metrics = [get_metric(m, p) for m in names]
+        if custom_metric is not None:
+            if not callable(custom_metric):
+                raise TypeError(f"custom_metric must be callable, got "
+                                f"{type(custom_metric).__name__}")
+            self.metrics.append(_CustomMetric(custom_metric))
 
     @staticmethod
     def _make_grower(p, dtrain):
@@ -186,5 +209,9 @@ class TrainingState:
             pred = self.obj.transform(ev.raw)
             log = evals_log.setdefault(ev.name, {})
             for m in self.metrics:
+                if isinstance(m, _CustomMetric):
+                    name, value = m.evaluate(pred, ev.dataset)
+                    log.setdefault(name, []).append(value)
+                    continue
                 log.setdefault(m.name, []).append(m(ev.label, pred, ev.weight))
         return evals_log

@@ -18,7 +18,8 @@ def _check_evals(evals):
 
 
 def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
-          early_stopping_rounds=None, verbose_eval=True, evals_result=None):
+          early_stopping_rounds=None, verbose_eval=True, evals_result=None, obj=None,
+          custom_metric=None):
     """Train a gradient boosted tree model.
 
     Parameters
@@ -39,6 +40,15 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
         Print the evaluation every round (True) or every ``verbose_eval`` rounds.
     evals_result : dict, optional
         Filled with ``{set name: {metric: [values]}}``.
+    obj : callable, optional
+        Custom objective: ``obj(preds, dtrain) -> (grad, hess)`` on raw margins (as in
+        XGBoost), or a function decorated with :func:`boostwood.objective`
+        (``(label, margin) -> (grad, hess)``, compiled). The ``objective`` parameter
+        still sets the link and the default metric.
+    custom_metric : callable, optional
+        ``custom_metric(preds, dataset) -> (name, value)`` on output-scale predictions,
+        evaluated after the built-in metrics (so early stopping uses it); lower is
+        better unless an ``EarlyStopping(maximize=True)`` callback says otherwise.
 
     Returns
     -------
@@ -61,7 +71,7 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
     container = CallbackContainer(cbs)
 
     booster = Booster(params)
-    state = TrainingState(p, dtrain, evals, booster)
+    state = TrainingState(p, dtrain, evals, booster, obj=obj, custom_metric=custom_metric)
     booster = container.before_training(booster)
     evals_log = {}
     for epoch in range(num_boost_round):

@@ -1,5 +1,6 @@
 """Layer 3: losses, their derivatives, initial scores and links."""
 from .builtin import Logistic, Objective, Softmax, SquaredError
+from .custom import CompiledObjective, CustomObjective, objective
 from .pointwise import POINTWISE
 
 OBJECTIVES = {cls.name: cls for cls in (SquaredError, Logistic, Softmax) + POINTWISE}
@@ -22,4 +23,5 @@ def get_objective(name, num_class=None, params=None):
     return cls()
 
 
-__all__ = ["OBJECTIVES", "Objective", "get_objective"]
+__all__ = ["OBJECTIVES", "CompiledObjective", "CustomObjective", "Objective", "get_objective",
+           "objective"]
