@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boostwood._kernels.exact import exact_scan, mark_nodes, pick_best_features
+from boostwood._kernels.exact import exact_scan, mark_nodes
+from boostwood._kernels.split import pick_best_features
 from boostwood._kernels.reference import best_split_naive
 from boostwood.data.columns import SortedColumns
 from boostwood.data.validation import as_feature_matrix

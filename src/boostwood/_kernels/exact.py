@@ -48,7 +48,7 @@ def _missing_sums(gh, node_of, missing_rows, n_nodes):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _try(k, gl, hl, cl, Gt, Ht, Ct, lam, alpha, mds, gamma, mcw, mdl, parent, tol, best_gain,
+def _try(gl, hl, cl, Gt, Ht, Ct, lam, alpha, mds, gamma, mcw, mdl, parent, tol, best_gain,
          has_best):
     """Gain of one candidate (-inf when it breaks a constraint or does not improve)."""
     gr = Gt - gl
@@ -156,7 +156,7 @@ def _consider(k, a, run, miss, totals, parent, code, next_code, lam, alpha, mds,
         gl = run[k, 0] + miss[k, 0] * try_left
         hl = run[k, 1] + miss[k, 1] * try_left
         cl = run[k, 2] + miss[k, 2] * try_left
-        g = _try(k, gl, hl, cl, Gt, Ht, Ct, lam, alpha, mds, gamma, mcw, mdl, parent[k], tol,
+        g = _try(gl, hl, cl, Gt, Ht, Ct, lam, alpha, mds, gamma, mcw, mdl, parent[k], tol,
                  out_gain[k, a], out_code[k, a] >= 0)
         if g == -np.inf:
             continue
@@ -170,24 +170,3 @@ def _consider(k, a, run, miss, totals, parent, code, next_code, lam, alpha, mds,
         out_left[k, a, 0] = gl
         out_left[k, a, 1] = hl
         out_left[k, a, 2] = cl
-
-
-@njit(cache=True, nogil=True)
-def pick_best_features(gain, out_best):
-    """Per node, the lowest feature position whose gain is the maximum up to TIE_RTOL (-1 = none).
-
-    gain : ndarray of shape (n_nodes, n_active), float64   # IN
-    out_best : ndarray of shape (n_nodes,), int64   # OUT
-    """
-    for node in range(gain.shape[0]):
-        top = -np.inf
-        for a in range(gain.shape[1]):
-            top = max(top, gain[node, a])
-        best = -1
-        if top > -np.inf:
-            floor = top - TIE_RTOL * abs(top)
-            for a in range(gain.shape[1]):
-                if gain[node, a] >= floor:
-                    best = a
-                    break
-        out_best[node] = best

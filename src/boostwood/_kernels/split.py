@@ -212,6 +212,27 @@ def scan_feature(cell, nb, Gt, Ht, Ct, lam, alpha, max_delta_step, gamma,
     return best, best_bin, best_dl
 
 
+@njit(cache=True, nogil=True)
+def pick_best_features(gain, out_best):
+    """Per node, the lowest feature position whose gain is the maximum up to TIE_RTOL (-1 = none).
+
+    gain : ndarray of shape (n_nodes, n_active), float64   # IN, -inf = no split
+    out_best : ndarray of shape (n_nodes,), int64   # OUT
+    """
+    for node in range(gain.shape[0]):
+        top = -np.inf
+        for a in range(gain.shape[1]):
+            top = max(top, gain[node, a])
+        best = -1
+        if top > -np.inf:
+            floor = top - TIE_RTOL * abs(top)
+            for a in range(gain.shape[1]):
+                if gain[node, a] >= floor:
+                    best = a
+                    break
+        out_best[node] = best
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def find_best_splits(hist, slots, totals, n_bins, features, feature_mask,
                      lam, alpha, max_delta_step, gamma, min_child_weight,
@@ -253,15 +274,4 @@ def find_best_splits(hist, slots, totals, n_bins, features, feature_mask,
         out_gain[node, a] = gain
         out_bin[node, a] = b
         out_default_left[node, a] = 1 if dl else 0
-    for node in range(n_nodes):
-        top = -np.inf
-        for a in range(n_active):
-            top = max(top, out_gain[node, a])
-        best = -1
-        if top > -np.inf:
-            floor = top - TIE_RTOL * abs(top)
-            for a in range(n_active):
-                if out_gain[node, a] >= floor:
-                    best = a
-                    break
-        out_best[node] = best
+    pick_best_features(out_gain, out_best)

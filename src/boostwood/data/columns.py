@@ -13,6 +13,7 @@ Absent entries of sparse input are zeros, as everywhere in boostwood.
 import numpy as np
 
 from .._config import INDEX_DTYPE
+from .binning import _midpoints
 
 
 class SortedColumns:
@@ -54,21 +55,13 @@ class SortedColumns:
 
     def thresholds(self, features, codes, next_codes):
         """Raw thresholds of splits "code <= c": half-way to the node's next value,
-        or the value itself when no value follows (``next_codes`` -1).
-
-        The midpoint is ``lo + (hi - lo) / 2`` and never rounds up to ``hi``
-        (it falls back to ``lo``), so ``x <= threshold`` separates the two values.
-        """
-        out = np.empty(len(features))
-        for i, (f, c, n) in enumerate(zip(features, codes, next_codes)):
-            lo = self.values[f][c]
-            if n < 0:
-                out[i] = lo
-                continue
-            hi = self.values[f][n]
-            mid = lo + (hi - lo) / 2.0
-            out[i] = mid if (np.isfinite(mid) and lo <= mid < hi) else lo
-        return out
+        or the value itself when no value follows (``next_codes`` -1). Midpoints
+        follow the bin-edge rule of :func:`boostwood.data.binning._midpoints`, so
+        ``x <= threshold`` always separates the two values."""
+        lo = np.array([self.values[f][c] for f, c in zip(features, codes)], dtype=np.float64)
+        hi = np.array([self.values[f][n] if n >= 0 else v
+                       for f, n, v in zip(features, next_codes, lo)], dtype=np.float64)
+        return _midpoints(lo, hi)  # hi == lo (no next value) gives lo
 
 
 def _column(features, f):

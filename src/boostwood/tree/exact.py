@@ -15,7 +15,9 @@ values, as in the exact greedy algorithm of Chen & Guestrin (2016, Alg. 1).
 import numpy as np
 
 from .._config import INDEX_DTYPE
-from .._kernels.exact import exact_scan, mark_nodes, pick_best_features
+from .._comm import LocalReducer
+from .._kernels.exact import exact_scan, mark_nodes
+from .._kernels.split import pick_best_features
 from .._kernels.histogram import sum_gradients
 from .._kernels.partition import partition_nodes
 from .grower import PARTITION_BLOCK, TreeGrower
@@ -36,7 +38,6 @@ class ExactTreeGrower(TreeGrower):
     """
 
     def __init__(self, columns, params, reducer=None, local_eps=0.0):
-        from .._comm import LocalReducer
         self.columns = columns
         self.local_eps = float(local_eps)
         self.params = params
