@@ -78,15 +78,7 @@ class ExactTreeGrower(TreeGrower):
                         dleft, self.missing_bins, PARTITION_BLOCK, n_left)
         to_scan = []
         for i, k in enumerate(batch):
-            gain, f, code, dl, GL, HL, CL, threshold = splits[i]
-            depth, start, count, nl = cols["depth"][k] + 1, starts[i], counts[i], int(n_left[i])
-            side = 1 - cols["side"][k]
-            left = nodes.add(GL, HL, CL, depth, start, nl, side)
-            right = nodes.add(cols["G"][k] - GL, cols["H"][k] - HL, cols["C"][k] - CL, depth,
-                              start + nl, count - nl, side)
-            cols["feature"][k], cols["threshold_bin"][k], cols["threshold"][k] = f, code, threshold
-            cols["left"][k], cols["right"][k] = left, right
-            cols["default_left"][k], cols["gain"][k] = dl, gain
+            left, right = self._record_split(nodes, k, splits[i], int(n_left[i]))
             to_scan.extend(c for c in (left, right) if self._splittable(nodes, c))
         if to_scan:
             self._scan(nodes, to_scan)
@@ -102,12 +94,9 @@ class ExactTreeGrower(TreeGrower):
                                           for k in scan], dtype=np.int64).T.copy()
         self.node_of[:] = -1
         mark_nodes(self.buf, sides, starts, counts, self.node_of)
-        mask = np.ones((B, A), dtype=np.uint8)
-        if p.colsample_bynode < 1.0:
-            n_pick = max(1, int(round(p.colsample_bynode * A)))
-            mask[:] = 0
-            for r in range(B):
-                mask[r, self._rng.choice(A, n_pick, replace=False)] = 1
+        mask = self._node_feature_mask(B, A)
+        if mask is None:
+            mask = np.ones((B, A), dtype=np.uint8)
         totals = np.array([(cols["G"][k], cols["H"][k], cols["C"][k]) for k in scan])
         gain = np.empty((B, A))
         code = np.empty((B, A), dtype=np.int64)

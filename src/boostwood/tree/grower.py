@@ -208,11 +208,15 @@ class TreeGrower:
         return batch
 
     def _splittable(self, nodes, node):
+        c = nodes.cols
+        return self._can_split(c["depth"][node], c["C"][node], c["H"][node])
+
+    def _can_split(self, depth, count, hess):
+        """May a node of this depth, row count and hessian sum still be split?"""
         p = self.params
-        if p.max_depth > 0 and nodes["depth"][node] >= p.max_depth:
+        if p.max_depth > 0 and depth >= p.max_depth:
             return False
-        return (nodes["C"][node] >= 2 * p.min_data_in_leaf
-                and nodes["H"][node] >= 2 * p.min_child_weight)
+        return count >= 2 * p.min_data_in_leaf and hess >= 2 * p.min_child_weight
 
     # -- one expansion ---------------------------------------------------------------------
     def _expand(self, nodes, batch):
@@ -221,22 +225,19 @@ class TreeGrower:
         Which child's histogram is built (the smaller one) is decided from the
         split's global row counts, so every data shard builds the same child.
         """
-        p = self.params
         cand, slot_of, builder = self._cand, self._slot, self.builder
         cols = nodes.cols
-        depth_of, G_of, H_of, C_of = cols["depth"], cols["G"], cols["H"], cols["C"]
+        depth_of, H_of, C_of = cols["depth"], cols["H"], cols["C"]
         start_of, count_of, side_of = cols["start"], cols["count"], cols["side"]
-        min_c, min_h = 2 * p.min_data_in_leaf, 2 * p.min_child_weight
         splits, plan, pairs = [], [], []
         small_left, small_slots = [], []
         for k in batch:
             s = cand.pop(k)
             splits.append(s)
-            GL, HL, CL = s[4], s[5], s[6]
+            HL, CL = s[5], s[6]
             CR, HR = C_of[k] - CL, H_of[k] - HL
-            deep_ok = p.max_depth <= 0 or depth_of[k] + 1 < p.max_depth
-            need_l = deep_ok and CL >= min_c and HL >= min_h
-            need_r = deep_ok and CR >= min_c and HR >= min_h
+            need_l = self._can_split(depth_of[k] + 1, CL, HL)
+            need_r = self._can_split(depth_of[k] + 1, CR, HR)
             parent_slot = slot_of.pop(k)
             left_small = CL <= CR
             small_left.append(1 if left_small else 0)
@@ -278,20 +279,10 @@ class TreeGrower:
 
     def _add_children(self, nodes, batch, splits, plan, small_left, n_left):
         """Record the splits and their children; returns (built-only nodes, nodes to scan)."""
-        cols, slot_of = nodes.cols, self._slot
-        depth_of, G_of, H_of, C_of = cols["depth"], cols["G"], cols["H"], cols["C"]
-        start_of, count_of, side_of = cols["start"], cols["count"], cols["side"]
+        slot_of = self._slot
         unused, to_scan = [], []
         for i, k in enumerate(batch):
-            gain, f, b, dl, GL, HL, CL = splits[i]
-            depth, start, count, nl = depth_of[k] + 1, start_of[k], count_of[k], n_left[i]
-            side = 1 - side_of[k]  # the children's rows are in the other buffer
-            left = nodes.add(GL, HL, CL, depth, start, nl, side)
-            right = nodes.add(G_of[k] - GL, H_of[k] - HL, C_of[k] - CL, depth, start + nl,
-                              count - nl, side)
-            cols["feature"][k], cols["threshold_bin"][k] = f, b
-            cols["left"][k], cols["right"][k] = left, right
-            cols["default_left"][k], cols["gain"][k] = dl, gain
+            left, right = self._record_split(nodes, k, splits[i], n_left[i])
             need_l, need_r, small_slot, large_slot = plan[i]
             if small_slot < 0:
                 continue
@@ -306,6 +297,37 @@ class TreeGrower:
             if not (need_l if small == left else need_r):
                 unused.append(small)  # built only to be subtracted from its parent
         return unused, to_scan
+
+    @staticmethod
+    def _record_split(nodes, k, split, n_left):
+        """Make node k a split by its candidate ``split`` = (gain, feature, bin, default_left,
+        G_L, H_L, C_L[, raw threshold]); add its children, whose rows are the first
+        ``n_left`` and the rest of k's segment in the other buffer. Returns (left, right)."""
+        cols = nodes.cols
+        gain, f, b, dl, GL, HL, CL = split[:7]
+        depth, start, count = cols["depth"][k] + 1, cols["start"][k], cols["count"][k]
+        side = 1 - cols["side"][k]
+        left = nodes.add(GL, HL, CL, depth, start, n_left, side)
+        right = nodes.add(cols["G"][k] - GL, cols["H"][k] - HL, cols["C"][k] - CL, depth,
+                          start + n_left, count - n_left, side)
+        cols["feature"][k], cols["threshold_bin"][k] = f, b
+        if len(split) > 7:
+            cols["threshold"][k] = split[7]
+        cols["left"][k], cols["right"][k] = left, right
+        cols["default_left"][k], cols["gain"][k] = dl, gain
+        return left, right
+
+    def _node_feature_mask(self, B, A):
+        """(B, A) uint8: which of the A tree features each of B nodes may split on
+        (``colsample_bynode`` draws a subset per node), or None for all of them."""
+        p = self.params
+        if p.colsample_bynode >= 1.0:
+            return None
+        n_pick = max(1, int(round(p.colsample_bynode * A)))
+        mask = np.zeros((B, A), dtype=np.uint8)
+        for r in range(B):
+            mask[r, self._rng.choice(A, n_pick, replace=False)] = 1
+        return mask
 
     def _scan_buffers(self, B, A):
         """Output arrays of the split kernel for B nodes, reused across calls."""
@@ -331,11 +353,9 @@ class TreeGrower:
                 self.builder.release(self._slot.pop(k))
             return
         gain, best_bin, dl, left, best, mask = self._scan_buffers(B, A)
-        if p.colsample_bynode < 1.0:
-            n_pick = max(1, int(round(p.colsample_bynode * A)))
-            mask = np.zeros((B, A), dtype=np.uint8)
-            for r in range(B):
-                mask[r, self._rng.choice(A, n_pick, replace=False)] = 1
+        drawn = self._node_feature_mask(B, A)
+        if drawn is not None:
+            mask = drawn
         G, H, C = nodes["G"], nodes["H"], nodes["C"]
         totals = np.array([(G[k], H[k], C[k]) for k in scan])
         pair_arr = np.array(pairs, dtype=np.int64).reshape(-1, 2).T.copy()
