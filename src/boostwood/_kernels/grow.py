@@ -23,7 +23,7 @@ they hold no parallel loop is silenced where they are imported (``tree/grower.py
 import numpy as np
 from numba import njit
 
-from .histogram import build_histograms, subtract_histograms
+from .histogram import build_histograms, feature_groups, subtract_histograms
 from .partition import partition_nodes
 from .split import find_best_splits
 
@@ -77,11 +77,7 @@ def split_and_build(X_columns, X_binned, gh, buf, mask, starts, counts, split_fe
         b_slots[j] = small_slots[i]
         n_extra += max((b_counts[j] + hist_block - 1) // hist_block, 1) - 1
         j += 1
-    # too few blocks to keep every thread busy: share blocks among feature groups
-    # too (never changes the result, see build_histograms)
-    n_groups = 1
-    if n_extra + m < 4 * n_threads:
-        n_groups = max(min(features.shape[0], n_threads), 1)
+    n_groups = feature_groups(n_extra + m, features.shape[0], n_threads)
     build_histograms(X_binned, gh, buf, b_sides, b_starts, b_counts, b_slots, features,
                      hist_block, n_groups, hist, partial)
 

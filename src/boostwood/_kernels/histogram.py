@@ -65,6 +65,16 @@ def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features):
     return t_start, t_count, t_dest, t_partial, t_flo, t_fhi, t_side, part_first, part_count
 
 
+@njit(cache=True, nogil=True)
+def feature_groups(n_blocks, n_active, n_threads):
+    """How many feature ranges each row block is shared among: with too few blocks
+    to keep every thread busy (fewer than 4 per thread), one per thread, else 1.
+    Never changes a result (see :func:`build_histograms`), only how work is cut."""
+    if n_blocks < 4 * n_threads:
+        return max(min(n_active, n_threads), 1)
+    return 1
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, block_size,
                      n_groups, hist, partial):

@@ -4,7 +4,7 @@ import numpy as np
 
 from .._comm import LocalReducer
 from .._config import HIST_CHANNELS, HIST_DTYPE
-from .._kernels.histogram import build_histograms, subtract_histograms
+from .._kernels.histogram import build_histograms, feature_groups, subtract_histograms
 
 #: Rows per histogram task. A constant, so that the summation order (and hence
 #: every bit of the result) never depends on the number of threads.
@@ -62,12 +62,10 @@ class HistogramBuilder:
         """
         n_extra = sum(max((c + HIST_BLOCK - 1) // HIST_BLOCK, 1) - 1 for c in counts.tolist())
         self.reserve_partials(n_extra)
-        # Too few blocks to keep every thread busy: share blocks among feature
-        # groups too (this never changes the result, see the kernel).
-        n_threads = numba.get_num_threads()
-        n_groups = min(features.shape[0], n_threads) if n_extra + len(counts) < 4 * n_threads else 1
+        n_groups = feature_groups(n_extra + len(counts), features.shape[0],
+                                  numba.get_num_threads())
         build_histograms(self.X_binned, gh, buf, sides, starts, counts, slots, features,
-                         HIST_BLOCK, max(n_groups, 1), self.hist, self.partial)
+                         HIST_BLOCK, n_groups, self.hist, self.partial)
         self.reducer.allreduce_histograms(self.hist, slots)
 
     def subtract(self, parent_slots, child_slots, features):
