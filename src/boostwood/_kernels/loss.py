@@ -164,3 +164,29 @@ def compiled_objective_grad(fn, y, raw, w, gh_out):
         g, h = fn(y[i], raw[i, 0])
         gh_out[0, i, 0] = min(max(w[i] * g, -GH_CLAMP), GH_CLAMP)
         gh_out[0, i, 1] = min(max(w[i] * h, 0.0), GH_CLAMP)
+
+
+@njit(cache=True, nogil=True)
+def pointwise_grad_sum(kind, y, c, w, param):
+    """sum_i w_i g(y_i, c): the derivative of sum_i w_i L(y_i, c) at one constant
+    margin c, in float64 (row order, deterministic). Used to find the loss-minimising
+    initial score by bisection.
+
+    y, w : ndarray of shape (n_rows,), float64   # IN
+    """
+    total = 0.0
+    for i in range(y.shape[0]):
+        g, _ = pointwise_grad_hess(kind, y[i], c, param)
+        total += w[i] * g
+    return total
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def log_factorial(y, out):
+    """out[i] = log(y[i]!) = lgamma(y[i] + 1) (the Poisson likelihood's constant).
+
+    y : ndarray of shape (n_rows,), float64   # IN
+    out : ndarray of shape (n_rows,), float64   # OUT
+    """
+    for i in prange(y.shape[0]):
+        out[i] = math.lgamma(y[i] + 1.0)

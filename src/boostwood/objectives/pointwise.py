@@ -61,12 +61,9 @@ class Pointwise(Objective):
         K.pointwise_grad(self.kind, y, raw, w, self.param, gh_out)
 
     def _minimise(self, y, w):
-        def d(c):
-            g = np.empty((1, y.size, 2), dtype=np.float64)
-            for i in range(y.size):
-                g[0, i] = K.pointwise_grad_hess(self.kind, y[i], c, self.param)
-            return float(np.sum(w * g[0, :, 0]))
-        return _minimise_convex(d, float(y.min()) - 1.0, float(y.max()) + 1.0)
+        y, w = np.ascontiguousarray(y, dtype=np.float64), np.ascontiguousarray(w, dtype=np.float64)
+        return _minimise_convex(lambda c: K.pointwise_grad_sum(self.kind, y, c, w, self.param),
+                                float(y.min()) - 1.0, float(y.max()) + 1.0)
 
     #: whether leaves are re-estimated by :meth:`leaf_values` after the tree is grown
     line_search = False
