@@ -22,6 +22,22 @@ def _sigmoid(x):
     return out
 
 
+def check_binary_labels(name, y):
+    """``y`` if every label is 0 or 1, else a ValueError naming the objective."""
+    if not np.all((y == 0) | (y == 1)):
+        bad = np.unique(y[(y != 0) & (y != 1)])[:5]
+        raise ValueError(f"{name} needs labels 0 or 1, got {bad.tolist()}")
+    return y
+
+
+def probability_margin(name, base_score, scale=1.0):
+    """The margin ``scale * log(p / (1 - p))`` of a user's ``base_score`` p in (0, 1)."""
+    if not 0 < base_score < 1:
+        raise ValueError(f"base_score must be a probability in (0, 1) for {name}, "
+                         f"got {base_score}")
+    return np.array([scale * np.log(base_score / (1 - base_score))])
+
+
 class Objective:
     """Base class of objectives.
 
@@ -91,20 +107,14 @@ class Logistic(Objective):
     default_metric = "logloss"
 
     def check_labels(self, y):
-        if not np.all((y == 0) | (y == 1)):
-            bad = np.unique(y[(y != 0) & (y != 1)])[:5]
-            raise ValueError(f"binary:logistic needs labels 0 or 1, got {bad.tolist()}")
-        return y
+        return check_binary_labels(self.name, y)
 
     def init_score(self, y, w):
         p = np.clip(np.average(y, weights=w), _EPS, 1 - _EPS)
         return np.array([np.log(p / (1 - p))])
 
     def base_margin_from_score(self, base_score):
-        if not 0 < base_score < 1:
-            raise ValueError(f"base_score must be a probability in (0, 1) for {self.name}, "
-                             f"got {base_score}")
-        return np.array([np.log(base_score / (1 - base_score))])
+        return probability_margin(self.name, base_score)
 
     def gradient(self, y, raw, w, gh_out):
         logistic_grad(y, raw, w, gh_out)

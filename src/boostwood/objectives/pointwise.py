@@ -13,7 +13,7 @@ sum_{i in leaf} w_i L(y_i, F_i + gamma).
 import numpy as np
 
 from .._kernels import loss as K
-from .builtin import Objective, _sigmoid
+from .builtin import Objective, _sigmoid, check_binary_labels, probability_margin
 
 _EPS = 1e-15
 
@@ -214,20 +214,14 @@ class _Binary(Pointwise):
     default_metric = "logloss"
 
     def check_labels(self, y):
-        if not np.all((y == 0) | (y == 1)):
-            bad = np.unique(y[(y != 0) & (y != 1)])[:5]
-            raise ValueError(f"{self.name} needs labels 0 or 1, got {bad.tolist()}")
-        return y
+        return check_binary_labels(self.name, y)
 
     def init_score(self, y, w):
         p = np.clip(np.average(y, weights=w), _EPS, 1 - _EPS)
         return np.array([0.5 * np.log(p / (1 - p))])
 
     def base_margin_from_score(self, base_score):
-        if not 0 < base_score < 1:
-            raise ValueError(f"base_score must be a probability in (0, 1) for {self.name}, "
-                             f"got {base_score}")
-        return np.array([0.5 * np.log(base_score / (1 - base_score))])
+        return probability_margin(self.name, base_score, scale=0.5)
 
     def transform(self, raw):
         return _sigmoid(2.0 * raw[:, 0])
