@@ -97,17 +97,12 @@ class Summary:
         y < x (0 if none) and rmax = rmax(z) - w(z) of the smallest kept z > x
         (W if none); its weight bound is 0.
         """
-        v = self.values
+        v = self.values  # not empty: merge() handles empty summaries itself
         pos = np.searchsorted(v, x, side="left")
-        found = (pos < v.size) & (v[np.minimum(pos, max(v.size - 1, 0))] == x) if v.size else \
-            np.zeros(x.shape, dtype=bool)
+        found = (pos < v.size) & (v[np.minimum(pos, v.size - 1)] == x)
         rmin = np.empty_like(x)
         rmax = np.empty_like(x)
         wmin = np.zeros_like(x)
-        if v.size == 0:
-            rmin[:] = 0.0
-            rmax[:] = 0.0
-            return rmin, rmax, wmin
         hit = pos[found]
         rmin[found], rmax[found], wmin[found] = self.rmin[hit], self.rmax[hit], self.wmin[hit]
         miss = ~found
