@@ -68,7 +68,9 @@ def test_native_params_map_every_estimator_parameter():
     not_train = {"n_estimators", "early_stopping_rounds", "validation_fraction"}
     new_values = {"grow_policy": "lossguide", "tree_method": "exact", "eval_metric": "mae",
                   "base_score": 0.3, "random_state": 5, "n_jobs": 1, "verbose": True,
-                  "max_bin": 63}
+                  "max_bin": 63, "boosting": "gradient", "line_search": "global",
+                  "objective": "reg:absoluteerror", "quantile_alpha": 0.3, "huber_delta": 2.0,
+                  "tweedie_variance_power": 1.2}
     base = resolve_params(GBDTRegressor()._native_params())
     for name, default in GBDTRegressor().get_params().items():
         if name in not_train:
@@ -106,3 +108,18 @@ def test_booster_of_the_estimator_round_trips(tmp_path):
     reg = GBDTRegressor(n_estimators=15).fit(X, y)
     reg.booster_.save_model(tmp_path / "reg.json")
     assert np.array_equal(Booster(model_file=tmp_path / "reg.json").predict(X), reg.predict(X))
+
+
+def test_regressor_objectives_and_quantile_levels():
+    from boostwood.sklearn import GBDTRegressor
+    X, y = make_regression(n=600)
+    m = GBDTRegressor(objective="reg:quantileerror", quantile_alpha=[0.8, 0.2], n_estimators=30)
+    pred = m.fit(X, y).predict(X)
+    assert pred.shape == (600, 2) and np.all(pred[:, 0] <= pred[:, 1])
+    assert m.booster_.params["quantile_alpha"] == [0.2, 0.8]
+    counts = np.random.default_rng(0).poisson(np.exp(X[:, 0]))
+    assert GBDTRegressor(objective="count:poisson", n_estimators=5).fit(X, counts).predict(X).min() > 0
+    with pytest.raises(ValueError, match="regression objective"):
+        GBDTRegressor(objective="binary:logistic").fit(X, (y > 0).astype(float))
+    with pytest.raises(ValueError, match="non-negative"):
+        GBDTRegressor(objective="count:poisson").fit(X, y)

@@ -16,7 +16,11 @@ def _expected(estimator):
 
 @parametrize_with_checks([GBDTRegressor(n_estimators=10), GBDTClassifier(n_estimators=10),
                           GBDTRegressor(n_estimators=5, tree_method="exact"),
-                          GBDTClassifier(n_estimators=5, tree_method="approx", sketch_eps=0.1)],
+                          GBDTClassifier(n_estimators=5, tree_method="approx", sketch_eps=0.1),
+                          GBDTRegressor(n_estimators=20, learning_rate=0.3, boosting="gradient",
+                                        objective="reg:absoluteerror"),
+                          GBDTClassifier(n_estimators=5, boosting="gradient",
+                                         line_search="global")],
                          expected_failed_checks=_expected)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

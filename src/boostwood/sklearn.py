@@ -5,6 +5,8 @@ the estimator's parameters in :meth:`_native_params` (the one mapping
 function) and calls ``train``. The fitted model is a native :class:`Booster`
 in ``booster_``. Requires scikit-learn (``pip install boostwood[sklearn]``).
 """
+import inspect
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.model_selection import train_test_split
@@ -40,6 +42,13 @@ _COMMON_DOC = """
         Split finding: histogram bins, exact greedy over sorted values, or
         hessian-weighted percentile candidates (``sketch_eps`` apart).
     sketch_eps : float, default=0.03
+    boosting : {"newton", "gradient"}, default="newton"
+        Newton boosting (XGBoost's second-order trees), or Friedman's gradient
+        boosting machine: least-squares trees on the pseudo-residuals with leaves
+        set by line search (set ``reg_lambda=0`` for Friedman's exact algorithm).
+    line_search : {"leaf", "global", "none"}, default="leaf"
+        ``boosting="gradient"`` only: a line search per leaf (TreeBoost), one step
+        per tree, or none.
     early_stopping_rounds : int, optional
         Stop when the last ``eval_set`` (or, without one, a ``validation_fraction``
         hold-out) has not improved for this many rounds.
@@ -63,7 +72,8 @@ class _GBDTBase(BaseEstimator):
                  grow_policy="depthwise", min_child_weight=1.0, min_child_samples=1,
                  gamma=0.0, reg_lambda=1.0, reg_alpha=0.0, max_delta_step=0.0, subsample=1.0,
                  colsample_bytree=1.0, colsample_bynode=1.0, max_bin=255,
-                 tree_method="hist", sketch_eps=0.03, early_stopping_rounds=None, validation_fraction=0.1, eval_metric=None,
+                 tree_method="hist", sketch_eps=0.03, boosting="newton", line_search="leaf",
+                 early_stopping_rounds=None, validation_fraction=0.1, eval_metric=None,
                  base_score=None, random_state=None, n_jobs=None, verbose=False):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -82,6 +92,8 @@ class _GBDTBase(BaseEstimator):
         self.max_bin = max_bin
         self.tree_method = tree_method
         self.sketch_eps = sketch_eps
+        self.boosting = boosting
+        self.line_search = line_search
         self.early_stopping_rounds = early_stopping_rounds
         self.validation_fraction = validation_fraction
         self.eval_metric = eval_metric
@@ -106,7 +118,7 @@ class _GBDTBase(BaseEstimator):
             max_delta_step=self.max_delta_step, subsample=self.subsample,
             colsample_bytree=self.colsample_bytree, colsample_bynode=self.colsample_bynode,
             max_bin=self.max_bin, tree_method=self.tree_method, sketch_eps=self.sketch_eps,
-            base_score=self.base_score,
+            boosting=self.boosting, line_search=self.line_search, base_score=self.base_score,
             seed=0 if self.random_state is None else self.random_state,
             nthread=0 if self.n_jobs is None else self.n_jobs,
             verbosity=1 if self.verbose else 0)
@@ -188,12 +200,45 @@ class _GBDTBase(BaseEstimator):
 
 
 class GBDTRegressor(RegressorMixin, _GBDTBase):
-    __doc__ = "Gradient boosted trees for regression (squared error, Newton boosting).\n" \
-              + _COMMON_DOC
-    _objective = "reg:squarederror"
+    __doc__ = "Gradient boosted trees for regression.\n" + _COMMON_DOC + """
+    objective : str, default="reg:squarederror"
+        Any ``reg:*`` or ``count:*`` objective of :func:`boostwood.train`, e.g.
+        ``reg:absoluteerror``, ``reg:huber``, ``reg:quantileerror``, ``count:poisson``,
+        ``reg:gamma``, ``reg:tweedie``.
+    quantile_alpha : float or list of float, optional
+        ``reg:quantileerror`` level(s); with a list, :meth:`predict` returns one
+        column per level (ascending), sorted per row.
+    huber_delta : float, optional
+    tweedie_variance_power : float, optional
+    """
+
+    def __init__(self, *, objective="reg:squarederror", quantile_alpha=None, huber_delta=None,
+                 tweedie_variance_power=None, **kwargs):
+        super().__init__(**kwargs)
+        self.objective = objective
+        self.quantile_alpha = quantile_alpha
+        self.huber_delta = huber_delta
+        self.tweedie_variance_power = tweedie_variance_power
+
+    # scikit-learn reads the parameter names from the signature of __init__: the
+    # regressor's own parameters followed by the shared ones of _GBDTBase
+    __init__.__signature__ = inspect.Signature(
+        list(inspect.signature(__init__).parameters.values())[:-1]
+        + list(inspect.signature(_GBDTBase.__init__).parameters.values())[1:])
+
+    def _native_params(self):
+        if not isinstance(self.objective, str) or not self.objective.startswith(("reg:", "count:")):
+            raise ValueError(f"GBDTRegressor needs a regression objective (reg:* or count:*), "
+                             f"got {self.objective!r}")
+        params = super()._native_params()
+        params["objective"] = self.objective
+        for name in ("quantile_alpha", "huber_delta", "tweedie_variance_power"):
+            if getattr(self, name) is not None:
+                params[name] = getattr(self, name)
+        return params
 
     def predict(self, X):
-        """Predicted values, shape (n_samples,)."""
+        """Predicted values, shape (n_samples,) (or (n_samples, levels) for several quantiles)."""
         return self._raw(X, output_margin=False)
 
 

@@ -10,6 +10,7 @@ from .._kernels.predict import add_leaf_values, add_tree_binned, predict_raw
 from ..tree import ExactTreeGrower, GrowerParams, TreeGrower
 from ..tree.approx import GlobalProposal
 from ..objectives import CustomObjective
+from .gradient import GradientBoosting, LeafRows
 from .metrics import get_metric
 
 
@@ -92,6 +93,9 @@ class TrainingState:
         if p["tree_method"] != "hist" and np.any(self.w == 0):
             self.weighted_rows = np.nonzero(self.w > 0)[0].astype(np.int32)
         self.rng = np.random.default_rng(p["seed"])
+        self.friedman = None
+        if p["boosting"] == "gradient":
+            self.friedman = GradientBoosting(self.obj, p["line_search"], self.y, self.w)
         self.evals = []
         for d, name in evals:
             raw = self.raw if d is dtrain else self._initial_raw(d, base)
@@ -152,6 +156,8 @@ class TrainingState:
         """Grow the trees of one round and update every set's margins."""
         set_threads(self.nthread)
         self.obj.gradient(self.y, self.raw, self.w, self.gh)
+        if self.friedman is not None:
+            self.friedman.prepare(self.gh)
         rows, feats = self._sample()
         trees = []
         X_binned, missing_bins = self.dtrain.X_binned, self.mapper.missing_bins
@@ -161,8 +167,8 @@ class TrainingState:
                 X_binned, missing_bins = self.proposal.X_binned, self.proposal.n_bins
             tree, (sides, starts, counts, values) = self.grower.grow(self.gh[k], rows, feats,
                                                                      self.rng)
-            if getattr(self.obj, "line_search", False):
-                values = self._line_search_leaves(tree, sides, starts, counts, k)
+            if self.friedman is not None or getattr(self.obj, "line_search", False):
+                values = self._reestimate_leaves(tree, sides, starts, counts, k)
             split = tree.feature >= 0
             if self.proposal is not None:
                 tree.threshold[split] = self.proposal.thresholds(tree.feature[split],
@@ -183,16 +189,21 @@ class TrainingState:
             trees.append(tree)
         self.booster._append_round(trees)
 
-    def _line_search_leaves(self, tree, sides, starts, counts, k):
-        """Re-estimate each leaf by its line search over the leaf's rows (Friedman 2001,
-        step 2.3): gamma_j = argmin sum w L(y, F + gamma), then shrink by eta."""
+    def _reestimate_leaves(self, tree, sides, starts, counts, k):
+        """Leaf values set after the structure is grown: Friedman's line searches
+        (``boosting="gradient"``, see :mod:`.gradient`), or, in Newton boosting, the
+        line search of losses with an uninformative hessian (Friedman 2001, step 2.3):
+        gamma_j = argmin sum w L(y, F + gamma). Both are shrunk by eta."""
         leaves = np.nonzero(tree.feature < 0)[0]
+        rows = LeafRows(self.grower.buf, sides, starts, counts)
         eta = self.params["eta"]
-        values = np.empty(leaves.size)
-        for j, leaf in enumerate(leaves):
-            idx = self.grower.buf[sides[j], starts[j]:starts[j] + counts[j]]
-            values[j] = eta * self.obj.leaf_values(self.y[idx], self.raw[idx, k], self.w[idx])
-            tree.value[leaf] = values[j]
+        if self.friedman is not None:
+            values = self.friedman.leaf_values(self.gh[k], rows, self.raw, k, eta)
+        else:
+            values = np.array([eta * self.obj.leaf_values(self.y[idx], self.raw[idx, k],
+                                                          self.w[idx], output=k)
+                               for idx in (rows.of(j) for j in range(leaves.size))])
+        tree.value[leaves] = values
         return values
 
     @staticmethod

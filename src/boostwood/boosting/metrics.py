@@ -171,14 +171,29 @@ class PseudoHuberMetric(_WithParam):
 
 
 class QuantileMetric(_WithParam):
-    """Mean pinball loss: a (y - p) for y >= p, (1 - a)(p - y) otherwise, a = quantile_alpha."""
+    """Mean pinball loss: a (y - p) for y >= p, (1 - a)(p - y) otherwise, a = quantile_alpha.
+
+    With several levels (``quantile_alpha`` a list; predictions of shape (n, levels),
+    levels ascending) the pinball losses of the levels are averaged.
+    """
 
     name, param_name, param_default = "quantile", "quantile_alpha", 0.5
 
+    def __init__(self, param=None):
+        alphas = np.sort(np.atleast_1d(np.asarray(self.param_default if param is None else param,
+                                                  dtype=np.float64)))
+        super().__init__(float(alphas[0]))
+        self.alphas = alphas
+
     def partial(self, y, pred, w):
-        r = y - pred
-        return float(np.sum(w * np.where(r >= 0, self.param * r, (self.param - 1) * r))), \
-            float(np.sum(w))
+        pred = pred.reshape(len(y), -1)
+        if pred.shape[1] != self.alphas.size:
+            raise ValueError(f"the quantile metric has {self.alphas.size} levels but the model "
+                             f"predicts {pred.shape[1]} columns")
+        r = y[:, None] - pred
+        a = self.alphas[None, :]
+        loss = np.where(r >= 0, a * r, (a - 1) * r).mean(axis=1)
+        return float(np.sum(w * loss)), float(np.sum(w))
 
 
 class PoissonNLogLik(Metric):

@@ -14,7 +14,8 @@ from ..objectives import OBJECTIVES
 @dataclass(frozen=True)
 class Param:
     default: object
-    kind: str  # "float", "int", "str", "metric", "optional_float", "optional_int"
+    kind: str  # "float", "int", "str", "metric", "optional_float", "optional_int",
+    # "float_or_list" (one number, or a list of distinct numbers, kept sorted)
     low: float = None
     high: float = None
     low_open: bool = False  # the low bound itself is excluded
@@ -34,10 +35,17 @@ PARAMS = {
                          doc="reg:huber: residual beyond which the loss is linear"),
     "huber_slope": Param(1.0, "float", 0.0, INF, low_open=True,
                          doc="reg:pseudohubererror: the scale d of the loss"),
-    "quantile_alpha": Param(0.5, "float", 0.0, 1.0, low_open=True,
-                            doc="reg:quantileerror: the quantile level, in (0, 1)"),
+    "quantile_alpha": Param(0.5, "float_or_list", 0.0, 1.0, low_open=True,
+                            doc="reg:quantileerror: the quantile level in (0, 1), or a list of "
+                                "levels trained together (sorted, non-crossing predictions)"),
     "tweedie_variance_power": Param(1.5, "float", 1.0, 2.0, low_open=True,
                                     doc="reg:tweedie: variance power p, in (1, 2)"),
+    "boosting": Param("newton", "str", choices=("newton", "gradient"),
+                      doc="newton: second-order trees (XGBoost); gradient: Friedman's "
+                          "first-order machine, least-squares trees with line-searched leaves"),
+    "line_search": Param("leaf", "str", choices=("leaf", "global", "none"),
+                         doc="boosting='gradient': a line search per leaf (TreeBoost), one "
+                             "step per tree, or none (step 1)"),
     "eta": Param(0.3, "float", 0.0, INF, low_open=True, aliases=("learning_rate", "shrinkage_rate"),
                  doc="shrinkage applied to every leaf value"),
     "max_depth": Param(6, "int", 0, aliases=(), doc="maximum depth; 0 = unlimited (lossguide)"),
@@ -111,12 +119,28 @@ def _check_number(name, spec, value, integer):
     return value
 
 
+def _check_float_list(name, spec, value):
+    """A number, or a non-empty list of distinct numbers (returned sorted; one element
+    comes back as a plain number)."""
+    if isinstance(value, (list, tuple)) or (hasattr(value, "ndim") and value.ndim == 1):
+        values = [_check_number(name, spec, v, integer=False) for v in value]
+        if not values:
+            raise ValueError(f"parameter {name!r} must not be an empty list")
+        if len(set(values)) != len(values):
+            raise ValueError(f"parameter {name!r} has repeated values: {values}")
+        values = sorted(values)
+        return values[0] if len(values) == 1 else values
+    return _check_number(name, spec, value, integer=False)
+
+
 def _check_value(name, value):
     spec = PARAMS[name]
     if value is None and spec.kind.startswith("optional"):
         return None
     if spec.kind in ("float", "optional_float"):
         return _check_number(name, spec, value, integer=False)
+    if spec.kind == "float_or_list":
+        return _check_float_list(name, spec, value)
     if spec.kind in ("int", "optional_int"):
         return _check_number(name, spec, value, integer=True)
     if spec.kind == "metric":
@@ -172,7 +196,8 @@ def _check_combinations(p):
         raise ValueError("objective 'multi:softprob' needs the parameter num_class")
     if p["objective"] != "multi:softprob" and p["num_class"] not in (None, 1):
         raise ValueError(f"num_class is only used by multi:softprob, not {p['objective']!r}")
-    if p["quantile_alpha"] >= 1.0:
+    alphas = p["quantile_alpha"] if isinstance(p["quantile_alpha"], list) else [p["quantile_alpha"]]
+    if max(alphas) >= 1.0:
         raise ValueError(f"parameter 'quantile_alpha' must be in (0, 1), got {p['quantile_alpha']}")
     if p["tweedie_variance_power"] >= 2.0:
         raise ValueError("parameter 'tweedie_variance_power' must be in (1, 2), got "

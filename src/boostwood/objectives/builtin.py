@@ -142,6 +142,8 @@ class Softmax(Objective):
             raise ValueError("multi:softprob needs num_class >= 2")
         super().__init__(num_class)
         self.n_outputs = int(num_class)
+        #: boosting="gradient": Friedman's multinomial leaf factor (K - 1)/K (notes 003 eq. 20)
+        self.gradient_leaf_scale = (num_class - 1) / num_class
 
     def check_labels(self, y):
         ok = (y == np.floor(y)) & (y >= 0) & (y < self.num_class)

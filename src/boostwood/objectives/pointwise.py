@@ -68,8 +68,9 @@ class Pointwise(Objective):
     #: whether leaves are re-estimated by :meth:`leaf_values` after the tree is grown
     line_search = False
 
-    def leaf_values(self, y, raw, w):
-        """The line-search value gamma of a leaf from its rows' labels, margins and weights."""
+    def leaf_values(self, y, raw, w, output=0):
+        """The line-search value gamma of a leaf from its rows' labels, margins and weights
+        (``output``: which margin, for objectives with several)."""
         raise NotImplementedError
 
 
@@ -82,7 +83,7 @@ class AbsoluteError(Pointwise):
     def init_score(self, y, w):
         return np.array([weighted_quantile(y, w, 0.5)])
 
-    def leaf_values(self, y, raw, w):
+    def leaf_values(self, y, raw, w, output=0):
         return weighted_quantile(y - raw, w, 0.5)
 
     def loss(self, y, raw):
@@ -91,21 +92,53 @@ class AbsoluteError(Pointwise):
 
 class Quantile(Pointwise):
     """``reg:quantileerror``: pinball loss L = a (y - F) for y >= F, (1 - a)(F - y) otherwise,
-    a = ``quantile_alpha``. Initial margin and leaves: weighted a-quantiles."""
+    a = ``quantile_alpha``. Initial margin and leaves: weighted a-quantiles.
+
+    ``quantile_alpha`` may be a list: every level gets its own margin (one tree per
+    level and round, like the classes of ``multi:softprob``), the levels are kept in
+    ascending order, and predictions are sorted per row. Sorting (monotone
+    rearrangement, Chernozhukov, Fernandez-Val & Galichon 2010) never increases the
+    summed pinball loss, and predicted quantiles never cross.
+    """
 
     name, kind, default_metric = "reg:quantileerror", K.QUANTILE, "quantile"
     line_search = True
     param_name, param_default = "quantile_alpha", 0.5
 
-    def init_score(self, y, w):
-        return np.array([weighted_quantile(y, w, self.param)])
+    def __init__(self, num_class=None, param=None):
+        alphas = np.atleast_1d(np.asarray(self.param_default if param is None else param,
+                                          dtype=np.float64))
+        if alphas.ndim != 1 or alphas.size == 0:
+            raise ValueError(f"quantile_alpha must be a number or a list of numbers, got {param!r}")
+        if np.any((alphas <= 0) | (alphas >= 1)) or np.unique(alphas).size != alphas.size:
+            raise ValueError(f"quantile_alpha must hold distinct levels in (0, 1), got "
+                             f"{alphas.tolist()}")
+        self.alphas = np.sort(alphas)
+        super().__init__(num_class, float(self.alphas[0]))
+        self.n_outputs = int(self.alphas.size)
 
-    def leaf_values(self, y, raw, w):
-        return weighted_quantile(y - raw, w, self.param)
+    def gradient(self, y, raw, w, gh_out):
+        for k, a in enumerate(self.alphas):
+            K.pointwise_grad(self.kind, y, raw[:, k:k + 1], w, a, gh_out[k:k + 1])
+
+    def init_score(self, y, w):
+        return np.array([weighted_quantile(y, w, a) for a in self.alphas])
+
+    def base_margin_from_score(self, base_score):
+        return np.full(self.n_outputs, float(base_score))
+
+    def leaf_values(self, y, raw, w, output=0):
+        return weighted_quantile(y - raw, w, self.alphas[output])
+
+    def transform(self, raw):
+        if self.n_outputs == 1:
+            return raw[:, 0]
+        return np.sort(raw, axis=1)
 
     def loss(self, y, raw):
-        r = y - raw[:, 0]
-        return np.where(r >= 0, self.param * r, (self.param - 1.0) * r)
+        r = y[:, None] - raw
+        a = self.alphas[None, :]
+        return np.where(r >= 0, a * r, (a - 1.0) * r).sum(axis=1)
 
 
 class Huber(Pointwise):
@@ -119,7 +152,7 @@ class Huber(Pointwise):
     def init_score(self, y, w):
         return np.array([self._minimise(y, w)])
 
-    def leaf_values(self, y, raw, w):
+    def leaf_values(self, y, raw, w, output=0):
         r = y - raw
         med = weighted_quantile(r, w, 0.5)
         d = r - med
