@@ -80,3 +80,68 @@ def partition_naive(indices, goes_left):
     """Stable partition: rows going left first, each side in its original order."""
     indices = np.asarray(indices)
     return np.concatenate([indices[goes_left], indices[~goes_left]]), int(goes_left.sum())
+
+
+def _expected_value_naive(x, tree, present):
+    """E[f(x) | x_S] for S = ``present`` (a set of features): at a split on a feature of S
+    follow x, else average both children weighted by their training cover."""
+    feature, threshold, left, right, default_left, value, cover = tree
+
+    def walk(node):
+        f = feature[node]
+        if f < 0:
+            return value[node]
+        if f in present:
+            v = x[f]
+            go_left = bool(default_left[node]) if np.isnan(v) else v <= threshold[node]
+            return walk(left[node] if go_left else right[node])
+        lo, hi = left[node], right[node]
+        return (cover[lo] * walk(lo) + cover[hi] * walk(hi)) / cover[node]
+
+    return walk(0)
+
+
+def shap_naive(x, tree, n_features):
+    """Shapley values by their definition (exponential time): phi_i = sum over S not
+    holding i of |S|! (M - |S| - 1)! / M! [v(S + i) - v(S)], v = :func:`_expected_value_naive`.
+    Returns shape (n_features + 1,), the last entry v(empty set)."""
+    from itertools import combinations
+    from math import factorial
+    M = n_features
+    phi = np.zeros(M + 1)
+    for i in range(M):
+        others = [j for j in range(M) if j != i]
+        for size in range(M):
+            wt = factorial(size) * factorial(M - size - 1) / factorial(M)
+            for S in combinations(others, size):
+                S = set(S)
+                phi[i] += wt * (_expected_value_naive(x, tree, S | {i})
+                                - _expected_value_naive(x, tree, S))
+    phi[M] = _expected_value_naive(x, tree, set())
+    return phi
+
+
+def shap_interactions_naive(x, tree, n_features):
+    """SHAP interaction values by definition (Lundberg et al. 2020, eq. for Phi_ij):
+    Phi_ij = sum over S without i, j of |S|! (M - |S| - 2)! / (2 (M - 1)!) *
+    [v(S+i+j) - v(S+i) - v(S+j) + v(S)] for i != j; Phi_ii = phi_i - sum_{j != i} Phi_ij."""
+    from itertools import combinations
+    from math import factorial
+    M = n_features
+    out = np.zeros((M + 1, M + 1))
+    v = lambda S: _expected_value_naive(x, tree, S)  # noqa: E731
+    for i in range(M):
+        for j in range(M):
+            if i == j:
+                continue
+            others = [k for k in range(M) if k not in (i, j)]
+            for size in range(M - 1):
+                wt = factorial(size) * factorial(M - size - 2) / (2 * factorial(M - 1))
+                for S in combinations(others, size):
+                    S = set(S)
+                    out[i, j] += wt * (v(S | {i, j}) - v(S | {i}) - v(S | {j}) + v(S))
+    phi = shap_naive(x, tree, M)
+    for i in range(M):
+        out[i, i] = phi[i] - (out[i, :M].sum() - out[i, i])
+    out[M, M] = phi[M]
+    return out

@@ -9,7 +9,7 @@ from .._kernels.predict import predict_leaf_raw, predict_raw
 from ..data import Dataset, as_feature_matrix
 from ..objectives import get_objective
 from ..tree import Tree
-from . import model_io
+from . import explain, model_io
 from .params import resolve_params
 
 IMPORTANCE_TYPES = ("split", "gain", "cover", "total_gain", "total_cover")
@@ -112,7 +112,7 @@ class Booster:
                 feature=cat("feature", np.int32), threshold=cat("threshold", np.float64),
                 left=cat("left", np.int32), right=cat("right", np.int32),
                 default_left=cat("default_left", np.uint8), value=cat("value", np.float64),
-                offsets=offsets, group=np.arange(len(trees), dtype=np.int64) % K)}
+                cover=cat("cover", np.float64), offsets=offsets, group=np.arange(len(trees), dtype=np.int64) % K)}
         return self._packed[key]
 
     def _features_of(self, data, validate_features):
@@ -129,8 +129,8 @@ class Booster:
                              f"{fm.feature_names[:5]}... vs {self.feature_names[:5]}...")
         return fm, base_margin
 
-    def predict(self, data, output_margin=False, pred_leaf=False, iteration_range=None,
-                validate_features=True):
+    def predict(self, data, output_margin=False, pred_leaf=False, pred_contribs=False,
+                pred_interactions=False, iteration_range=None, validate_features=True):
         """Predict for ``data`` (Dataset, numpy array, DataFrame or sparse matrix).
 
         Parameters
@@ -139,6 +139,16 @@ class Booster:
             Return raw margins F(x) instead of transformed predictions.
         pred_leaf : bool, default=False
             Return the leaf node id of each row in each tree, shape (n_rows, n_trees).
+        pred_contribs : bool, default=False
+            Return SHAP values by exact path-dependent TreeSHAP (Lundberg et al. 2020),
+            shape (n_rows, n_features + 1) -- or (n_rows, K, n_features + 1) for K
+            outputs -- whose last column is the bias (the expected margin); each row
+            sums to its margin.
+        pred_interactions : bool, default=False
+            Return SHAP interaction values, shape (n_rows, n_features + 1,
+            n_features + 1) (or with a K axis after the rows): off-diagonal entries
+            split each pairwise interaction in two halves, the diagonal holds the
+            main effects, and [M, M] the bias; each row's matrix sums to its margin.
         iteration_range : (int, int), optional
             Use rounds [start, stop). Default: up to ``best_iteration`` when early
             stopping set it, else every round.
@@ -155,6 +165,10 @@ class Booster:
         packed = self._pack(start, stop)
         set_threads(self.params["nthread"])
         n_rows = fm.shape[0]
+        if pred_contribs or pred_interactions:
+            out = explain.contributions(self, fm, base_margin, start, stop,
+                                        interactions=bool(pred_interactions))
+            return out[:, 0] if self.n_outputs == 1 else out
         if pred_leaf:
             out = np.zeros((n_rows, len(packed["offsets"])), dtype=np.int32)
             for s, X in fm.row_chunks():
