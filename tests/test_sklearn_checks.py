@@ -4,7 +4,7 @@ import pytest
 pytest.importorskip("sklearn")
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from boostwood.sklearn import GBDTClassifier, GBDTRegressor  # noqa: E402
+from boostwood.sklearn import GBDTClassifier, GBDTRegressor, LeafEncoder  # noqa: E402
 
 # Checks we knowingly fail, with the reason. Keep this list short and honest.
 EXPECTED_FAILED = {}
@@ -20,7 +20,8 @@ def _expected(estimator):
                           GBDTRegressor(n_estimators=20, learning_rate=0.3, boosting="gradient",
                                         objective="reg:absoluteerror"),
                           GBDTClassifier(n_estimators=5, boosting="gradient",
-                                         line_search="global")],
+                                         line_search="global"),
+                          LeafEncoder(GBDTClassifier(n_estimators=5, max_depth=3))],
                          expected_failed_checks=_expected)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

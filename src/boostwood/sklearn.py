@@ -8,7 +8,7 @@ in ``booster_``. Requires scikit-learn (``pip install boostwood[sklearn]``).
 import inspect
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin, clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -295,3 +295,75 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         """Predicted class labels, shape (n_samples,)."""
         check_is_fitted(self, "booster_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+class LeafEncoder(TransformerMixin, BaseEstimator):
+    """GBDT leaf indices as sparse one-hot features (He et al. 2014, "Practical lessons from
+    predicting clicks on ads at Facebook"; the notes' GBDT + LR).
+
+    ``fit`` trains a boostwood GBDT; ``transform`` maps each row to the leaf it reaches
+    in every tree, one binary column per leaf (so exactly ``n_trees`` ones per row),
+    ready for a linear model such as ``LogisticRegression``.
+
+    Parameters
+    ----------
+    estimator : GBDTClassifier or GBDTRegressor, optional
+        The (unfitted) model whose trees make the features; it is cloned. Default:
+        ``GBDTClassifier(n_estimators=100, max_depth=3, learning_rate=0.1)``.
+
+    Attributes
+    ----------
+    estimator_ : the fitted GBDT
+    n_leaves_ : ndarray of shape (n_trees,), leaves per tree
+    """
+
+    def __init__(self, estimator=None):
+        self.estimator = estimator
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # the trees route NaN by their learned directions
+        tags.input_tags.sparse = True
+        return tags
+
+    def fit(self, X, y, sample_weight=None):
+        est = self.estimator
+        if est is None:
+            est = GBDTClassifier(n_estimators=100, max_depth=3, learning_rate=0.1)
+        if not isinstance(est, _GBDTBase):
+            raise TypeError(f"estimator must be a boostwood GBDTClassifier or GBDTRegressor, "
+                            f"got {type(est).__name__}")
+        self.estimator_ = clone(est).fit(X, y, sample_weight=sample_weight)
+        trees = self.estimator_.booster_.trees
+        self.n_features_in_ = self.estimator_.n_features_in_
+        if hasattr(self.estimator_, "feature_names_in_"):
+            self.feature_names_in_ = self.estimator_.feature_names_in_
+        # column of (tree t, node id): leaves numbered in node order within each tree
+        self._leaf_column = []
+        offset = 0
+        for t in trees:
+            col = np.full(t.n_nodes, -1, dtype=np.int64)
+            leaves = np.nonzero(t.feature < 0)[0]
+            col[leaves] = offset + np.arange(leaves.size)
+            offset += leaves.size
+            self._leaf_column.append(col)
+        self.n_leaves_ = np.array([t.n_leaves for t in trees], dtype=np.int64)
+        return self
+
+    def transform(self, X):
+        """Sparse CSR matrix of shape (n_samples, total leaves), one 1 per tree and row."""
+        from scipy import sparse
+        check_is_fitted(self, "estimator_")
+        leaves = self.estimator_.apply(X)
+        n, T = leaves.shape
+        cols = np.empty((n, T), dtype=np.int64)
+        for t in range(T):
+            cols[:, t] = self._leaf_column[t][leaves[:, t]]
+        indptr = np.arange(0, n * T + 1, T, dtype=np.int64)
+        return sparse.csr_matrix((np.ones(n * T), cols.ravel(), indptr),
+                                 shape=(n, int(self.n_leaves_.sum())))
+
+    def get_feature_names_out(self, input_features=None):
+        check_is_fitted(self, "estimator_")
+        return np.array([f"tree{t}_leaf{j}" for t, k in enumerate(self.n_leaves_)
+                         for j in range(k)], dtype=object)

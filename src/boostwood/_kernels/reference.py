@@ -82,6 +82,22 @@ def partition_naive(indices, goes_left):
     return np.concatenate([indices[goes_left], indices[~goes_left]]), int(goes_left.sum())
 
 
+def _factorial(k):
+    out = 1
+    for i in range(2, k + 1):
+        out *= i
+    return out
+
+
+def _subsets(items, size):
+    """All subsets of ``items`` with ``size`` elements, as tuples (itertools-free: the
+    kernel layer imports numpy, numba and _config only)."""
+    if size == 0:
+        return [()]
+    return [(items[i],) + rest for i in range(len(items))
+            for rest in _subsets(items[i + 1:], size - 1)]
+
+
 def _expected_value_naive(x, tree, present):
     """E[f(x) | x_S] for S = ``present`` (a set of features): at a split on a feature of S
     follow x, else average both children weighted by their training cover."""
@@ -105,15 +121,13 @@ def shap_naive(x, tree, n_features):
     """Shapley values by their definition (exponential time): phi_i = sum over S not
     holding i of |S|! (M - |S| - 1)! / M! [v(S + i) - v(S)], v = :func:`_expected_value_naive`.
     Returns shape (n_features + 1,), the last entry v(empty set)."""
-    from itertools import combinations
-    from math import factorial
     M = n_features
     phi = np.zeros(M + 1)
     for i in range(M):
         others = [j for j in range(M) if j != i]
         for size in range(M):
-            wt = factorial(size) * factorial(M - size - 1) / factorial(M)
-            for S in combinations(others, size):
+            wt = _factorial(size) * _factorial(M - size - 1) / _factorial(M)
+            for S in _subsets(others, size):
                 S = set(S)
                 phi[i] += wt * (_expected_value_naive(x, tree, S | {i})
                                 - _expected_value_naive(x, tree, S))
@@ -125,8 +139,6 @@ def shap_interactions_naive(x, tree, n_features):
     """SHAP interaction values by definition (Lundberg et al. 2020, eq. for Phi_ij):
     Phi_ij = sum over S without i, j of |S|! (M - |S| - 2)! / (2 (M - 1)!) *
     [v(S+i+j) - v(S+i) - v(S+j) + v(S)] for i != j; Phi_ii = phi_i - sum_{j != i} Phi_ij."""
-    from itertools import combinations
-    from math import factorial
     M = n_features
     out = np.zeros((M + 1, M + 1))
     v = lambda S: _expected_value_naive(x, tree, S)  # noqa: E731
@@ -136,8 +148,8 @@ def shap_interactions_naive(x, tree, n_features):
                 continue
             others = [k for k in range(M) if k not in (i, j)]
             for size in range(M - 1):
-                wt = factorial(size) * factorial(M - size - 2) / (2 * factorial(M - 1))
-                for S in combinations(others, size):
+                wt = _factorial(size) * _factorial(M - size - 2) / (2 * _factorial(M - 1))
+                for S in _subsets(others, size):
                     S = set(S)
                     out[i, j] += wt * (v(S | {i, j}) - v(S | {i}) - v(S | {j}) + v(S))
     phi = shap_naive(x, tree, M)

@@ -9,7 +9,7 @@ from .._kernels.predict import predict_leaf_raw, predict_raw
 from ..data import Dataset, as_feature_matrix
 from ..objectives import get_objective
 from ..tree import Tree
-from . import explain, model_io
+from . import dump, explain, model_io
 from .params import resolve_params
 
 IMPORTANCE_TYPES = ("split", "gain", "cover", "total_gain", "total_cover")
@@ -197,6 +197,10 @@ class Booster:
         sum over those splits of the gain (eq. 7 of Chen & Guestrin) / of the
         hessian sum of the split node; ``gain`` / ``cover``: the same averaged
         per split (XGBoost's convention).
+
+        The notes' Influence_j = (1/M) sum over the M trees of the gains of the
+        splits on j (004, variable importance) is
+        ``feature_importance("total_gain") / len(booster.trees)``.
         """
         if importance_type not in IMPORTANCE_TYPES:
             raise ValueError(f"importance_type must be one of {IMPORTANCE_TYPES}, "
@@ -213,6 +217,30 @@ class Booster:
             per_split = {"gain": gain / splits, "cover": cover / splits}
         table = {"split": splits, "total_gain": gain, "total_cover": cover, **per_split}
         return np.nan_to_num(table[importance_type], nan=0.0)
+
+    # -- looking inside ------------------------------------------------------------------------
+    def dump_model(self, fout=None, format="text", with_stats=True):
+        """The trees as text (XGBoost's dump style) or JSON (nested nodes); written to
+        ``fout`` when given, and returned. See :mod:`boostwood.boosting.dump`."""
+        return dump.dump_model(self, fout, format, with_stats)
+
+    def trees_to_dataframe(self):
+        """Every node of every tree as one row of a pandas DataFrame."""
+        return dump.trees_to_dataframe(self)
+
+    def export_text(self, tree_index=0, decimals=3):
+        """Tree ``tree_index`` as indented rules (scikit-learn's ``export_text`` style)."""
+        if not 0 <= tree_index < len(self.trees):
+            raise ValueError(f"tree_index must be in [0, {len(self.trees)}), got {tree_index}")
+        return dump.export_text(self.trees[tree_index], self.feature_names, decimals)
+
+    def partial_dependence(self, feature, grid, iteration_range=None):
+        """Partial dependence of the margin on one feature at the values ``grid``, by the
+        recursion over the trees (Friedman 2001, sec. 8.2): at splits on ``feature`` a
+        grid value goes its way, elsewhere both ways weighted by the training cover.
+        Returns shape (len(grid),) or (len(grid), K)."""
+        start, stop = self._round_range(iteration_range)
+        return explain.partial_dependence(self, feature, grid, start, stop)
 
     def get_score(self, importance_type="gain"):
         """Importance as ``{feature_name: value}`` for features used in at least one split."""

@@ -1,0 +1,149 @@
+"""Readable forms of a fitted model: text and JSON dumps, a pandas table, ``export_text``.
+
+Conventions (all forms): node ids are those of :class:`~boostwood.tree.Tree`
+(root 0); a row goes to ``yes`` (the left child) when ``x <= threshold``, and a
+missing value goes to ``missing``; ``gain`` is the split gain of eq. 7 of Chen &
+Guestrin (with its 1/2), ``cover`` the training hessian sum of the node, and
+leaf values include the learning rate.
+"""
+import json
+
+import numpy as np
+
+
+def _fmt(x, decimals=None):
+    return f"{x:.{decimals}f}" if decimals is not None else f"{x:.9g}"
+
+
+def _feature_name(names, f):
+    return names[f] if names is not None else f"f{f}"
+
+
+def _missing(tree, node):
+    return int(tree.left[node] if tree.default_left[node] else tree.right[node])
+
+
+def _depths(tree):
+    depth = np.zeros(tree.n_nodes, dtype=np.int64)
+    for node in range(tree.n_nodes):
+        if tree.feature[node] >= 0:
+            depth[tree.left[node]] = depth[tree.right[node]] = depth[node] + 1
+    return depth
+
+
+def _preorder(tree):
+    order, stack = [], [0]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        if tree.feature[node] >= 0:
+            stack.extend((int(tree.right[node]), int(tree.left[node])))
+    return order
+
+
+def tree_to_text(tree, names=None, with_stats=True):
+    """One tree in XGBoost's text dump style: ``id:[feature<=threshold] yes=..,no=..,missing=..``
+    for splits, ``id:leaf=value`` for leaves, indented one tab per depth."""
+    depth = _depths(tree)
+    lines = []
+    for node in _preorder(tree):
+        pad = "\t" * int(depth[node])
+        stats = f",cover={_fmt(tree.cover[node])}" if with_stats else ""
+        if tree.feature[node] < 0:
+            lines.append(f"{pad}{node}:leaf={_fmt(tree.value[node])}{stats}")
+            continue
+        name = _feature_name(names, tree.feature[node])
+        gain = f",gain={_fmt(tree.gain[node])}" if with_stats else ""
+        lines.append(f"{pad}{node}:[{name}<={_fmt(tree.threshold[node])}] "
+                     f"yes={tree.left[node]},no={tree.right[node]},"
+                     f"missing={_missing(tree, node)}{gain}{stats}")
+    return "\n".join(lines) + "\n"
+
+
+def tree_to_dict(tree, names=None, with_stats=True, node=0, depth=0):
+    """One tree as nested dicts (XGBoost's JSON dump layout, ``split_condition`` with
+    the ``<=`` rule)."""
+    out = {"nodeid": int(node), "depth": depth}
+    if tree.feature[node] < 0:
+        out["leaf"] = float(tree.value[node])
+    else:
+        out.update(split=_feature_name(names, tree.feature[node]),
+                   split_condition=float(tree.threshold[node]), yes=int(tree.left[node]),
+                   no=int(tree.right[node]), missing=_missing(tree, node))
+    if with_stats:
+        out["cover"] = float(tree.cover[node])
+        if tree.feature[node] >= 0:
+            out["gain"] = float(tree.gain[node])
+    if tree.feature[node] >= 0:
+        out["children"] = [tree_to_dict(tree, names, with_stats, int(c), depth + 1)
+                           for c in (tree.left[node], tree.right[node])]
+    return out
+
+
+def dump_model(booster, fout=None, format="text", with_stats=True):
+    """The whole model as text (``booster[i]:`` then the tree) or JSON (a list of trees)."""
+    if format not in ("text", "json"):
+        raise ValueError(f"format must be 'text' or 'json', got {format!r}")
+    names = booster.feature_names
+    if format == "text":
+        out = "".join(f"booster[{i}]:\n" + tree_to_text(t, names, with_stats)
+                      for i, t in enumerate(booster.trees))
+    else:
+        out = json.dumps([tree_to_dict(t, names, with_stats) for t in booster.trees], indent=1)
+    if fout is not None:
+        with open(fout, "w", encoding="utf-8") as fh:
+            fh.write(out)
+    return out
+
+
+def trees_to_dataframe(booster):
+    """One row per node of every tree (pandas DataFrame): Tree, Node, ID, Feature (``Leaf``
+    at leaves), Split, Yes, No, Missing, Gain, Cover, Count, Value."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("trees_to_dataframe needs pandas: pip install boostwood[pandas]") \
+            from None
+    names = booster.feature_names
+    rows = []
+    for t_id, t in enumerate(booster.trees):
+        for node in range(t.n_nodes):
+            leaf = t.feature[node] < 0
+            kid = (lambda c: np.nan if leaf else f"{t_id}-{c}")
+            rows.append(dict(
+                Tree=t_id, Node=node, ID=f"{t_id}-{node}",
+                Feature="Leaf" if leaf else _feature_name(names, t.feature[node]),
+                Split=np.nan if leaf else float(t.threshold[node]),
+                Yes=kid(t.left[node]), No=kid(t.right[node]),
+                Missing=np.nan if leaf else f"{t_id}-{_missing(t, node)}",
+                Gain=float(t.gain[node]), Cover=float(t.cover[node]), Count=float(t.count[node]),
+                Value=float(t.value[node])))
+    return pd.DataFrame(rows)
+
+
+def export_text(tree, feature_names=None, decimals=3, show_missing=True):
+    """A single tree as indented rules, in scikit-learn's ``export_text`` style::
+
+        |--- x2 <= 2.500 (missing: left)
+        |   |--- value: -0.500
+        |--- x2 >  2.500
+        |   |--- value: 0.667
+    """
+    lines = []
+
+    def walk(node, depth):
+        bar = "|   " * depth + "|--- "
+        if tree.feature[node] < 0:
+            lines.append(f"{bar}value: {_fmt(tree.value[node], decimals)}")
+            return
+        name = _feature_name(feature_names, tree.feature[node])
+        thr = _fmt(tree.threshold[node], decimals)
+        side = "left" if tree.default_left[node] else "right"
+        note = f" (missing: {side})" if show_missing else ""
+        lines.append(f"{bar}{name} <= {thr}{note if side == 'left' else ''}")
+        walk(int(tree.left[node]), depth + 1)
+        lines.append(f"{bar}{name} >  {thr}{note if side == 'right' else ''}")
+        walk(int(tree.right[node]), depth + 1)
+
+    walk(0, 0)
+    return "\n".join(lines) + "\n"

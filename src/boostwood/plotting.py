@@ -1,0 +1,204 @@
+"""Plots of boostwood models: importance, learning curves, a tree, partial dependence.
+
+matplotlib is an optional dependency (``pip install boostwood[plot]``), imported
+inside each function. Every function draws on ``ax`` when given (else on a new
+figure) and returns the Axes (an array of Axes for several partial dependences).
+Models may be a :class:`~boostwood.Booster` or a fitted scikit-learn estimator.
+"""
+import numpy as np
+
+from .boosting import Booster
+
+
+def _plt():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plotting needs matplotlib: pip install boostwood[plot]") from None
+    return plt
+
+
+def _booster(model):
+    if isinstance(model, Booster):
+        return model
+    booster = getattr(model, "booster_", None)
+    if isinstance(booster, Booster):
+        return booster
+    raise TypeError(f"expected a boostwood Booster or fitted estimator, got {type(model).__name__}")
+
+
+def _axes(ax, figsize=None):
+    if ax is not None:
+        return ax
+    _, ax = _plt().subplots(figsize=figsize)
+    return ax
+
+
+def plot_importance(model, importance_type="gain", max_num_features=None, ax=None,
+                    title="Feature importance", xlabel=None, height=0.6, show_values=True):
+    """Horizontal bars of the features used in splits, most important on top.
+
+    importance_type : one of ``split``, ``gain``, ``total_gain``, ``cover``, ``total_cover``
+    max_num_features : show only the top ones
+    """
+    booster = _booster(model)
+    scores = booster.get_score(importance_type)
+    if not scores:
+        raise ValueError("the model has no splits: nothing to plot")
+    items = sorted(scores.items(), key=lambda kv: kv[1])
+    if max_num_features is not None:
+        items = items[-int(max_num_features):]
+    names, values = zip(*items)
+    ax = _axes(ax)
+    ypos = np.arange(len(values))
+    ax.barh(ypos, values, height=height, align="center")
+    ax.set_yticks(ypos, labels=names)
+    if show_values:
+        for y, v in zip(ypos, values):
+            ax.text(v, y, f" {v:.4g}" if isinstance(v, float) else f" {v}", va="center")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel or importance_type)
+    ax.set_ylabel("feature")
+    ax.grid(axis="x", alpha=0.3)
+    return ax
+
+
+def plot_metric(evals_result, metric=None, ax=None, title="Learning curve", xlabel="round"):
+    """Learning curves: one line per evaluation set of ``metric`` by round.
+
+    evals_result : the ``{set: {metric: [values]}}`` dict filled by ``train(evals_result=...)``
+        (an estimator's ``evals_result_`` works too)
+    metric : which metric (default: the last one recorded)
+    """
+    evals_result = getattr(evals_result, "evals_result_", evals_result)
+    if not isinstance(evals_result, dict) or not evals_result:
+        raise ValueError("evals_result is empty: train with evals=[...] and evals_result={}")
+    first = next(iter(evals_result.values()))
+    metric = metric or list(first)[-1]
+    ax = _axes(ax)
+    for name, log in evals_result.items():
+        if metric not in log:
+            raise ValueError(f"metric {metric!r} was not recorded for {name!r}; "
+                             f"recorded: {sorted(log)}")
+        ax.plot(np.arange(len(log[metric])), log[metric], label=name)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(metric)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    return ax
+
+
+def _layout(tree):
+    """(x, depth) of every node: leaves at consecutive x in left-to-right order,
+    each split centred over its children."""
+    x = np.zeros(tree.n_nodes)
+    depth = np.zeros(tree.n_nodes, dtype=np.int64)
+    next_leaf = [0]
+
+    def place(node, d):
+        depth[node] = d
+        if tree.feature[node] < 0:
+            x[node] = next_leaf[0]
+            next_leaf[0] += 1
+            return
+        place(int(tree.left[node]), d + 1)
+        place(int(tree.right[node]), d + 1)
+        x[node] = 0.5 * (x[tree.left[node]] + x[tree.right[node]])
+
+    place(0, 0)
+    return x, depth
+
+
+def _node_label(tree, node, names, precision):
+    if tree.feature[node] < 0:
+        return f"leaf {tree.value[node]:.{precision}g}\ncover {tree.cover[node]:.{precision}g}"
+    name = names[tree.feature[node]] if names else f"f{tree.feature[node]}"
+    return f"{name} <= {tree.threshold[node]:.{precision}g}\ngain {tree.gain[node]:.{precision}g}"
+
+
+def plot_tree(model, tree_index=0, ax=None, precision=4, fontsize=8, figsize=None):
+    """Draw one tree with matplotlib only (no graphviz): split nodes show the rule and
+    gain, leaves their value and cover; edges say ``yes`` / ``no`` and which side
+    missing values take."""
+    booster = _booster(model)
+    if not 0 <= tree_index < len(booster.trees):
+        raise ValueError(f"tree_index must be in [0, {len(booster.trees)}), got {tree_index}")
+    tree = booster.trees[tree_index]
+    x, depth = _layout(tree)
+    width = max(6.0, 1.6 * tree.n_leaves)
+    ax = _axes(ax, figsize or (min(width, 40), 1.4 * (depth.max() + 1) + 1))
+    names = booster.feature_names
+    for node in range(tree.n_nodes):
+        if tree.feature[node] < 0:
+            continue
+        for child, word in ((tree.left[node], "yes"), (tree.right[node], "no")):
+            missing = bool(tree.default_left[node]) == (word == "yes")
+            ax.plot([x[node], x[child]], [-depth[node], -depth[child]], color="0.5", lw=1,
+                    zorder=1)
+            ax.text(0.5 * (x[node] + x[child]), -0.5 * (depth[node] + depth[child]),
+                    word + (", missing" if missing else ""), fontsize=fontsize - 1,
+                    ha="center", va="center", color="0.3",
+                    bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none"))
+    for node in range(tree.n_nodes):
+        leaf = tree.feature[node] < 0
+        ax.text(x[node], -depth[node], _node_label(tree, node, names, precision),
+                ha="center", va="center", fontsize=fontsize, zorder=2,
+                bbox=dict(boxstyle="round,pad=0.3", fc="#e8f4e8" if leaf else "#e8eef8",
+                          ec="0.4"))
+    ax.set_xlim(x.min() - 0.8, x.max() + 0.8)
+    ax.set_ylim(-depth.max() - 0.6, 0.6)
+    ax.set_axis_off()
+    ax.set_title(f"tree {tree_index}")
+    return ax
+
+
+def to_graphviz(model, tree_index=0, precision=4):
+    """Graphviz DOT source of one tree (render it with the ``graphviz`` package or
+    ``dot -Tpng``; nothing here needs graphviz installed)."""
+    booster = _booster(model)
+    tree = booster.trees[tree_index]
+    names = booster.feature_names
+    lines = ["digraph tree {", '  node [shape=box, style="rounded,filled", fontsize=10];']
+    for node in range(tree.n_nodes):
+        label = _node_label(tree, node, names, precision).replace("\n", "\\n")
+        color = "#e8f4e8" if tree.feature[node] < 0 else "#e8eef8"
+        lines.append(f'  {node} [label="{label}", fillcolor="{color}"];')
+        if tree.feature[node] >= 0:
+            dl = bool(tree.default_left[node])
+            lines.append(f'  {node} -> {tree.left[node]} [label="yes{", missing" if dl else ""}"];')
+            lines.append(f'  {node} -> {tree.right[node]} '
+                         f'[label="no{"" if dl else ", missing"}"];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def plot_partial_dependence(model, X, features, grid_resolution=50, percentiles=(0.05, 0.95),
+                            ax=None, output=0):
+    """Partial dependence of the margin on each of ``features`` (indices or names), by
+    the recursion over the trees (:meth:`Booster.partial_dependence`), on a grid
+    between the given percentiles of that column of ``X``; the column's deciles are
+    marked on the x axis."""
+    booster = _booster(model)
+    X = np.asarray(X, dtype=np.float64)
+    features = [features] if isinstance(features, (int, str, np.integer)) else list(features)
+    idx = [booster.feature_names.index(f) if isinstance(f, str) else int(f) for f in features]
+    plt = _plt()
+    if ax is None:
+        _, axes = plt.subplots(1, len(idx), figsize=(4 * len(idx), 3.2), squeeze=False)
+        axes = axes[0]
+    else:
+        axes = np.atleast_1d(ax)
+    for a, j in zip(axes, idx):
+        col = X[:, j][~np.isnan(X[:, j])]
+        lo, hi = np.quantile(col, percentiles)
+        grid = np.unique(np.linspace(lo, hi, grid_resolution))
+        pd = booster.partial_dependence(j, grid)
+        pd = pd if pd.ndim == 1 else pd[:, output]
+        a.plot(grid, pd)
+        a.plot(np.quantile(col, np.linspace(0.1, 0.9, 9)), np.full(9, pd.min()), "|",
+               color="k", markersize=10)
+        a.set_xlabel(booster.feature_names[j])
+        a.set_ylabel("partial dependence (margin)")
+        a.grid(alpha=0.3)
+    return axes
