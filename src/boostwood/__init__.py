@@ -10,14 +10,22 @@ from .boosting import (Booster, EarlyStopping, EvaluationMonitor, RecordEvaluati
 from .data import Dataset
 from .objectives import objective
 
-__all__ = ["Booster", "Dataset", "EarlyStopping", "EvaluationMonitor", "GBDTClassifier",
-           "GBDTRegressor", "LeafEncoder", "RecordEvaluation", "TrainingCallback", "__version__", "objective",
-           "train"]
+__all__ = ["AdaBoostClassifier", "AdaBoostRegressor", "Booster", "Dataset",
+           "DecisionTreeClassifier", "DecisionTreeRegressor", "EarlyStopping",
+           "EvaluationMonitor", "ExtraTreesClassifier", "ExtraTreesRegressor", "GBDTClassifier",
+           "GBDTRegressor", "LeafEncoder", "RandomForestClassifier", "RandomForestRegressor",
+           "RecordEvaluation", "TrainingCallback", "__version__", "objective", "train"]
+
+
+_SKLEARN = ("GBDTRegressor", "GBDTClassifier", "LeafEncoder", "DecisionTreeClassifier",
+            "DecisionTreeRegressor", "RandomForestClassifier", "RandomForestRegressor",
+            "ExtraTreesClassifier", "ExtraTreesRegressor", "AdaBoostClassifier",
+            "AdaBoostRegressor")
 
 
 def __getattr__(name):
     # the scikit-learn estimators need the optional scikit-learn; import on first use
-    if name in ("GBDTRegressor", "GBDTClassifier", "LeafEncoder"):
+    if name in _SKLEARN:
         from . import sklearn as _sk
 
         return getattr(_sk, name)

@@ -121,20 +121,23 @@ def trees_to_dataframe(booster):
     return pd.DataFrame(rows)
 
 
-def export_text(tree, feature_names=None, decimals=3, show_missing=True):
+def export_text(tree, feature_names=None, decimals=3, show_missing=True, leaf_label=None):
     """A single tree as indented rules, in scikit-learn's ``export_text`` style::
 
         |--- x2 <= 2.500 (missing: left)
         |   |--- value: -0.500
         |--- x2 >  2.500
         |   |--- value: 0.667
+
+    ``leaf_label(node)`` may name a leaf instead (e.g. ``"class: 1"``).
     """
     lines = []
 
     def walk(node, depth):
         bar = "|   " * depth + "|--- "
         if tree.feature[node] < 0:
-            lines.append(f"{bar}value: {_fmt(tree.value[node], decimals)}")
+            label = leaf_label(node) if leaf_label is not None else None
+            lines.append(f"{bar}{label or 'value: ' + _fmt(tree.value[node], decimals)}")
             return
         name = _feature_name(feature_names, tree.feature[node])
         thr = _fmt(tree.threshold[node], decimals)

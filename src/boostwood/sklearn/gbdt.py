@@ -13,8 +13,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .boosting import train
-from .data import Dataset
+from ..boosting import train
+from ..data import Dataset
 
 _COMMON_DOC = """
     Parameters

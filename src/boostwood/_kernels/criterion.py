@@ -1,0 +1,300 @@
+"""Split search for classic decision trees (CART, C4.5): impurity criteria over sorted columns.
+
+The scan is :func:`boostwood._kernels.exact.exact_scan` -- one pass per feature
+over its pre-sorted rows, a running sum per node, every boundary between two of
+a node's distinct codes a candidate, missing values tried on both sides -- with
+per-class sums instead of (g, h), because Gini, entropy and gain ratio need the
+class counts of both children, not only their sum.
+
+A node's statistics are K channels plus its weight and row count: row r adds
+``stat[r]`` to channel ``channel[r]``, ``weight[r]`` to the weight and 1 to the
+count. Classification: channel = class, stat = weight, so channel k holds the
+weighted count N_k of class k. Regression: one channel, stat = w y, so it holds
+S = sum w y.
+
+Impurity of a node times its weight, I (Breiman et al. 1984; Quinlan 1993):
+
+* ``GINI``:    I = N - sum_k N_k^2 / N              (N times 1 - sum p_k^2)
+* ``ENTROPY``: I = N log2 N - sum_k N_k log2 N_k    (N times -sum p_k log2 p_k)
+* ``SQUARED``: I = -S^2 / N                          (N times the variance, up to
+  a constant that cancels in the decrease)
+
+A split's score is the decrease I(parent) - I(left) - I(right); for
+``GAIN_RATIO`` (C4.5) it is the entropy decrease divided by the split
+information N (-(N_L/N) log2(N_L/N) - (N_R/N) log2(N_R/N)).
+"""
+import math
+
+import numpy as np
+from numba import njit, prange
+
+GINI, ENTROPY, GAIN_RATIO, SQUARED = 0, 1, 2, 3
+
+#: relative margin a candidate must beat the best by (as in the gradient scan):
+#: ties up to rounding go to the first candidate, so row order never matters
+TIE_RTOL = 1e-12
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _xlog2x(x):
+    return x * math.log2(x) if x > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def impurity(v, K, criterion):
+    """I of a node from its statistics ``v`` = (channels..., weight, count)."""
+    n = v[K]
+    if n <= 0.0:
+        return 0.0
+    if criterion == SQUARED:
+        return -v[0] * v[0] / n
+    if criterion == GINI:
+        s = 0.0
+        for k in range(K):
+            s += v[k] * v[k]
+        return n - s / n
+    s = 0.0
+    for k in range(K):
+        s += _xlog2x(v[k])
+    return _xlog2x(n) - s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _score(left, total, K, criterion, parent, scratch):
+    """Decrease (or gain ratio) of the split sending ``left`` left."""
+    for k in range(K + 2):
+        scratch[k] = total[k] - left[k]
+    crit = ENTROPY if criterion == GAIN_RATIO else criterion
+    dec = parent - impurity(left, K, crit) - impurity(scratch, K, crit)
+    if criterion != GAIN_RATIO:
+        return dec
+    n, nl = total[K], left[K]
+    split_info = -(_xlog2x(nl / n) + _xlog2x((n - nl) / n))
+    return dec / split_info if split_info > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _consider(k, a, run, miss, totals, parent, code, next_code, K, criterion, msl, mwl,
+              scratch, left, out_gain, out_code, out_next, out_default_left, out_left):
+    """Boundary after ``code`` of node k: missing rows right, then (if any) left."""
+    W = K + 2
+    has_miss = miss[k, K + 1] > 0.0
+    tol = 1e-10 * max(abs(parent[k]), 1e-300)
+    for try_left in range(2):
+        if try_left == 1 and (not has_miss or next_code < 0):
+            break
+        for c in range(W):
+            left[c] = run[k, c] + miss[k, c] * try_left
+        if left[K + 1] < msl or totals[k, K + 1] - left[K + 1] < msl \
+                or left[K] < mwl or totals[k, K] - left[K] < mwl:
+            continue
+        g = _score(left, totals[k], K, criterion, parent[k], scratch)
+        if not g > tol:
+            continue
+        best = out_gain[k, a]
+        if out_code[k, a] >= 0 and not g > best + TIE_RTOL * abs(best):
+            continue
+        out_gain[k, a] = g
+        out_code[k, a] = code
+        out_next[k, a] = next_code
+        if has_miss:
+            out_default_left[k, a] = try_left
+        else:
+            out_default_left[k, a] = 1 if left[K] >= totals[k, K] - left[K] else 0
+        for c in range(W):
+            out_left[k, a, c] = left[c]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def criterion_scan(codes, order, order_offsets, missing_rows, missing_offsets, stat, channel,
+                   weight, node_of, totals, features, feature_mask, criterion, min_samples_leaf,
+                   min_weight_leaf, out_gain, out_code, out_next, out_default_left, out_left,
+                   out_varies):
+    """Best split of every (node, feature) pair of a batch by one pass per feature.
+
+    Parameters
+    ----------
+    codes, order, order_offsets, missing_rows, missing_offsets, node_of, features,
+    feature_mask : as in :func:`boostwood._kernels.exact.exact_scan`
+    stat, weight : ndarray of shape (n_rows,), float64   # IN
+    channel : ndarray of shape (n_rows,), int32   # IN, in [0, K)
+    totals : ndarray of shape (n_nodes, K + 2), float64   # IN, per node (channels, weight, count)
+    criterion : GINI, ENTROPY, GAIN_RATIO or SQUARED
+    min_samples_leaf : float, rows each child needs; min_weight_leaf : weight it needs
+    out_gain : (n_nodes, n_active) float64   # OUT, score of the best split, -inf = none
+    out_code, out_next : (n_nodes, n_active) int64   # OUT, last code left, the next one
+    out_default_left : (n_nodes, n_active) uint8   # OUT
+    out_left : (n_nodes, n_active, K + 2) float64   # OUT, statistics of the left child
+    out_varies : (n_nodes, n_active) uint8   # OUT, 1 if the feature is not constant in the
+        node (two distinct values, or values and missing ones), whether or not a split
+        on it is allowed
+    """
+    n_nodes, W = totals.shape
+    K = W - 2
+    for a in prange(features.shape[0]):
+        f = features[a]
+        miss = np.zeros((n_nodes, W))
+        for i in range(missing_offsets[f], missing_offsets[f + 1]):
+            r = missing_rows[i]
+            k = node_of[r]
+            if k >= 0:
+                miss[k, channel[r]] += stat[r]
+                miss[k, K] += weight[r]
+                miss[k, K + 1] += 1.0
+        run = np.zeros((n_nodes, W))
+        last = np.full(n_nodes, -1, dtype=np.int64)
+        parent = np.empty(n_nodes)
+        scratch = np.empty(W)
+        left = np.empty(W)
+        for k in range(n_nodes):
+            parent[k] = impurity(totals[k], K, ENTROPY if criterion == GAIN_RATIO else criterion)
+            out_gain[k, a] = -np.inf
+            out_code[k, a] = -1
+            out_next[k, a] = -1
+            out_default_left[k, a] = 0
+            out_varies[k, a] = 0
+        col = codes[f]
+        for i in range(order_offsets[f], order_offsets[f + 1]):
+            r = order[i]
+            k = node_of[r]
+            if k < 0 or feature_mask[k, a] == 0:
+                continue
+            c = np.int64(col[r])
+            if last[k] >= 0 and c != last[k]:
+                out_varies[k, a] = 1
+                _consider(k, a, run, miss, totals, parent, last[k], c, K, criterion,
+                          min_samples_leaf, min_weight_leaf, scratch, left, out_gain, out_code,
+                          out_next, out_default_left, out_left)
+            run[k, channel[r]] += stat[r]
+            run[k, K] += weight[r]
+            run[k, K + 1] += 1.0
+            last[k] = c
+        for k in range(n_nodes):  # every present value left, the missing ones right
+            if last[k] >= 0 and miss[k, K + 1] > 0.0:
+                out_varies[k, a] = 1
+                _consider(k, a, run, miss, totals, parent, last[k], -1, K, criterion,
+                          min_samples_leaf, min_weight_leaf, scratch, left, out_gain, out_code,
+                          out_next, out_default_left, out_left)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def node_statistics(buf, sides, starts, counts, stat, channel, weight, out):
+    """(channels, weight, count) of the rows of each node of a batch.
+
+    out : ndarray of shape (n_nodes, K + 2), float64   # OUT
+    """
+    K = out.shape[1] - 2
+    for j in prange(starts.shape[0]):
+        rows = buf[sides[j]]
+        for c in range(K + 2):
+            out[j, c] = 0.0
+        for i in range(starts[j], starts[j] + counts[j]):
+            r = rows[i]
+            out[j, channel[r]] += stat[r]
+            out[j, K] += weight[r]
+            out[j, K + 1] += 1.0
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def criterion_random_scan(codes, order, order_offsets, missing_rows, missing_offsets, values,
+                          value_offsets, stat, channel, weight, node_of, totals, features,
+                          feature_mask, criterion, min_samples_leaf, min_weight_leaf, uniform,
+                          out_gain, out_code, out_threshold, out_default_left, out_left,
+                          out_varies):
+    """Extremely randomized trees (Geurts, Ernst & Wehenkel 2006): per (node, feature) one
+    threshold t = lo + u (hi - lo), u = ``uniform[node, feature]``, lo and hi the node's
+    smallest and largest value; the split "x <= t" is scored like
+    :func:`criterion_scan` scores a candidate (missing rows tried on both sides).
+
+    values, value_offsets : feature f's distinct values ascending are
+        ``values[value_offsets[f]:value_offsets[f + 1]]`` (code c is the c-th)   # IN
+    uniform : ndarray of shape (n_nodes, n_active), float64 in [0, 1)   # IN
+    out_code : last code sent left; out_threshold : t   # OUT
+    (other arguments as in :func:`criterion_scan`)
+    """
+    n_nodes, W = totals.shape
+    K = W - 2
+    next_scratch = np.empty((n_nodes, features.shape[0]), dtype=np.int64)
+    for a in prange(features.shape[0]):
+        f = features[a]
+        vals = values[value_offsets[f]:value_offsets[f + 1]]
+        miss = np.zeros((n_nodes, W))
+        for i in range(missing_offsets[f], missing_offsets[f + 1]):
+            r = missing_rows[i]
+            k = node_of[r]
+            if k >= 0:
+                miss[k, channel[r]] += stat[r]
+                miss[k, K] += weight[r]
+                miss[k, K + 1] += 1.0
+        lo = np.full(n_nodes, -1, dtype=np.int64)
+        hi = np.full(n_nodes, -1, dtype=np.int64)
+        col = codes[f]
+        for i in range(order_offsets[f], order_offsets[f + 1]):  # rows ascending: first = min
+            r = order[i]
+            k = node_of[r]
+            if k >= 0 and feature_mask[k, a] != 0:
+                if lo[k] < 0:
+                    lo[k] = col[r]
+                hi[k] = col[r]
+        cut = np.full(n_nodes, -1, dtype=np.int64)
+        for k in range(n_nodes):
+            out_gain[k, a] = -np.inf
+            out_code[k, a] = -1
+            out_default_left[k, a] = 0
+            out_varies[k, a] = 1 if (lo[k] >= 0 and (hi[k] > lo[k] or miss[k, K + 1] > 0.0)) \
+                else 0
+            if lo[k] >= 0 and hi[k] > lo[k]:
+                t = vals[lo[k]] + uniform[k, a] * (vals[hi[k]] - vals[lo[k]])
+                b = np.searchsorted(vals, t, side="right") - 1
+                if b >= hi[k]:
+                    b = hi[k] - 1
+                    t = vals[b]
+                cut[k] = max(b, lo[k])
+                out_threshold[k, a] = t
+        run = np.zeros((n_nodes, W))
+        for i in range(order_offsets[f], order_offsets[f + 1]):
+            r = order[i]
+            k = node_of[r]
+            if k >= 0 and cut[k] >= 0 and col[r] <= cut[k]:
+                run[k, channel[r]] += stat[r]
+                run[k, K] += weight[r]
+                run[k, K + 1] += 1.0
+        parent = np.empty(n_nodes)
+        scratch = np.empty(W)
+        left = np.empty(W)
+        for k in range(n_nodes):
+            if cut[k] < 0:
+                continue
+            parent[k] = impurity(totals[k], K, ENTROPY if criterion == GAIN_RATIO else criterion)
+            _consider(k, a, run, miss, totals, parent, cut[k], cut[k] + 1, K, criterion,
+                      min_samples_leaf, min_weight_leaf, scratch, left, out_gain, out_code,
+                      next_scratch, out_default_left, out_left)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def compact_rows(rows, offsets, node_of, out_rows, out_offsets):
+    """Keep, per feature, only the rows whose node is still being split (``node_of >= 0``),
+    in the same order: later levels then pass over the rows still in play, not all.
+
+    rows, offsets : feature f's rows are ``rows[offsets[f]:offsets[f + 1]]``   # IN
+    out_rows : ndarray, int32, at least as long as ``rows``   # OUT
+    out_offsets : ndarray of shape (n_features + 1,), int64   # OUT
+    """
+    F = offsets.shape[0] - 1
+    kept = np.zeros(F + 1, dtype=np.int64)
+    for f in prange(F):
+        c = 0
+        for i in range(offsets[f], offsets[f + 1]):
+            if node_of[rows[i]] >= 0:
+                c += 1
+        kept[f + 1] = c
+    out_offsets[0] = 0
+    for f in range(F):
+        out_offsets[f + 1] = out_offsets[f] + kept[f + 1]
+    for f in prange(F):
+        j = out_offsets[f]
+        for i in range(offsets[f], offsets[f + 1]):
+            r = rows[i]
+            if node_of[r] >= 0:
+                out_rows[j] = r
+                j += 1

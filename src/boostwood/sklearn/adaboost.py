@@ -1,0 +1,235 @@
+"""AdaBoost with boostwood's decision trees (fitted on sample weights).
+
+* :class:`AdaBoostClassifier`: SAMME (Zhu, Zou, Rosset & Hastie 2009), the
+  multiclass AdaBoost of the notes (001): with weighted error err_m of tree m,
+  alpha_m = lr (log((1 - err_m) / err_m) + log(K - 1)); misclassified rows get
+  their weight multiplied by exp(alpha_m); the prediction is
+  argmax_k sum_m alpha_m [tree_m(x) = k]. For K = 2 this is Freund & Schapire's
+  AdaBoost.M1.
+* :class:`AdaBoostRegressor`: AdaBoost.R2 (Drucker 1997): each tree is fitted on a
+  weighted bootstrap (integer sample weights); with relative losses e_i in [0, 1]
+  and average loss L_m, beta_m = L_m / (1 - L_m), weights are multiplied by
+  beta_m^(lr (1 - e_i)), and the prediction is the weighted median of the trees
+  with weights log(1 / beta_m).
+"""
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .trees import DecisionTreeClassifier, DecisionTreeRegressor
+
+
+class _AdaBoost(BaseEstimator):
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        return tags
+
+    def _check(self, X, y, sample_weight, classifier):
+        if not isinstance(self.n_estimators, numbers.Integral) or self.n_estimators < 1:
+            raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
+        if not (isinstance(self.learning_rate, numbers.Real) and self.learning_rate > 0):
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False,
+                             dtype=[np.float64, np.float32], y_numeric=not classifier)
+        w = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if np.any(w < 0) or w.sum() <= 0:
+            raise ValueError("sample_weight must be non-negative with a positive sum")
+        return X, y, w / w.sum()
+
+    def _base(self, default):
+        est = default if self.estimator is None else self.estimator
+        if not isinstance(est, (DecisionTreeClassifier, DecisionTreeRegressor)):
+            raise TypeError("estimator must be a boostwood DecisionTreeClassifier or "
+                            f"DecisionTreeRegressor, got {type(est).__name__}")
+        return est
+
+    def _seed(self):
+        rs = self.random_state
+        return 0 if rs is None else (int(rs) if isinstance(rs, numbers.Integral)
+                                     else int(rs.randint(2 ** 31 - 1)))
+
+
+class AdaBoostClassifier(ClassifierMixin, _AdaBoost):
+    """SAMME AdaBoost (multiclass) on boostwood decision trees; stumps by default.
+
+    Parameters
+    ----------
+    estimator : DecisionTreeClassifier, optional (default: ``max_depth=1``)
+    n_estimators : int, default=50
+    learning_rate : float, default=1.0
+    random_state : int, optional (seeds the trees' feature draws)
+
+    Attributes
+    ----------
+    estimators_, estimator_weights_, estimator_errors_, classes_, n_classes_
+    """
+
+    def __init__(self, estimator=None, *, n_estimators=50, learning_rate=1.0, random_state=None):
+        self.estimator = estimator
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.random_state = random_state
+
+    def fit(self, X, y, sample_weight=None):
+        X, y, w = self._check(X, y, sample_weight, classifier=True)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        K = self.n_classes_ = len(self.classes_)
+        if K < 2:
+            raise ValueError(f"AdaBoostClassifier needs samples of at least 2 classes; got {K} "
+                             f"class")
+        base = self._base(DecisionTreeClassifier(max_depth=1))
+        rng = np.random.default_rng(self._seed())
+        self.estimators_, weights, errors = [], [], []
+        for _ in range(self.n_estimators):
+            tree = clone(base).set_params(random_state=int(rng.integers(2 ** 31 - 1)))
+            tree.fit(X, y, sample_weight=w)
+            wrong = tree.predict(X) != y
+            err = float(np.sum(w[wrong]) / np.sum(w))
+            if err >= 1.0 - 1.0 / K:  # no better than chance: stop (keep nothing of it)
+                if not self.estimators_:
+                    raise ValueError("the first tree is no better than chance; AdaBoost "
+                                     "cannot continue")
+                break
+            self.estimators_.append(tree)
+            errors.append(err)
+            if err <= 0.0:  # a perfect tree: it decides alone
+                weights.append(1.0)
+                break
+            alpha = self.learning_rate * (np.log((1.0 - err) / err) + np.log(K - 1.0))
+            weights.append(alpha)
+            w = w * np.exp(alpha * wrong)
+            w /= w.sum()
+        self.estimator_weights_ = np.array(weights)
+        self.estimator_errors_ = np.array(errors)
+        return self
+
+    def _votes(self, X):
+        check_is_fitted(self, "estimators_")
+        for tree, a in zip(self.estimators_, self.estimator_weights_):
+            pred = tree.predict(X)
+            yield a * (pred[:, None] == self.classes_[None, :])
+
+    def _staged_votes(self, X):
+        """Per round, the normalised votes sum_m alpha_m [tree_m = k] / sum_m alpha_m."""
+        check_is_fitted(self, "estimators_")
+        total, norm = 0.0, 0.0
+        for v, a in zip(self._votes(X), self.estimator_weights_):
+            total = total + v
+            norm += a
+            yield total / norm
+
+    def _decision(self, votes):
+        return votes[:, 1] - votes[:, 0] if self.n_classes_ == 2 else votes
+
+    def staged_decision_function(self, X):
+        """Decision function after each round (binary: votes for the second class minus
+        votes for the first, shape (n_samples,))."""
+        for v in self._staged_votes(X):
+            yield self._decision(v)
+
+    def decision_function(self, X):
+        for v in self._staged_votes(X):
+            pass
+        return self._decision(v)
+
+    def staged_predict(self, X):
+        """Predicted classes after each round."""
+        for v in self._staged_votes(X):
+            yield self.classes_[np.argmax(v, axis=1)]
+
+    def predict(self, X):
+        for v in self._staged_votes(X):
+            pass
+        return self.classes_[np.argmax(v, axis=1)]
+
+    def predict_proba(self, X):
+        """Softmax of the votes scaled by 1 / (K - 1) (scikit-learn's SAMME probabilities)."""
+        for v in self._staged_votes(X):
+            pass
+        d = v / max(self.n_classes_ - 1, 1)
+        e = np.exp(d - d.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+
+class AdaBoostRegressor(RegressorMixin, _AdaBoost):
+    """AdaBoost.R2 on boostwood regression trees (depth 3 by default).
+
+    Parameters
+    ----------
+    estimator : DecisionTreeRegressor, optional (default: ``max_depth=3``)
+    n_estimators : int, default=50
+    learning_rate : float, default=1.0
+    loss : {"linear", "square", "exponential"}, default="linear"
+    random_state : int, optional (the weighted bootstraps)
+    """
+
+    def __init__(self, estimator=None, *, n_estimators=50, learning_rate=1.0, loss="linear",
+                 random_state=None):
+        self.estimator = estimator
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.loss = loss
+        self.random_state = random_state
+
+    def fit(self, X, y, sample_weight=None):
+        if self.loss not in ("linear", "square", "exponential"):
+            raise ValueError(f"loss must be 'linear', 'square' or 'exponential', got {self.loss!r}")
+        X, y, w = self._check(X, y, sample_weight, classifier=False)
+        y = np.asarray(y, dtype=np.float64)
+        base = self._base(DecisionTreeRegressor(max_depth=3))
+        rng = np.random.default_rng(self._seed())
+        n = len(y)
+        self.estimators_, weights, errors = [], [], []
+        for _ in range(self.n_estimators):
+            counts = rng.multinomial(n, w).astype(np.float64)  # weighted bootstrap
+            tree = clone(base).set_params(random_state=int(rng.integers(2 ** 31 - 1)))
+            tree.fit(X, y, sample_weight=counts)
+            e = np.abs(tree.predict(X) - y)
+            top = e.max()
+            if top > 0:
+                e = e / top
+            if self.loss == "square":
+                e = e ** 2
+            elif self.loss == "exponential":
+                e = 1.0 - np.exp(-e)
+            avg = float(np.sum(w * e))
+            if avg >= 0.5 and self.estimators_:
+                break
+            self.estimators_.append(tree)
+            errors.append(avg)
+            if avg <= 0.0:
+                weights.append(1.0)
+                break
+            beta = avg / (1.0 - avg)
+            weights.append(self.learning_rate * np.log(1.0 / beta))
+            w = w * beta ** ((1.0 - e) * self.learning_rate)
+            w /= w.sum()
+        self.estimator_weights_ = np.array(weights)
+        self.estimator_errors_ = np.array(errors)
+        return self
+
+    def _median(self, preds, weights):
+        """Weighted median of each row's predictions (the lower one at exactly half)."""
+        order = np.argsort(preds, axis=1, kind="stable")
+        cum = np.cumsum(weights[order], axis=1)
+        k = np.argmax(cum >= 0.5 * cum[:, -1:], axis=1)
+        return preds[np.arange(preds.shape[0]), order[np.arange(preds.shape[0]), k]]
+
+    def staged_predict(self, X):
+        """Predictions after each round (weighted median of the trees so far)."""
+        check_is_fitted(self, "estimators_")
+        preds = []
+        for i, tree in enumerate(self.estimators_):
+            preds.append(tree.predict(X))
+            yield self._median(np.column_stack(preds), self.estimator_weights_[:i + 1])
+
+    def predict(self, X):
+        check_is_fitted(self, "estimators_")
+        preds = np.column_stack([t.predict(X) for t in self.estimators_])
+        return self._median(preds, self.estimator_weights_)

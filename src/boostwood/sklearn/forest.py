@@ -1,0 +1,284 @@
+"""Random forests, extra trees and AdaBoost on boostwood's decision trees.
+
+Bootstrap samples are integer sample weights (how many times each row was
+drawn), never copies of rows; out-of-bag rows are those of weight 0. The
+columns are sorted (or binned) once and shared by every tree. Trees are grown
+one after the other, each level in parallel over features on ``n_jobs``
+threads, so the forest is the same for any ``n_jobs`` given ``random_state``.
+"""
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from .._config import set_threads
+from ..ensemble import cart
+from .trees import _check_X_predict, _fit_inputs, _leaves, _TreeParams
+
+
+class _Forest(_TreeParams, BaseEstimator):
+    _classifier = False
+    _default_splitter = "hist"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        tags.non_deterministic = False
+        return tags
+
+    def _check_forest_params(self):
+        if not isinstance(self.n_estimators, numbers.Integral) or self.n_estimators < 1:
+            raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
+        if self.oob_score and not self.bootstrap:
+            raise ValueError("oob_score needs bootstrap=True")
+        if self.max_samples is not None and not self.bootstrap:
+            raise ValueError("max_samples needs bootstrap=True")
+
+    def _n_bootstrap(self, n):
+        m = self.max_samples
+        if m is None:
+            return n
+        if isinstance(m, numbers.Integral) and not isinstance(m, bool):
+            if not 1 <= m <= n:
+                raise ValueError(f"max_samples must be in [1, {n}], got {m}")
+            return int(m)
+        if isinstance(m, numbers.Real) and 0.0 < m <= 1.0:
+            return max(1, int(round(m * n)))
+        raise ValueError(f"max_samples must be None, an int or a float in (0, 1], got {m!r}")
+
+    def _fit_forest(self, fm, channel, stat, w, K):
+        self._check_forest_params()
+        n = fm.shape[0]
+        set_threads(0 if self.n_jobs is None else self.n_jobs)
+        seed = 0 if self.random_state is None else self.random_state
+        if not isinstance(seed, numbers.Integral):
+            seed = int(np.random.RandomState(seed).randint(2 ** 31 - 1))
+        rng = np.random.default_rng(seed)
+        seeds = rng.integers(0, 2 ** 31 - 1, size=self.n_estimators)
+        spec = self._tree_spec(n, fm.shape[1], w.sum())
+        splitter = self._splitter()
+        columns = cart.search_columns(fm, splitter, self.max_bin, int(seed), w)
+        grower = cart.make_grower(columns, spec, K, fm.shape[1], splitter == "random")
+        n_boot = self._n_bootstrap(n)
+        self.trees_, self.node_stats_, inbag = [], [], []
+        for s in seeds:
+            r = np.random.default_rng(int(s))
+            counts = r.multinomial(n_boot, np.full(n, 1.0 / n)) if self.bootstrap \
+                else np.ones(n)
+            wt = w * counts
+            if not np.any(wt > 0):
+                wt = w.copy()
+            tree, stats = cart.grow(grower, channel, stat * counts, wt, int(r.integers(2 ** 31)))
+            self.trees_.append(tree)
+            self.node_stats_.append(stats)
+            inbag.append(counts > 0)
+        imp = np.zeros(fm.shape[1])
+        for t in self.trees_:
+            ti = cart.importances(t, fm.shape[1])
+            imp += ti / ti.sum() if ti.sum() > 0 else ti
+        self.feature_importances_ = imp / imp.sum() if imp.sum() > 0 else imp
+        return np.array(inbag)
+
+    def apply(self, X):
+        """Leaf node id of every sample in every tree, shape (n_samples, n_estimators)."""
+        check_is_fitted(self, "trees_")
+        return _leaves(self.trees_, _check_X_predict(self, X))
+
+    @property
+    def estimators_(self):
+        check_is_fitted(self, "trees_")
+        return self.trees_
+
+
+_FOREST_DOC = """
+    Parameters
+    ----------
+    n_estimators : int, default=100
+    criterion : str
+        Classifier: "gini" (default), "entropy" or "gain_ratio"; regressor: "squared_error".
+    splitter : {"hist", "best"}, default="hist" (forests) / "best" (extra trees draw random
+        thresholds between each node's minimum and maximum whatever this says)
+        ``hist`` searches at most ``max_bin`` histogram bin boundaries per feature,
+        ``best`` every midpoint between consecutive values (scikit-learn's search).
+    max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
+    max_leaf_nodes, min_impurity_decrease : as in :class:`DecisionTreeClassifier`
+    max_features : "sqrt" (classifier default), "log2", int, float, or None (all;
+        regressor default 1.0), drawn per node
+    bootstrap : bool, default=True
+        Each tree sees integer sample weights drawn as ``max_samples`` draws with
+        replacement (out-of-bag rows have weight 0).
+    oob_score : bool, default=False
+        Score on the out-of-bag rows (accuracy / R^2) in ``oob_score_``.
+    max_samples : int or float, optional
+    n_jobs : int, optional, threads for growing each tree (None or <= 0: all cores)
+    random_state : int, optional; the forest is the same for any ``n_jobs``
+    max_bin : int, default=255
+"""
+
+
+class RandomForestClassifier(ClassifierMixin, _Forest):
+    __doc__ = ("Random forest of classification trees (Breiman 2001): bootstrap rows, "
+               "features drawn per node; averaged probabilities or, with "
+               "``voting='hard'``, the majority vote of the trees.\n" + _FOREST_DOC + """
+    voting : {"soft", "hard"}, default="soft"
+    class_weight : dict, "balanced" or None
+    """)
+    _classifier = True
+
+    def __init__(self, n_estimators=100, *, criterion="gini", splitter="hist", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=True, oob_score=False, n_jobs=None, random_state=None,
+                 class_weight=None, max_samples=None, voting="soft", max_bin=255):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.splitter = splitter
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.class_weight = class_weight
+        self.max_samples = max_samples
+        self.voting = voting
+        self.max_bin = max_bin
+
+    def fit(self, X, y, sample_weight=None):
+        if self.criterion not in ("gini", "entropy", "gain_ratio"):
+            raise ValueError(f"criterion must be 'gini', 'entropy' or 'gain_ratio', "
+                             f"got {self.criterion!r}")
+        if self.voting not in ("soft", "hard"):
+            raise ValueError(f"voting must be 'soft' or 'hard', got {self.voting!r}")
+        fm, y, w = _fit_inputs(self, X, y, sample_weight, classifier=True)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        self.n_classes_ = len(self.classes_)
+        if self.class_weight is not None:
+            w = w * compute_sample_weight(self.class_weight, y)
+        inbag = self._fit_forest(fm, codes.astype(np.int32), w, w, self.n_classes_)
+        if self.oob_score:
+            votes = self._tree_votes(_leaves(self.trees_, fm))
+            votes[inbag.T] = 0.0
+            seen = votes.sum(axis=(1, 2)) > 0
+            self.oob_decision_function_ = np.full((fm.shape[0], self.n_classes_), np.nan)
+            self.oob_decision_function_[seen] = votes[seen].sum(axis=1) / \
+                votes[seen].sum(axis=(1, 2))[:, None]
+            self.oob_score_ = accuracy_score(
+                codes[seen], np.argmax(self.oob_decision_function_[seen], axis=1))
+        return self
+
+    def _tree_votes(self, leaves):
+        """(n_samples, n_trees, n_classes): each tree's probabilities, or one-hot votes."""
+        K = self.n_classes_
+        out = np.stack([cart.class_proba(s, leaves[:, t], K)
+                        for t, s in enumerate(self.node_stats_)], axis=1)
+        if self.voting == "hard":
+            out = np.eye(K)[np.argmax(out, axis=2)]
+        return out
+
+    def predict_proba(self, X):
+        """Mean of the trees' leaf probabilities (``voting='hard'``: share of votes)."""
+        return self._tree_votes(self.apply(X)).mean(axis=1)
+
+    def predict(self, X):
+        check_is_fitted(self, "trees_")
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+class RandomForestRegressor(RegressorMixin, _Forest):
+    __doc__ = "Random forest of regression trees: the mean of the trees.\n" + _FOREST_DOC
+
+    def __init__(self, n_estimators=100, *, criterion="squared_error", splitter="hist",
+                 max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, max_features=1.0, max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, bootstrap=True, oob_score=False, n_jobs=None,
+                 random_state=None, max_samples=None, max_bin=255):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.splitter = splitter
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.max_samples = max_samples
+        self.max_bin = max_bin
+
+    def fit(self, X, y, sample_weight=None):
+        if self.criterion != "squared_error":
+            raise ValueError(f"criterion must be 'squared_error', got {self.criterion!r}")
+        fm, y, w = _fit_inputs(self, X, y, sample_weight, classifier=False)
+        y = np.asarray(y, dtype=np.float64)
+        inbag = self._fit_forest(fm, np.zeros(len(y), dtype=np.int32), w * y, w, 1)
+        if self.oob_score:
+            pred = self._tree_values(_leaves(self.trees_, fm))
+            pred[inbag.T] = np.nan
+            seen = ~np.all(np.isnan(pred), axis=1)
+            self.oob_prediction_ = np.full(len(y), np.nan)
+            self.oob_prediction_[seen] = np.nanmean(pred[seen], axis=1)
+            self.oob_score_ = r2_score(y[seen], self.oob_prediction_[seen])
+        return self
+
+    def _tree_values(self, leaves):
+        return np.stack([t.value[leaves[:, i]] for i, t in enumerate(self.trees_)], axis=1)
+
+    def predict(self, X):
+        return self._tree_values(self.apply(X)).mean(axis=1)
+
+
+class ExtraTreesClassifier(RandomForestClassifier):
+    __doc__ = ("Extremely randomized trees (Geurts et al. 2006): at each node every drawn "
+               "feature gets one random threshold between its minimum and maximum in the "
+               "node, and the best of those splits is taken; no bootstrap by default.\n"
+               + _FOREST_DOC)
+
+    def __init__(self, n_estimators=100, *, criterion="gini", splitter="random",
+                 max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, max_features="sqrt", max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, bootstrap=False, oob_score=False, n_jobs=None,
+                 random_state=None, class_weight=None, max_samples=None, voting="soft",
+                 max_bin=255):
+        super().__init__(n_estimators, criterion=criterion, splitter=splitter,
+                         max_depth=max_depth, min_samples_split=min_samples_split,
+                         min_samples_leaf=min_samples_leaf,
+                         min_weight_fraction_leaf=min_weight_fraction_leaf,
+                         max_features=max_features, max_leaf_nodes=max_leaf_nodes,
+                         min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
+                         oob_score=oob_score, n_jobs=n_jobs, random_state=random_state,
+                         class_weight=class_weight, max_samples=max_samples, voting=voting,
+                         max_bin=max_bin)
+
+
+class ExtraTreesRegressor(RandomForestRegressor):
+    __doc__ = ("Extremely randomized regression trees (Geurts et al. 2006).\n" + _FOREST_DOC)
+
+    def __init__(self, n_estimators=100, *, criterion="squared_error", splitter="random",
+                 max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, max_features=1.0, max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, bootstrap=False, oob_score=False, n_jobs=None,
+                 random_state=None, max_samples=None, max_bin=255):
+        super().__init__(n_estimators, criterion=criterion, splitter=splitter,
+                         max_depth=max_depth, min_samples_split=min_samples_split,
+                         min_samples_leaf=min_samples_leaf,
+                         min_weight_fraction_leaf=min_weight_fraction_leaf,
+                         max_features=max_features, max_leaf_nodes=max_leaf_nodes,
+                         min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
+                         oob_score=oob_score, n_jobs=n_jobs, random_state=random_state,
+                         max_samples=max_samples, max_bin=max_bin)

@@ -1,0 +1,315 @@
+"""Decision trees, random forests, extra trees and AdaBoost as scikit-learn estimators.
+
+All of them grow their trees with boostwood's one tree engine
+(:class:`boostwood.tree.criterion.CriterionTreeGrower`, driven by
+:mod:`boostwood.ensemble`): no second tree builder. Parameter names and
+defaults follow scikit-learn's estimators of the same name; ``splitter`` adds
+``"hist"`` (search at most ``max_bin`` histogram bin boundaries per feature).
+Missing values (NaN) are allowed: each split learns where they go.
+"""
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import Bunch
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ..boosting.dump import export_text as _export_tree_text
+from ..data import as_feature_matrix
+from ..ensemble import cart, pruning
+
+_SPLITTERS = {"best": "exact", "exact": "exact", "hist": "hist", "random": "random"}
+
+
+def _count(value, n, name, minimum):
+    """An int count, or a float fraction of ``n`` (scikit-learn's convention)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if value < minimum:
+            raise ValueError(f"{name} must be >= {minimum}, got {value}")
+        return int(value)
+    if isinstance(value, numbers.Real) and 0.0 < value <= 1.0:
+        return max(minimum, int(np.ceil(value * n)))
+    raise ValueError(f"{name} must be an int >= {minimum} or a float in (0, 1], got {value!r}")
+
+
+def resolve_max_features(value, n_features):
+    """Features drawn per node: None = all, "sqrt", "log2", an int, or a fraction."""
+    if value is None:
+        return n_features
+    if value == "sqrt":
+        return max(1, int(np.sqrt(n_features)))
+    if value == "log2":
+        return max(1, int(np.log2(n_features)))
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if not 1 <= value <= n_features:
+            raise ValueError(f"max_features must be in [1, {n_features}], got {value}")
+        return int(value)
+    if isinstance(value, numbers.Real) and 0.0 < value <= 1.0:
+        return max(1, int(value * n_features))
+    raise ValueError(f"max_features must be None, 'sqrt', 'log2', an int or a float in (0, 1], "
+                     f"got {value!r}")
+
+
+class _TreeParams:
+    """Validation shared by every estimator that grows decision trees."""
+
+    def _tree_spec(self, n_rows, n_features, total_weight):
+        if self.max_depth is not None and (not isinstance(self.max_depth, numbers.Integral)
+                                           or self.max_depth < 1):
+            raise ValueError(f"max_depth must be None or an int >= 1, got {self.max_depth!r}")
+        if self.max_leaf_nodes is not None and (
+                not isinstance(self.max_leaf_nodes, numbers.Integral) or self.max_leaf_nodes < 2):
+            raise ValueError(f"max_leaf_nodes must be None or an int >= 2, "
+                             f"got {self.max_leaf_nodes!r}")
+        if not 0.0 <= self.min_weight_fraction_leaf <= 0.5:
+            raise ValueError("min_weight_fraction_leaf must be in [0, 0.5]")
+        if self.min_impurity_decrease < 0:
+            raise ValueError("min_impurity_decrease must be >= 0")
+        return cart.TreeSpec(
+            criterion=self.criterion, max_depth=self.max_depth or 0,
+            max_leaf_nodes=self.max_leaf_nodes or 0,
+            min_samples_split=_count(self.min_samples_split, n_rows, "min_samples_split", 2),
+            min_samples_leaf=_count(self.min_samples_leaf, n_rows, "min_samples_leaf", 1),
+            min_weight_leaf=self.min_weight_fraction_leaf * total_weight,
+            min_impurity_decrease=float(self.min_impurity_decrease),
+            max_features=resolve_max_features(self.max_features, n_features))
+
+    def _splitter(self):
+        if self.splitter not in _SPLITTERS:
+            raise ValueError(f"splitter must be one of {sorted(_SPLITTERS)}, got {self.splitter!r}")
+        return _SPLITTERS[self.splitter]
+
+
+def _check_X_predict(est, X):
+    X = validate_data(est, X, reset=False, accept_sparse=["csr", "csc"], ensure_all_finite=False,
+                      dtype=[np.float64, np.float32])
+    return as_feature_matrix(X, "X", allow_empty_rows=True)
+
+
+def _leaves(trees, fm):
+    out = np.empty((fm.shape[0], len(trees)), dtype=np.int32)
+    for s, X in fm.row_chunks():
+        out[s:s + X.shape[0]] = cart.leaf_ids(trees, X)
+    return out
+
+
+def _fit_inputs(est, X, y, sample_weight, classifier):
+    X, y = validate_data(est, X, y, accept_sparse=["csc", "csr"], ensure_all_finite=False,
+                         dtype=[np.float64, np.float32], y_numeric=not classifier)
+    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+    if np.any(sample_weight < 0):
+        raise ValueError("sample_weight must be non-negative")
+    if not classifier and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity")
+    return as_feature_matrix(X, "X"), y, sample_weight
+
+
+class _DecisionTree(_TreeParams, BaseEstimator):
+    """Shared parts of the decision tree estimators."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        return tags
+
+    def _grow(self, fm, channel, stat, weight, K):
+        spec = self._tree_spec(fm.shape[0], fm.shape[1], weight.sum())
+        columns = cart.search_columns(fm, self._splitter(), self.max_bin, self._seed(), weight)
+        grower = cart.make_grower(columns, spec, K, fm.shape[1], self._splitter() == "random")
+        tree, stats = cart.grow(grower, channel, stat, weight, self._seed())
+        return tree, stats
+
+    def _seed(self):
+        rs = self.random_state
+        if rs is None:
+            return 0
+        if isinstance(rs, numbers.Integral):
+            return int(rs)
+        return int(np.random.RandomState(rs).randint(2 ** 31 - 1)) if not hasattr(
+            rs, "randint") else int(rs.randint(2 ** 31 - 1))
+
+    def _finish_fit(self, tree, stats, K):
+        if self.ccp_alpha < 0:
+            raise ValueError("ccp_alpha must be >= 0")
+        if self.ccp_alpha > 0:
+            _, _, cut = pruning.pruning_sequence(tree, stats, K, self.criterion, self.ccp_alpha)
+            tree, stats = pruning.collapse(tree, stats, cut)
+        self.tree_, self.node_stats_ = tree, stats
+        imp = cart.importances(tree, self.n_features_in_)
+        self.feature_importances_ = imp / imp.sum() if imp.sum() > 0 else imp
+        return self
+
+    def apply(self, X):
+        """Leaf node id of every sample, shape (n_samples,)."""
+        check_is_fitted(self, "tree_")
+        return _leaves([self.tree_], _check_X_predict(self, X))[:, 0]
+
+    def decision_path(self, X):
+        """Sparse (n_samples, n_nodes) indicator of the nodes each sample passes through."""
+        from scipy import sparse
+        leaves = self.apply(X)
+        paths = cart.decision_path_nodes(self.tree_)
+        rows = [paths[leaf] for leaf in leaves]
+        indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
+        indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+        return sparse.csr_matrix((np.ones(len(indices), dtype=np.int64), indices, indptr),
+                                 shape=(len(leaves), self.tree_.n_nodes))
+
+    def get_depth(self):
+        check_is_fitted(self, "tree_")
+        return self.tree_.depth()
+
+    def get_n_leaves(self):
+        check_is_fitted(self, "tree_")
+        return self.tree_.n_leaves
+
+    def cost_complexity_pruning_path(self, X, y, sample_weight=None):
+        """Effective alphas of weakest-link pruning and the total leaf impurity of each
+        pruned tree (Breiman et al. 1984), as scikit-learn's method of the same name."""
+        est = self.__class__(**{**self.get_params(), "ccp_alpha": 0.0}).fit(X, y, sample_weight)
+        K = est._n_channels()
+        alphas, risks, _ = pruning.pruning_sequence(est.tree_, est.node_stats_, K,
+                                                    est.criterion)
+        return Bunch(ccp_alphas=alphas, impurities=risks + est._impurity_offset)
+
+    def export_text(self, feature_names=None, decimals=2):
+        """The tree as indented rules; leaves show the class (classifier) or value."""
+        check_is_fitted(self, "tree_")
+        names = feature_names
+        if names is None and hasattr(self, "feature_names_in_"):
+            names = [str(n) for n in self.feature_names_in_]
+        return _export_tree_text(self.tree_, names, decimals, leaf_label=self._leaf_label)
+
+
+class DecisionTreeClassifier(ClassifierMixin, _DecisionTree):
+    """A classification tree: CART with the Gini index (default) or entropy, or C4.5's
+    gain ratio; class probabilities at the leaves.
+
+    Parameters
+    ----------
+    criterion : {"gini", "entropy", "gain_ratio"}, default="gini"
+    splitter : {"best", "hist"}, default="best"
+        ``best``: every midpoint between consecutive distinct values (CART's exact
+        search); ``hist``: the boundaries of at most ``max_bin`` quantile bins.
+    max_depth : int, optional
+    min_samples_split : int or float, default=2
+    min_samples_leaf : int or float, default=1
+    min_weight_fraction_leaf : float, default=0.0
+    max_features : int, float, "sqrt", "log2" or None, default=None
+        Features drawn at random for each node.
+    random_state : int, optional
+    max_leaf_nodes : int, optional
+        Grow best-first up to this many leaves.
+    min_impurity_decrease : float, default=0.0
+    class_weight : dict, "balanced" or None
+    ccp_alpha : float, default=0.0
+        Minimal cost-complexity pruning.
+    max_bin : int, default=255
+        Bins per feature for ``splitter="hist"``.
+    """
+
+    def __init__(self, *, criterion="gini", splitter="best", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features=None, random_state=None, max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0, max_bin=255):
+        self.criterion = criterion
+        self.splitter = splitter
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.class_weight = class_weight
+        self.ccp_alpha = ccp_alpha
+        self.max_bin = max_bin
+
+    _impurity_offset = 0.0
+
+    def _n_channels(self):
+        return len(self.classes_)
+
+    def fit(self, X, y, sample_weight=None):
+        if self.criterion not in ("gini", "entropy", "gain_ratio"):
+            raise ValueError(f"criterion must be 'gini', 'entropy' or 'gain_ratio', "
+                             f"got {self.criterion!r}")
+        fm, y, w = _fit_inputs(self, X, y, sample_weight, classifier=True)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        self.n_classes_ = len(self.classes_)
+        if self.class_weight is not None:
+            w = w * compute_sample_weight(self.class_weight, y)
+        tree, stats = self._grow(fm, codes.astype(np.int32), w, w, self.n_classes_)
+        return self._finish_fit(tree, stats, self.n_classes_)
+
+    def predict_proba(self, X):
+        """Class probabilities of the samples' leaves, shape (n_samples, n_classes)."""
+        check_is_fitted(self, "tree_")
+        return cart.class_proba(self.node_stats_, self.apply(X), self.n_classes_)
+
+    def predict(self, X):
+        check_is_fitted(self, "tree_")
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def _leaf_label(self, node):
+        s = self.node_stats_[node]
+        return f"class: {self.classes_[int(np.argmax(s[:self.n_classes_]))]}"
+
+
+class DecisionTreeRegressor(RegressorMixin, _DecisionTree):
+    """A regression tree (CART, squared error): leaves predict the weighted mean.
+
+    Parameters are those of :class:`DecisionTreeClassifier` with
+    ``criterion="squared_error"`` and no ``class_weight``.
+    """
+
+    def __init__(self, *, criterion="squared_error", splitter="best", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features=None, random_state=None, max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, ccp_alpha=0.0, max_bin=255):
+        self.criterion = criterion
+        self.splitter = splitter
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.ccp_alpha = ccp_alpha
+        self.max_bin = max_bin
+
+    def _n_channels(self):
+        return 1
+
+    def fit(self, X, y, sample_weight=None):
+        if self.criterion != "squared_error":
+            raise ValueError(f"criterion must be 'squared_error', got {self.criterion!r}")
+        fm, y, w = _fit_inputs(self, X, y, sample_weight, classifier=False)
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim != 1:
+            raise ValueError("y must be one-dimensional")
+        total = w.sum()
+        self._impurity_offset = float(np.sum(w * y * y) / total) if total > 0 else 0.0
+        tree, stats = self._grow(fm, np.zeros(len(y), dtype=np.int32), w * y, w, 1)
+        return self._finish_fit(tree, stats, 1)
+
+    def predict(self, X):
+        check_is_fitted(self, "tree_")
+        return self.tree_.value[self.apply(X)]
+
+    def _leaf_label(self, node):
+        return None
+
+
+def export_text(decision_tree, feature_names=None, decimals=2):
+    """Indented rules of a fitted boostwood decision tree (scikit-learn's ``export_text``)."""
+    return decision_tree.export_text(feature_names=feature_names, decimals=decimals)
+
+

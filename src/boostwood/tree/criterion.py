@@ -1,0 +1,229 @@
+"""The tree grower for classic decision trees: impurity criteria (Gini, entropy, gain
+ratio, squared error) instead of a gradient gain.
+
+Same grower as boosting -- growth policies, partition kernel, per-node feature
+draws, the exact search over sorted columns of :class:`ExactTreeGrower` -- with
+per-class statistics in the scan (:func:`boostwood._kernels.criterion.criterion_scan`).
+On raw values that is CART's exact search (thresholds half-way between
+consecutive values); on :class:`BinnedColumns` it searches histogram bins.
+"""
+import numpy as np
+
+from .._kernels.criterion import (ENTROPY, GAIN_RATIO, compact_rows, criterion_random_scan,
+                                  criterion_scan, impurity, node_statistics)
+from .._kernels.exact import mark_nodes
+from .._kernels.split import pick_best_features
+from .exact import ExactTreeGrower
+from .tree import Tree
+
+CRITERIA = {"gini": 0, "entropy": ENTROPY, "gain_ratio": GAIN_RATIO, "squared_error": 3}
+
+
+class CriterionTreeGrower(ExactTreeGrower):
+    """Grows one decision tree by an impurity criterion.
+
+    Parameters
+    ----------
+    columns : SortedColumns (exact) or BinnedColumns (histogram bins)
+    params : GrowerParams; ``min_data_in_leaf`` is min_samples_leaf, ``min_child_weight``
+        the minimum weight of a leaf, ``colsample_bynode`` the share of features drawn
+        per node; gradient penalties are not used
+    n_channels : int, classes (1 for regression)
+    criterion : "gini", "entropy", "gain_ratio" or "squared_error"
+    min_samples_split : int, rows a node needs to be split
+    min_impurity_decrease : float, a split must lower the weighted impurity by this
+        much, relative to the root's weight (scikit-learn's definition)
+    random_splits : bool, default False
+        Extremely randomized trees: one random threshold per node and feature
+        (needs sorted raw columns).
+    """
+
+    def __init__(self, columns, params, n_channels, criterion, min_samples_split=2,
+                 min_impurity_decrease=0.0, random_splits=False):
+        super().__init__(columns, params)
+        self.random_splits = bool(random_splits)
+        if self.random_splits:
+            vals = columns.values
+            self._values = np.concatenate(vals) if vals else np.zeros(0)
+            self._value_offsets = np.concatenate([[0], np.cumsum([v.size for v in vals])])
+        if criterion not in CRITERIA:
+            raise ValueError(f"criterion must be one of {sorted(CRITERIA)}, got {criterion!r}")
+        self.K = int(n_channels)
+        self.criterion = CRITERIA[criterion]
+        self.min_samples_split = int(min_samples_split)
+        self.min_impurity_decrease = float(min_impurity_decrease)
+
+    def grow_tree(self, stat, channel, weight, rows, features, rng):
+        """Grow a tree on rows ``rows`` (None = all): row r adds ``stat[r]`` to channel
+        ``channel[r]`` and ``weight[r]`` to the weight. Returns (Tree, node statistics of
+        shape (n_nodes, K + 2)); ``Tree.value`` holds channel 0 / weight (the mean for
+        regression), ``Tree.gain`` the impurity decrease of each split."""
+        self._stat = np.ascontiguousarray(stat, dtype=np.float64)
+        self._channel = np.ascontiguousarray(channel, dtype=np.int32)
+        self._weight = np.ascontiguousarray(weight, dtype=np.float64)
+        self._stats = {}
+        self._left_stats = {}
+        c = self.columns
+        # the rows each feature lists: all of them, then (depth-wise) only those of nodes
+        # still being split, compacted level by level
+        self._lists = [c.order, c.order_offsets, c.missing_rows, c.missing_offsets]
+        self._listed = self.n_rows
+        return self.grow(None, rows, features, rng)
+
+    def _compact(self, active):
+        """Drop the rows of finished leaves from the feature lists once they are a third."""
+        if self.params.grow_policy != "depthwise" or active > 0.67 * self._listed:
+            return
+        out = []
+        for rows, offsets in (self._lists[:2], self._lists[2:]):
+            new_rows = np.empty(rows.shape[0], dtype=rows.dtype)
+            new_offsets = np.empty_like(offsets)
+            compact_rows(rows, offsets, self.node_of, new_rows, new_offsets)
+            out += [new_rows[:new_offsets[-1]], new_offsets]
+        self._lists, self._listed = out, active
+
+    def _root(self, nodes, n):
+        out = np.empty((1, self.K + 2))
+        one = np.zeros(1, dtype=np.int64)
+        node_statistics(self.buf, one, one, np.full(1, n, dtype=np.int64), self._stat,
+                        self._channel, self._weight, out)
+        v = out[0]
+        self._stats[0] = v
+        self._root_weight = v[self.K]
+        nodes.add(v[0], v[self.K], v[self.K + 1], 0, 0, n, 0)
+        if self._splittable(nodes, 0):
+            self._scan(nodes, [0])
+
+    def _can_split(self, depth, count, weight):
+        return count >= self.min_samples_split and super()._can_split(depth, count, weight)
+
+    def _scan(self, nodes, scan, pairs=()):
+        p, K = self.params, self.K
+        scan = sorted(scan)
+        B, A = len(scan), self._features.shape[0]
+        if A == 0 or B == 0:
+            return
+        cols = nodes.cols
+        sides, starts, counts = np.array([(cols["side"][k], cols["start"][k], cols["count"][k])
+                                          for k in scan], dtype=np.int64).T.copy()
+        self.node_of[:] = -1
+        mark_nodes(self.buf, sides, starts, counts, self.node_of)
+        self._compact(int(counts.sum()))
+        order, order_offsets, missing_rows, missing_offsets = self._lists
+        mask = np.ones((B, A), dtype=np.uint8)
+        varies = np.empty((B, A), dtype=np.uint8)
+        totals = np.array([self._stats[k] for k in scan])
+        gain = np.empty((B, A))
+        code = np.empty((B, A), dtype=np.int64)
+        nxt = np.empty((B, A), dtype=np.int64)
+        dl = np.empty((B, A), dtype=np.uint8)
+        left = np.empty((B, A, K + 2))
+        best = np.empty(B, dtype=np.int64)
+        c = self.columns
+        msl = float(max(p.min_data_in_leaf, 1))
+        if self.random_splits:
+            thr_of = np.empty((B, A))
+            criterion_random_scan(c.codes, order, order_offsets, missing_rows,
+                                  missing_offsets, self._values,
+                                  self._value_offsets.astype(np.int64), self._stat,
+                                  self._channel, self._weight, self.node_of, totals,
+                                  self._features, mask, self.criterion, msl, p.min_child_weight,
+                                  self._rng.random((B, A)), gain, code, thr_of, dl, left,
+                                  varies)
+        else:
+            criterion_scan(c.codes, order, order_offsets, missing_rows, missing_offsets,
+                           self._stat, self._channel, self._weight, self.node_of, totals,
+                           self._features, mask, self.criterion, msl, p.min_child_weight, gain,
+                           code, nxt, dl, left, varies)
+        self._draw_features(gain, varies)
+        pick_best_features(gain, best)
+        crit = ENTROPY if self.criterion == GAIN_RATIO else self.criterion
+        for r, k in enumerate(scan):
+            a = best[r]
+            if a < 0:
+                continue
+            lv = left[r, a].copy()
+            decrease = impurity(totals[r], K, crit) - impurity(lv, K, crit) \
+                - impurity(totals[r] - lv, K, crit)
+            if decrease < self.min_impurity_decrease * self._root_weight:
+                continue
+            f = int(self._features[a])
+            if self.random_splits:
+                thr = thr_of[r, a]
+            else:
+                thr = c.thresholds([f], [int(code[r, a])], [int(nxt[r, a])])[0]
+            self._left_stats[k] = lv
+            self._cand[k] = (gain[r, a], f, int(code[r, a]), int(dl[r, a]), lv[0], lv[K],
+                             lv[K + 1], thr, decrease)
+            self._push_candidate(gain[r, a], k)
+
+    def _draw_features(self, gain, varies):
+        """Keep, per node, the gains of ``max_features`` features drawn at random among
+        those not constant in the node (constant ones are skipped and do not count, as in
+        Breiman's and scikit-learn's forests); the others become -inf."""
+        B, A = gain.shape
+        n_pick = max(1, int(round(self.params.colsample_bynode * A)))
+        if n_pick >= A:
+            return
+        keys = self._rng.random((B, A))
+        keys[varies == 0] = 2.0  # after every varying feature
+        drop = np.argsort(keys, axis=1, kind="stable")[:, n_pick:]
+        np.put_along_axis(gain, drop, -np.inf, axis=1)
+
+    def _record_split(self, nodes, k, split, n_left):
+        left, right = ExactTreeGrower._record_split(nodes, k, split, n_left)
+        lv = self._left_stats.pop(k)
+        self._stats[left], self._stats[right] = lv, self._stats[k] - lv
+        nodes.cols["gain"][k] = split[8]
+        return left, right
+
+    def _finish(self, nodes):
+        n = len(nodes["feature"])
+        stats = np.array([self._stats[k] for k in range(n)])
+        w = stats[:, self.K]
+        value = np.divide(stats[:, 0], w, out=np.zeros(n), where=w > 0)
+        tree = Tree(nodes["feature"], nodes["threshold"], nodes["left"], nodes["right"],
+                    nodes["default_left"], value, nodes["gain"], w, nodes["C"],
+                    threshold_bin=nodes["threshold_bin"])
+        return tree, stats
+
+
+class BinnedColumns:
+    """Histogram bins presented as sorted columns, so :class:`CriterionTreeGrower`
+    searches bin boundaries (``max_bin`` candidates per feature) instead of every value.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_rows, n_features), bin ids (missing = ``n_bins[f]``)
+    n_bins : ndarray of shape (n_features,), value bins per feature
+    bin_thresholds : callable (features, bins) -> raw thresholds of "bin <= b"
+    """
+
+    def __init__(self, X_binned, n_bins, bin_thresholds):
+        from .._config import INDEX_DTYPE
+        n_rows, n_features = X_binned.shape
+        self.codes = np.ascontiguousarray(X_binned.T, dtype=np.uint32)
+        self.n_values = np.asarray(n_bins, dtype=np.int64)
+        self._bin_thresholds = bin_thresholds
+        orders, missing = [], []
+        for f in range(n_features):
+            col = self.codes[f]
+            present = col < self.n_values[f]
+            order = np.argsort(col, kind="stable")
+            orders.append(order[:int(present.sum())].astype(INDEX_DTYPE))
+            missing.append(np.nonzero(~present)[0].astype(INDEX_DTYPE))
+        self.order, self.order_offsets = _flatten(orders)
+        self.missing_rows, self.missing_offsets = _flatten(missing)
+
+    def thresholds(self, features, codes, next_codes):
+        """"bin <= c" as a raw threshold: the upper edge of bin c."""
+        return np.asarray(self._bin_thresholds(np.asarray(features), np.asarray(codes)),
+                          dtype=np.float64)
+
+
+def _flatten(parts):
+    from .._config import INDEX_DTYPE
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([p.size for p in parts])
+    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=INDEX_DTYPE)
+    return flat.astype(INDEX_DTYPE, copy=False), offsets
