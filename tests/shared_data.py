@@ -105,6 +105,35 @@ def covertype():
     return _codes(df.drop(columns=["Id"])), y, None
 
 
+ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
+                 "occupation", "relationship", "race", "sex", "capital_gain", "capital_loss",
+                 "hours_per_week", "native_country", "income"]
+
+
+def adult():
+    """UCI Adult, train and test files together (48,842 rows; label: income > 50K;
+    string columns as codes, '?' missing)."""
+    _pandas()
+    frames = [pd.read_csv(shared_file("adult", name), header=None, names=ADULT_COLUMNS,
+                          na_values="?", skipinitialspace=True, comment="|")
+              for name in ("adult.data", "adult.test")]
+    df = pd.concat(frames, ignore_index=True).dropna(subset=["income"])
+    y = df.pop("income").str.rstrip(".").eq(">50K").to_numpy(float)
+    for c in df.columns:
+        if not pd.api.types.is_numeric_dtype(df[c]):
+            codes = df[c].astype("category").cat.codes.astype(float)
+            df[c] = codes.where(codes >= 0)  # missing stays NaN
+    return df.to_numpy(dtype=float), y, None
+
+
+def letter_recognition():
+    """UCI letter recognition (20,000 rows, 16 integer features, 26 classes as 0..25)."""
+    _pandas()
+    df = pd.read_csv(shared_file("letter_recognition", "letter.tsv.gz"), sep="\t")
+    y = df.pop("target").to_numpy(float)
+    return df.to_numpy(dtype=float), y - y.min(), None
+
+
 def split(X, y, w=None, test_size=0.25, seed=0):
     """A shuffled train/test split: (Xtr, Xte, ytr, yte, wtr, wte)."""
     idx = np.random.default_rng(seed).permutation(len(y))

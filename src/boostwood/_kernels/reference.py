@@ -157,3 +157,58 @@ def shap_interactions_naive(x, tree, n_features):
         out[i, i] = phi[i] - (out[i, :M].sum() - out[i, i])
     out[M, M] = phi[M]
     return out
+
+
+def criterion_split_naive(x, stat, channel, weight, K, criterion, min_samples_leaf=1,
+                          min_weight_leaf=0.0):
+    """Best impurity decrease of one node on one feature by trying every threshold between
+    consecutive distinct values, with the missing rows (NaN in ``x``) on either side.
+    ``criterion``: "gini", "entropy", "gain_ratio" or "squared_error". Returns -inf if
+    no split is allowed."""
+    def stats(mask):
+        v = np.zeros(K + 2)
+        np.add.at(v, channel[mask], stat[mask])
+        v[K], v[K + 1] = weight[mask].sum(), mask.sum()
+        return v
+
+    def imp(v):
+        n = v[K]
+        if n <= 0:
+            return 0.0
+        if criterion == "squared_error":
+            return -v[0] ** 2 / n
+        p = v[:K] / n
+        if criterion == "gini":
+            return n * (1.0 - np.sum(p ** 2))
+        q = p[p > 0]
+        return -n * np.sum(q * np.log2(q))
+
+    total = stats(np.ones(x.size, dtype=bool))
+    miss = np.isnan(x)
+    values = np.unique(x[~miss])
+    best = -np.inf
+    for t in values[:-1]:
+        for miss_left in (False, True):
+            if miss_left and not miss.any():
+                continue
+            left = (x <= t) | (miss & miss_left)
+            lv, rv = stats(left), stats(~left)
+            if min(lv[K + 1], rv[K + 1]) < min_samples_leaf or min(lv[K], rv[K]) < min_weight_leaf:
+                continue
+            dec = imp(total) - imp(lv) - imp(rv)
+            if criterion == "gain_ratio":
+                f = lv[K] / total[K]
+                info = -(f * np.log2(f) + (1 - f) * np.log2(1 - f)) if 0 < f < 1 else 0.0
+                dec = dec / info if info > 0 else 0.0
+            best = max(best, dec)
+    if miss.any() and values.size:  # every value left, the missing rows right
+        left = ~miss
+        lv, rv = stats(left), stats(~left)
+        if min(lv[K + 1], rv[K + 1]) >= min_samples_leaf and min(lv[K], rv[K]) >= min_weight_leaf:
+            dec = imp(total) - imp(lv) - imp(rv)
+            if criterion == "gain_ratio":
+                f = lv[K] / total[K]
+                info = -(f * np.log2(f) + (1 - f) * np.log2(1 - f)) if 0 < f < 1 else 0.0
+                dec = dec / info if info > 0 else 0.0
+            best = max(best, dec)
+    return best if best > 1e-10 * max(abs(imp(total)), 1e-300) else -np.inf

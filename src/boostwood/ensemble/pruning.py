@@ -6,7 +6,8 @@ its subtree T_t into a leaf changes R by R(t) - R(T_t) and removes
 |leaves(T_t)| - 1 leaves, so it pays off once alpha exceeds the node's
 *effective alpha* g(t) = (R(t) - R(T_t)) / (|leaves(T_t)| - 1). Weakest-link
 pruning collapses the node(s) of smallest g(t), recomputes, and repeats until
-only the root is left: the increasing alphas and the impurities of the pruned
+only the root is left (one node per step, as scikit-learn does, so tied alphas
+appear once per pruned node): the non-decreasing alphas and the impurities of the pruned
 trees form the pruning path; fitting with ``ccp_alpha`` prunes while the
 weakest link's g(t) is at most ``ccp_alpha``.
 """
@@ -59,10 +60,12 @@ def pruning_sequence(tree, stats, K, criterion, stop_alpha=np.inf):
         live = _reachable(tree, leaf) & ~leaf
         g = np.full(tree.n_nodes, np.inf)
         g[live] = (risk[live] - r_sub[live]) / (n_sub[live] - 1)
-        alpha = max(float(g.min()), 0.0)
+        weakest = int(np.argmin(g))  # one node at a time: equal alphas are listed as often
+        alpha = max(float(g[weakest]), 0.0)
         if alpha > stop_alpha:
             break
-        leaf = leaf | (live & (g <= alpha + 1e-12 * max(1.0, abs(alpha))))
+        leaf = leaf.copy()
+        leaf[weakest] = True
         final = leaf.copy()
         r_sub, _ = _subtrees(tree, leaf, risk)
         alphas.append(alpha)

@@ -124,12 +124,19 @@ class AdaBoostClassifier(ClassifierMixin, _AdaBoost):
             norm += a
             yield total / norm
 
+    def _symmetric(self, votes):
+        """SAMME's symmetric coding: a vote is +1 for the predicted class and -1/(K-1) for
+        the others, i.e. D_k = (K v_k - 1) / (K - 1) for the normalised votes v."""
+        K = self.n_classes_
+        return (K * votes - 1.0) / (K - 1.0)
+
     def _decision(self, votes):
-        return votes[:, 1] - votes[:, 0] if self.n_classes_ == 2 else votes
+        D = self._symmetric(votes)
+        return D[:, 1] - D[:, 0] if self.n_classes_ == 2 else D
 
     def staged_decision_function(self, X):
-        """Decision function after each round (binary: votes for the second class minus
-        votes for the first, shape (n_samples,))."""
+        """Decision function after each round in SAMME's symmetric coding (binary: the
+        second class's score minus the first's, shape (n_samples,))."""
         for v in self._staged_votes(X):
             yield self._decision(v)
 
@@ -149,10 +156,10 @@ class AdaBoostClassifier(ClassifierMixin, _AdaBoost):
         return self.classes_[np.argmax(v, axis=1)]
 
     def predict_proba(self, X):
-        """Softmax of the votes scaled by 1 / (K - 1) (scikit-learn's SAMME probabilities)."""
+        """softmax(D / (K - 1)) of the symmetric scores D (scikit-learn's SAMME probabilities)."""
         for v in self._staged_votes(X):
             pass
-        d = v / max(self.n_classes_ - 1, 1)
+        d = self._symmetric(v) / (self.n_classes_ - 1)
         e = np.exp(d - d.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
 

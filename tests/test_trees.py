@@ -1,0 +1,204 @@
+"""Decision trees, forests and AdaBoost on the one tree engine, against scikit-learn."""
+import numpy as np
+import pytest
+
+import boostwood as bw
+
+sk_tree = pytest.importorskip("sklearn.tree")
+sk_ensemble = pytest.importorskip("sklearn.ensemble")
+
+import shared_data  # noqa: E402
+
+
+def _data(n=600, f=5, K=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, f)).astype(np.float32).astype(np.float64)  # sklearn's precision
+    score = X[:, 0] + 0.7 * X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=n)
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, K + 1)[1:-1]))
+    return X, y
+
+
+def _same_tree(ours, ref):
+    """Same structure, features, thresholds (node ids differ: compare in pre-order)."""
+    def walk(feature, threshold, left, right, node, out):
+        if left[node] < 0:
+            out.append(("leaf",))
+            return
+        out.append((int(feature[node]), round(float(threshold[node]), 9)))
+        walk(feature, threshold, left, right, left[node], out)
+        walk(feature, threshold, left, right, right[node], out)
+    a, b = [], []
+    t = ours.tree_
+    walk(t.feature, t.threshold, t.left, t.right, 0, a)
+    s = ref.tree_
+    walk(s.feature, s.threshold, s.children_left, s.children_right, 0, b)
+    return a == b
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_classification_tree_equals_sklearn(criterion):
+    X, y = _data()
+    # leaves of >= 5 rows: no exact ties between candidate splits, which scikit-learn
+    # breaks by its random feature order and boostwood by the lowest feature
+    ours = bw.DecisionTreeClassifier(criterion=criterion, max_depth=5,
+                                     min_samples_leaf=5).fit(X, y)
+    ref = sk_tree.DecisionTreeClassifier(criterion=criterion, max_depth=5, min_samples_leaf=5,
+                                         random_state=0).fit(X, y)
+    assert _same_tree(ours, ref)
+    assert np.allclose(ours.predict_proba(X), ref.predict_proba(X))
+    assert np.allclose(ours.feature_importances_, ref.feature_importances_)
+
+
+def test_regression_tree_equals_sklearn():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(500, 4)).astype(np.float32).astype(np.float64)
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.normal(size=500)
+    w = rng.uniform(0.5, 2, 500)
+    ours = bw.DecisionTreeRegressor(min_samples_leaf=5).fit(X, y, sample_weight=w)
+    ref = sk_tree.DecisionTreeRegressor(min_samples_leaf=5, random_state=0).fit(
+        X, y, sample_weight=w)
+    assert _same_tree(ours, ref)
+    assert np.allclose(ours.predict(X), ref.predict(X))
+
+
+def test_pruning_path_and_ccp_alpha_equal_sklearn():
+    X, y = _data(n=300, seed=2)
+    ours = bw.DecisionTreeClassifier(min_samples_leaf=4).cost_complexity_pruning_path(X, y)
+    ref = sk_tree.DecisionTreeClassifier(min_samples_leaf=4,
+                                         random_state=0).cost_complexity_pruning_path(X, y)
+    assert np.allclose(ours.ccp_alphas, ref.ccp_alphas)
+    assert np.allclose(ours.impurities, ref.impurities)
+    alpha = ours.ccp_alphas[len(ours.ccp_alphas) // 2]
+    a = bw.DecisionTreeClassifier(ccp_alpha=alpha, min_samples_leaf=4).fit(X, y)
+    b = sk_tree.DecisionTreeClassifier(ccp_alpha=alpha, min_samples_leaf=4,
+                                       random_state=0).fit(X, y)
+    assert a.get_n_leaves() == b.get_n_leaves() and _same_tree(a, b)
+
+
+def test_regression_pruning_path_equals_sklearn():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 3)).astype(np.float32).astype(np.float64)
+    y = X[:, 0] + rng.normal(size=200)
+    ours = bw.DecisionTreeRegressor().cost_complexity_pruning_path(X, y)
+    ref = sk_tree.DecisionTreeRegressor(random_state=0).cost_complexity_pruning_path(X, y)
+    assert np.allclose(ours.ccp_alphas, ref.ccp_alphas)
+    assert np.allclose(ours.impurities, ref.impurities)
+
+
+def test_gain_ratio_root_maximises_the_ratio():
+    """C4.5: the root split maximises information gain / split information."""
+    from boostwood._kernels.reference import criterion_split_naive
+    X, y = _data(n=400, seed=4)
+    t = bw.DecisionTreeClassifier(criterion="gain_ratio", max_depth=1).fit(X, y)
+    w = np.ones(len(y))
+    ratios = [criterion_split_naive(X[:, f], w, y, w, 3, "gain_ratio") for f in range(5)]
+    assert t.tree_.feature[0] == int(np.argmax(ratios))
+
+
+def test_missing_values_follow_a_learned_direction():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(800, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X[y == 1, 0][:100] = np.nan
+    Xm = X.copy()
+    Xm[np.flatnonzero(y == 1)[:150], 0] = np.nan  # missing only among the positives
+    clf = bw.DecisionTreeClassifier(max_depth=2).fit(Xm, y)
+    assert clf.predict(np.array([[np.nan, 0.0]]))[0] == 1
+    assert clf.score(Xm, y) > 0.97
+
+
+def test_class_weight_and_paths():
+    X, y = _data(seed=6)
+    bal = bw.DecisionTreeClassifier(max_depth=3, class_weight="balanced").fit(X, y)
+    counts = np.bincount(y)
+    w = (len(y) / (3 * counts))[y]
+    same = bw.DecisionTreeClassifier(max_depth=3).fit(X, y, sample_weight=w)
+    assert np.allclose(bal.predict_proba(X), same.predict_proba(X))
+    path = bal.decision_path(X[:20])
+    leaves = bal.apply(X[:20])
+    assert path.shape == (20, bal.tree_.n_nodes)
+    assert np.all(path[np.arange(20), leaves] == 1) and np.all(path[:, 0].toarray() == 1)
+    assert np.array_equal(path.sum(axis=1).A1, [len(p) for p in
+                                                 [np.flatnonzero(r) for r in path.toarray()]])
+    txt = bal.export_text(feature_names=list("abcde"))
+    assert txt.count("class:") == bal.get_n_leaves()
+
+
+def test_forest_is_the_same_for_any_n_jobs_and_oob_is_sane():
+    X, y = _data(n=1500, seed=7)
+    a = bw.RandomForestClassifier(15, random_state=3, n_jobs=1, oob_score=True).fit(X, y)
+    b = bw.RandomForestClassifier(15, random_state=3, n_jobs=2, oob_score=True).fit(X, y)
+    assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
+    ref = sk_ensemble.RandomForestClassifier(100, random_state=0, oob_score=True).fit(X, y)
+    c = bw.RandomForestClassifier(100, random_state=0, oob_score=True).fit(X, y)
+    assert abs(c.oob_score_ - ref.oob_score_) < 0.03
+    hard = bw.RandomForestClassifier(15, random_state=3, voting="hard").fit(X, y)
+    votes = hard.predict_proba(X[:10]) * 15
+    assert np.allclose(votes, np.round(votes))  # shares of whole votes
+
+
+def test_bootstrap_is_integer_weights():
+    """Tree t of a forest is the decision tree fitted with its bootstrap counts as weights."""
+    X, y = _data(n=400, seed=8)
+    rf = bw.RandomForestClassifier(1, random_state=11, max_features=None, splitter="best")
+    rf.fit(X, y)
+    seed = np.random.default_rng(11).integers(0, 2 ** 31 - 1, size=1)[0]
+    counts = np.random.default_rng(int(seed)).multinomial(len(y), np.full(len(y), 1 / len(y)))
+    tree = bw.DecisionTreeClassifier(max_features=None).fit(X, y, sample_weight=counts)
+    assert np.array_equal(rf.trees_[0].feature, tree.tree_.feature)
+    assert np.allclose(rf.trees_[0].threshold, tree.tree_.threshold)
+
+
+def test_adaboost_samme_equals_sklearn():
+    X, y = _data(n=500, seed=9)
+    ours = bw.AdaBoostClassifier(n_estimators=20).fit(X, y)
+    ref = sk_ensemble.AdaBoostClassifier(sk_tree.DecisionTreeClassifier(max_depth=1),
+                                         n_estimators=20, random_state=0).fit(X, y)
+    assert np.allclose(ours.estimator_weights_, ref.estimator_weights_[:len(ours.estimators_)])
+    assert np.array_equal(ours.predict(X), ref.predict(X))
+    assert np.allclose(ours.predict_proba(X), ref.predict_proba(X))
+    staged = list(ours.staged_predict(X))
+    assert len(staged) == len(ours.estimators_) and np.array_equal(staged[-1], ours.predict(X))
+
+
+def test_adaboost_regressor_improves_on_its_first_tree():
+    rng = np.random.default_rng(10)
+    X = rng.uniform(-3, 3, size=(600, 2))
+    y = np.sin(X[:, 0]) * 2 + X[:, 1] + 0.2 * rng.normal(size=600)
+    m = bw.AdaBoostRegressor(n_estimators=30, random_state=0).fit(X, y)
+    staged = [np.mean((p - y) ** 2) for p in m.staged_predict(X)]
+    assert staged[-1] < 0.6 * staged[0]
+    assert len(m.estimator_weights_) == len(m.estimators_)
+
+
+@pytest.mark.parametrize("loader", ["default_credit", "adult", "letter_recognition",
+                                    "california_housing", "covertype"])
+def test_exact_cart_root_split_equals_sklearn(loader):
+    X, y, _ = getattr(shared_data, loader)()
+    X = np.nan_to_num(X, nan=-1.0)  # scikit-learn's trees route NaN by their own rule
+    if loader == "california_housing":
+        ours, ref = bw.DecisionTreeRegressor(max_depth=1), sk_tree.DecisionTreeRegressor(
+            max_depth=1)
+    else:
+        ours, ref = bw.DecisionTreeClassifier(max_depth=1), sk_tree.DecisionTreeClassifier(
+            max_depth=1)
+    ours.fit(X, y)
+    ref.fit(X, y)
+    assert ours.tree_.feature[0] == ref.tree_.feature[0]
+    assert ours.tree_.threshold[0] == pytest.approx(ref.tree_.threshold[0], rel=1e-6)
+
+
+def test_bad_parameters_raise():
+    X, y = _data(n=50)
+    for est, msg in [(bw.DecisionTreeClassifier(criterion="mse"), "criterion"),
+                     (bw.DecisionTreeClassifier(max_depth=0), "max_depth"),
+                     (bw.DecisionTreeClassifier(splitter="fast"), "splitter"),
+                     (bw.DecisionTreeClassifier(max_features="half"), "max_features"),
+                     (bw.RandomForestClassifier(oob_score=True, bootstrap=False), "oob_score"),
+                     (bw.RandomForestClassifier(voting="all"), "voting"),
+                     (bw.DecisionTreeClassifier(ccp_alpha=-1), "ccp_alpha"),
+                     (bw.AdaBoostClassifier(n_estimators=0), "n_estimators")]:
+        with pytest.raises(ValueError, match=msg):
+            est.fit(X, y)
+    with pytest.raises(ValueError, match="NaN"):
+        bw.DecisionTreeRegressor().fit(X, np.where(np.arange(50) == 3, np.nan, 1.0))
