@@ -40,7 +40,7 @@ def _xlog2x(x):
     return x * math.log2(x) if x > 0.0 else 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def impurity(v, K, criterion):
     """I of a node from its statistics ``v`` = (channels..., weight, count)."""
     n = v[K]
@@ -73,7 +73,7 @@ def _score(left, total, K, criterion, parent, scratch):
     return dec / split_info if split_info > 0.0 else 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _consider(k, a, run, miss, totals, parent, code, next_code, K, criterion, msl, mwl,
               scratch, left, out_gain, out_code, out_next, out_default_left, out_left):
     """Boundary after ``code`` of node k: missing rows right, then (if any) left."""
@@ -298,3 +298,227 @@ def compact_rows(rows, offsets, node_of, out_rows, out_offsets):
             if node_of[r] >= 0:
                 out_rows[j] = r
                 j += 1
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def feature_varies(codes, order, order_offsets, missing_rows, missing_offsets, node_of,
+                   n_nodes, out_varies):
+    """Which features are not constant in each node of a batch: two distinct values, or
+    values and missing ones. A pass that only reads codes, so a forest can draw its
+    ``max_features`` per node among varying features before the (costlier) scan.
+
+    out_varies : ndarray of shape (n_nodes, n_active), uint8   # OUT
+    (other arguments as in :func:`criterion_scan`; ``features`` are all of them here)
+    """
+    F = out_varies.shape[1]
+    for f in prange(F):
+        first = np.full(n_nodes, -1, dtype=np.int64)
+        varies = np.zeros(n_nodes, dtype=np.uint8)
+        col = codes[f]
+        for i in range(order_offsets[f], order_offsets[f + 1]):
+            k = node_of[order[i]]
+            if k >= 0:
+                c = np.int64(col[order[i]])
+                if first[k] < 0:
+                    first[k] = c
+                elif c != first[k]:
+                    varies[k] = 1
+        for i in range(missing_offsets[f], missing_offsets[f + 1]):
+            k = node_of[missing_rows[i]]
+            if k >= 0 and first[k] >= 0:
+                varies[k] = 1
+        for k in range(n_nodes):
+            out_varies[k, f] = varies[k]
+
+
+# -- rows grouped by node: a level scans only the (node, feature) pairs it draws ----------------
+#
+# Depth-wise growth keeps each feature's sorted rows grouped by node: feature f's rows of
+# node k are ``rows[seg[f, k]:seg[f, k + 1]]``, still in ascending order of value (a node's
+# rows are a stable subset of its parent's). Each level regroups the rows of the nodes it
+# splits (dropping those of finished leaves), so a node's scan reads one contiguous,
+# sorted segment per drawn feature (the attribute lists of SLIQ / SPRINT), and features
+# that a node did not draw cost nothing.
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def count_by_node(rows, starts, ends, node_of, out_counts):
+    """out_counts[f, k] = rows of node k in feature f's list (``node_of`` < 0: not counted).
+
+    out_counts : ndarray of shape (n_features, n_nodes), int64   # OUT
+    """
+    for f in prange(starts.shape[0]):
+        for k in range(out_counts.shape[1]):
+            out_counts[f, k] = 0
+        for i in range(starts[f], ends[f]):
+            k = node_of[rows[i]]
+            if k >= 0:
+                out_counts[f, k] += 1
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def regroup(rows, starts, ends, node_of, counts, out_rows, out_seg):
+    """Stable-partition each feature's rows (``rows[starts[f]:ends[f]]``) by node, in one
+    pass, given how many rows of each node every feature holds.
+
+    node_of : ndarray, int32   # IN, batch position of each row's node (-1: dropped)
+    counts : ndarray of shape (n_features, n_nodes), int64   # IN
+    out_rows : ndarray, int32, at least ``counts.sum()`` long   # OUT
+    out_seg : ndarray of shape (n_features, n_nodes + 1), int64   # OUT
+    """
+    F, n_nodes = counts.shape
+    pos = 0
+    for f in range(F):
+        for k in range(n_nodes):
+            out_seg[f, k] = pos
+            pos += counts[f, k]
+        out_seg[f, n_nodes] = pos
+    for f in prange(F):
+        cursor = out_seg[f, :n_nodes].copy()
+        for i in range(starts[f], ends[f]):
+            r = rows[i]
+            k = node_of[r]
+            if k >= 0:
+                out_rows[cursor[k]] = r
+                cursor[k] += 1
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def grouped_varies(codes, rows, seg, miss_seg, features, out_varies):
+    """1 where feature ``features[a]`` is not constant in node k: its first and last
+    (sorted) codes differ, or it has both values and missing ones. O(1) per pair.
+
+    out_varies : ndarray of shape (n_nodes, n_active), uint8   # OUT
+    """
+    n_nodes = out_varies.shape[0]
+    for a in prange(features.shape[0]):
+        f = features[a]
+        col = codes[f]
+        for k in range(n_nodes):
+            s, e = seg[f, k], seg[f, k + 1]
+            v = 0
+            if e > s:
+                if col[rows[s]] != col[rows[e - 1]] or miss_seg[f, k + 1] > miss_seg[f, k]:
+                    v = 1
+            out_varies[k, a] = v
+
+
+@njit(cache=True, nogil=True)
+def _segment_stats(rows, s, e, stat, channel, weight, out):
+    for c in range(out.shape[0]):
+        out[c] = 0.0
+    K = out.shape[0] - 2
+    for i in range(s, e):
+        r = rows[i]
+        out[channel[r]] += stat[r]
+        out[K] += weight[r]
+        out[K + 1] += 1.0
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def grouped_scan(codes, rows, seg, miss_rows, miss_seg, stat, channel, weight, totals, features,
+                 feature_mask, criterion, min_samples_leaf, min_weight_leaf, out_gain, out_code,
+                 out_next, out_default_left, out_left):
+    """:func:`criterion_scan` on rows grouped by node: each (node, feature) pair the mask
+    allows is one pass over its sorted segment; the others are skipped (gain -inf).
+    Same candidates, order, ties and results as :func:`criterion_scan`.
+
+    rows, seg : present rows grouped by node (see :func:`regroup`)   # IN
+    miss_rows, miss_seg : the same for the rows whose value is missing   # IN
+    """
+    n_nodes, W = totals.shape
+    K = W - 2
+    crit = ENTROPY if criterion == GAIN_RATIO else criterion
+    for a in prange(features.shape[0]):
+        f = features[a]
+        col = codes[f]
+        parent = np.empty(1)
+        miss = np.empty((1, W))
+        run = np.empty((1, W))
+        scratch = np.empty(W)
+        left = np.empty(W)
+        for k in range(n_nodes):
+            out_gain[k, a] = -np.inf
+            out_code[k, a] = -1
+            out_next[k, a] = -1
+            out_default_left[k, a] = 0
+            s, e = seg[f, k], seg[f, k + 1]
+            if feature_mask[k, a] == 0 or e <= s:
+                continue
+            parent[0] = impurity(totals[k], K, crit)
+            _segment_stats(miss_rows, miss_seg[f, k], miss_seg[f, k + 1], stat, channel, weight,
+                           miss[0])
+            run[0, :] = 0.0
+            tot = totals[k:k + 1]
+            gain_k, code_k = out_gain[k:k + 1, a:a + 1], out_code[k:k + 1, a:a + 1]
+            next_k, dl_k = out_next[k:k + 1, a:a + 1], out_default_left[k:k + 1, a:a + 1]
+            left_k = out_left[k:k + 1, a:a + 1]
+            last = np.int64(col[rows[s]])
+            for i in range(s, e):
+                r = rows[i]
+                c = np.int64(col[r])
+                if c != last:
+                    _consider(0, 0, run, miss, tot, parent, last, c, K, criterion,
+                              min_samples_leaf, min_weight_leaf, scratch, left, gain_k, code_k,
+                              next_k, dl_k, left_k)
+                run[0, channel[r]] += stat[r]
+                run[0, K] += weight[r]
+                run[0, K + 1] += 1.0
+                last = c
+            if miss[0, K + 1] > 0.0:  # every present value left, the missing ones right
+                _consider(0, 0, run, miss, tot, parent, last, -1, K, criterion,
+                          min_samples_leaf, min_weight_leaf, scratch, left, gain_k, code_k,
+                          next_k, dl_k, left_k)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def grouped_random_scan(codes, rows, seg, miss_rows, miss_seg, values, value_offsets, stat,
+                        channel, weight, totals, features, feature_mask, criterion,
+                        min_samples_leaf, min_weight_leaf, uniform, out_gain, out_code,
+                        out_threshold, out_default_left, out_left):
+    """:func:`criterion_random_scan` on rows grouped by node (same thresholds and results)."""
+    n_nodes, W = totals.shape
+    K = W - 2
+    crit = ENTROPY if criterion == GAIN_RATIO else criterion
+    for a in prange(features.shape[0]):
+        f = features[a]
+        col = codes[f]
+        vals = values[value_offsets[f]:value_offsets[f + 1]]
+        parent = np.empty(1)
+        miss = np.empty((1, W))
+        run = np.empty((1, W))
+        scratch = np.empty(W)
+        left = np.empty(W)
+        nxt = np.empty((1, 1), dtype=np.int64)
+        for k in range(n_nodes):
+            out_gain[k, a] = -np.inf
+            out_code[k, a] = -1
+            out_default_left[k, a] = 0
+            s, e = seg[f, k], seg[f, k + 1]
+            if feature_mask[k, a] == 0 or e <= s:
+                continue
+            lo, hi = np.int64(col[rows[s]]), np.int64(col[rows[e - 1]])
+            if hi <= lo:
+                continue
+            t = vals[lo] + uniform[k, a] * (vals[hi] - vals[lo])
+            b = np.searchsorted(vals, t, side="right") - 1
+            if b >= hi:
+                b = hi - 1
+                t = vals[b]
+            b = max(b, lo)
+            out_threshold[k, a] = t
+            parent[0] = impurity(totals[k], K, crit)
+            _segment_stats(miss_rows, miss_seg[f, k], miss_seg[f, k + 1], stat, channel, weight,
+                           miss[0])
+            run[0, :] = 0.0
+            for i in range(s, e):
+                r = rows[i]
+                if np.int64(col[r]) > b:
+                    break
+                run[0, channel[r]] += stat[r]
+                run[0, K] += weight[r]
+                run[0, K + 1] += 1.0
+            _consider(0, 0, run, miss, totals[k:k + 1], parent, b, b + 1, K, criterion,
+                      min_samples_leaf, min_weight_leaf, scratch, left,
+                      out_gain[k:k + 1, a:a + 1], out_code[k:k + 1, a:a + 1], nxt,
+                      out_default_left[k:k + 1, a:a + 1], out_left[k:k + 1, a:a + 1])

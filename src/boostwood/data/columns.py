@@ -58,9 +58,15 @@ class SortedColumns:
         or the value itself when no value follows (``next_codes`` -1). Midpoints
         follow the bin-edge rule of :func:`boostwood.data.binning._midpoints`, so
         ``x <= threshold`` always separates the two values."""
-        lo = np.array([self.values[f][c] for f, c in zip(features, codes)], dtype=np.float64)
-        hi = np.array([self.values[f][n] if n >= 0 else v
-                       for f, n, v in zip(features, next_codes, lo)], dtype=np.float64)
+        if getattr(self, "_flat", None) is None:
+            self._flat = np.concatenate(self.values) if self.values else np.zeros(0)
+            self._flat_offsets = np.concatenate([[0], np.cumsum(self.n_values)]).astype(np.int64)
+        base = self._flat_offsets[np.asarray(features, dtype=np.int64)]
+        codes = np.asarray(codes, dtype=np.int64)
+        next_codes = np.asarray(next_codes, dtype=np.int64)
+        lo = self._flat[base + codes] if codes.size else np.zeros(0)
+        hi = np.where(next_codes >= 0, self._flat[base + np.maximum(next_codes, 0)], lo) \
+            if codes.size else np.zeros(0)
         return _midpoints(lo, hi)  # hi == lo (no next value) gives lo
 
 

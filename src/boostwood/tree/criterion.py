@@ -10,7 +10,7 @@ consecutive values); on :class:`BinnedColumns` it searches histogram bins.
 import numpy as np
 
 from .._kernels.criterion import (ENTROPY, GAIN_RATIO, compact_rows, criterion_random_scan,
-                                  criterion_scan, impurity, node_statistics)
+                                  criterion_scan, feature_varies, impurity, node_statistics)
 from .._kernels.exact import mark_nodes
 from .._kernels.split import pick_best_features
 from .exact import ExactTreeGrower
@@ -68,7 +68,34 @@ class CriterionTreeGrower(ExactTreeGrower):
         # still being split, compacted level by level
         self._lists = [c.order, c.order_offsets, c.missing_rows, c.missing_offsets]
         self._listed = self.n_rows
+        if self.params.grow_policy == "depthwise" and self.vectorized:
+            from .levels import grow_levels  # the same steps, a level at a time
+            n = self.n_rows if rows is None else rows.shape[0]
+            self.buf[0, :n] = np.arange(n, dtype=self.buf.dtype) if rows is None else rows
+            self._features, self._rng = features, rng
+            return grow_levels(self, n)
         return self.grow(None, rows, features, rng)
+
+    #: depth-wise trees are grown by :func:`boostwood.tree.levels.grow_levels` (no Python
+    #: per node); False selects the generic node-by-node path (tests compare the two)
+    vectorized = True
+
+    def _root_stats(self, n):
+        out = np.empty((1, self.K + 2))
+        one = np.zeros(1, dtype=np.int64)
+        node_statistics(self.buf, one, one, np.full(1, n, dtype=np.int64), self._stat,
+                        self._channel, self._weight, out)
+        self._root_weight = out[0, self.K]
+        return out[0]
+
+    def _can_split_many(self, depth, count, weight):
+        """:meth:`_can_split` of arrays of nodes."""
+        p = self.params
+        ok = (count >= self.min_samples_split) & (count >= 2 * p.min_data_in_leaf) \
+            & (weight >= 2 * p.min_child_weight)
+        if p.max_depth > 0:
+            ok &= depth < p.max_depth
+        return ok
 
     def _compact(self, active):
         """Drop the rows of finished leaves from the feature lists once they are a third."""
@@ -83,13 +110,8 @@ class CriterionTreeGrower(ExactTreeGrower):
         self._lists, self._listed = out, active
 
     def _root(self, nodes, n):
-        out = np.empty((1, self.K + 2))
-        one = np.zeros(1, dtype=np.int64)
-        node_statistics(self.buf, one, one, np.full(1, n, dtype=np.int64), self._stat,
-                        self._channel, self._weight, out)
-        v = out[0]
+        v = self._root_stats(n)
         self._stats[0] = v
-        self._root_weight = v[self.K]
         nodes.add(v[0], v[self.K], v[self.K + 1], 0, 0, n, 0)
         if self._splittable(nodes, 0):
             self._scan(nodes, [0])
@@ -110,7 +132,7 @@ class CriterionTreeGrower(ExactTreeGrower):
         mark_nodes(self.buf, sides, starts, counts, self.node_of)
         self._compact(int(counts.sum()))
         order, order_offsets, missing_rows, missing_offsets = self._lists
-        mask = np.ones((B, A), dtype=np.uint8)
+        mask = self.feature_mask(B, self._lists)
         varies = np.empty((B, A), dtype=np.uint8)
         totals = np.array([self._stats[k] for k in scan])
         gain = np.empty((B, A))
@@ -135,7 +157,6 @@ class CriterionTreeGrower(ExactTreeGrower):
                            self._stat, self._channel, self._weight, self.node_of, totals,
                            self._features, mask, self.criterion, msl, p.min_child_weight, gain,
                            code, nxt, dl, left, varies)
-        self._draw_features(gain, varies)
         pick_best_features(gain, best)
         crit = ENTROPY if self.criterion == GAIN_RATIO else self.criterion
         for r, k in enumerate(scan):
@@ -157,18 +178,25 @@ class CriterionTreeGrower(ExactTreeGrower):
                              lv[K + 1], thr, decrease)
             self._push_candidate(gain[r, a], k)
 
-    def _draw_features(self, gain, varies):
-        """Keep, per node, the gains of ``max_features`` features drawn at random among
-        those not constant in the node (constant ones are skipped and do not count, as in
-        Breiman's and scikit-learn's forests); the others become -inf."""
-        B, A = gain.shape
+    def feature_mask(self, B, lists, varies=None):
+        """(B, A) uint8: the ``max_features`` features each node of the batch may split on,
+        drawn at random among those not constant in the node (constant ones are skipped
+        and do not count, as in Breiman's and scikit-learn's forests). Needs ``node_of``
+        set for the batch (or ``varies`` given)."""
+        A = self._features.shape[0]
         n_pick = max(1, int(round(self.params.colsample_bynode * A)))
         if n_pick >= A:
-            return
+            return np.ones((B, A), dtype=np.uint8)
+        if varies is None:
+            varies = np.empty((B, A), dtype=np.uint8)
+            feature_varies(self.columns.codes, lists[0], lists[1], lists[2], lists[3],
+                           self.node_of, B, varies)
         keys = self._rng.random((B, A))
         keys[varies == 0] = 2.0  # after every varying feature
-        drop = np.argsort(keys, axis=1, kind="stable")[:, n_pick:]
-        np.put_along_axis(gain, drop, -np.inf, axis=1)
+        pick = np.argpartition(keys, n_pick - 1, axis=1)[:, :n_pick]
+        mask = np.zeros((B, A), dtype=np.uint8)
+        np.put_along_axis(mask, pick, 1, axis=1)
+        return mask
 
     def _record_split(self, nodes, k, split, n_left):
         left, right = ExactTreeGrower._record_split(nodes, k, split, n_left)
@@ -217,6 +245,8 @@ class BinnedColumns:
 
     def thresholds(self, features, codes, next_codes):
         """"bin <= c" as a raw threshold: the upper edge of bin c."""
+        if len(features) == 0:
+            return np.zeros(0)
         return np.asarray(self._bin_thresholds(np.asarray(features), np.asarray(codes)),
                           dtype=np.float64)
 

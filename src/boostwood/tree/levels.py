@@ -1,0 +1,195 @@
+"""Depth-wise growth of criterion trees one *level* at a time, with no Python per node.
+
+Deep trees (a random forest grows each tree until its leaves are pure: tens of
+thousands of nodes) spend more time in per-node Python bookkeeping than in the
+kernels. :func:`grow_levels` runs exactly the steps of
+:class:`~boostwood.tree.criterion.CriterionTreeGrower` for ``depthwise`` growth
+-- mark the level's rows, draw the features each node may use (among those that
+vary in it), scan, partition (the same kernel) -- but keeps
+the nodes in arrays and handles a whole level with array operations, and its
+scan reads each feature's rows grouped by node (:func:`~boostwood._kernels.
+criterion.regroup`), so a node pays only for the features it drew. Nodes are
+numbered, and random numbers drawn, in the same order as the generic grower,
+so it grows the same trees (``tests/test_trees.py`` checks it).
+"""
+import numpy as np
+
+from .._kernels.criterion import (ENTROPY, GAIN_RATIO, GINI, SQUARED, count_by_node,
+                                  grouped_random_scan, grouped_scan, grouped_varies, regroup)
+from .._kernels.exact import mark_nodes
+from .._kernels.partition import partition_nodes
+from .._kernels.split import pick_best_features
+from .grower import PARTITION_BLOCK
+from .tree import Tree
+
+
+def impurity_rows(V, K, criterion):
+    """:func:`boostwood._kernels.criterion.impurity` of every row of ``V`` (n, K + 2)."""
+    n = V[:, K]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if criterion == SQUARED:
+            out = -V[:, 0] ** 2 / n
+        elif criterion == GINI:
+            out = n - np.sum(V[:, :K] ** 2, axis=1) / n
+        else:
+            c = V[:, :K]
+            xlx = np.where(c > 0, c * np.log2(np.where(c > 0, c, 1.0)), 0.0)
+            out = np.where(n > 0, n * np.log2(np.where(n > 0, n, 1.0)), 0.0) - xlx.sum(axis=1)
+    return np.where(n > 0, out, 0.0)
+
+
+class _Arrays:
+    """Growable node arrays."""
+
+    FIELDS = {"feature": np.int32, "threshold": np.float64, "left": np.int32,
+              "right": np.int32, "default_left": np.uint8, "gain": np.float64,
+              "depth": np.int64, "start": np.int64, "count": np.int64, "side": np.int64,
+              "code": np.int64}
+
+    def __init__(self, K, capacity=64):
+        self.n = 0
+        self.a = {k: np.zeros(capacity, dtype=t) for k, t in self.FIELDS.items()}
+        self.stats = np.zeros((capacity, K + 2))
+
+    def add(self, m):
+        """Room for m more nodes; returns the first new id."""
+        need = self.n + m
+        if need > self.stats.shape[0]:
+            cap = max(need, 2 * self.stats.shape[0])
+            for k, v in self.a.items():
+                self.a[k] = np.concatenate([v, np.zeros(cap - v.size, dtype=v.dtype)])
+            self.stats = np.concatenate([self.stats, np.zeros((cap - self.stats.shape[0],
+                                                                self.stats.shape[1]))])
+        first = self.n
+        self.n = need
+        self.a["feature"][first:need] = -1
+        self.a["left"][first:need] = -1
+        self.a["right"][first:need] = -1
+        return first
+
+
+class _Grouped:
+    """Each feature's sorted rows (and its missing rows) grouped by the nodes of a level."""
+
+    def __init__(self, columns):
+        c = columns
+        self.present = (c.order, c.order_offsets[:-1], c.order_offsets[1:])
+        self.missing = (c.missing_rows, c.missing_offsets[:-1], c.missing_offsets[1:])
+        self.seg = self.miss_seg = None
+
+    def regroup(self, node_of, node_counts):
+        """Keep only the rows of the level's nodes, grouped by node (stable). Every row is
+        in each feature's present or missing list, so counting the (few) missing rows
+        gives the present counts too, and each list is regrouped in a single pass."""
+        B = node_counts.size
+        rows, starts, ends = self.missing
+        miss_counts = np.empty((starts.shape[0], B), dtype=np.int64)
+        count_by_node(rows, starts, ends, node_of, miss_counts)
+        out = []
+        for (rows, starts, ends), counts in ((self.present, node_counts[None, :] - miss_counts),
+                                             (self.missing, miss_counts)):
+            new_rows = np.empty(int(counts.sum()), dtype=rows.dtype)
+            seg = np.empty((starts.shape[0], B + 1), dtype=np.int64)
+            regroup(rows, starts, ends, node_of, np.ascontiguousarray(counts), new_rows, seg)
+            out.append((new_rows, seg))
+        (rows, self.seg), (miss, self.miss_seg) = out
+        self.present = (rows, self.seg[:, 0].copy(), self.seg[:, B].copy())
+        self.missing = (miss, self.miss_seg[:, 0].copy(), self.miss_seg[:, B].copy())
+
+
+def _scan_level(g, nodes, level, grouped):
+    """Best split of each node of ``level`` among the features it drew: per node the
+    scan's outputs at its chosen feature (``ok`` False where there is none)."""
+    p, K, c = g.params, g.K, g.columns
+    B, A = level.size, g._features.shape[0]
+    rows, miss = grouped.present[0], grouped.missing[0]
+    seg, miss_seg = grouped.seg, grouped.miss_seg
+    totals = np.ascontiguousarray(nodes.stats[level])
+    gain, code = np.empty((B, A)), np.empty((B, A), dtype=np.int64)
+    nxt, dl = np.empty((B, A), dtype=np.int64), np.empty((B, A), dtype=np.uint8)
+    left = np.empty((B, A, K + 2))
+    varies = np.empty((B, A), dtype=np.uint8)
+    grouped_varies(c.codes, rows, seg, miss_seg, g._features, varies)
+    mask = g.feature_mask(B, None, varies)
+    msl = float(max(p.min_data_in_leaf, 1))
+    thr_of = None
+    if g.random_splits:
+        thr_of = np.empty((B, A))
+        grouped_random_scan(c.codes, rows, seg, miss, miss_seg, g._values,
+                            g._value_offsets.astype(np.int64), g._stat, g._channel, g._weight,
+                            totals, g._features, mask, g.criterion, msl, p.min_child_weight,
+                            g._rng.random((B, A)), gain, code, thr_of, dl, left)
+    else:
+        grouped_scan(c.codes, rows, seg, miss, miss_seg, g._stat, g._channel, g._weight, totals,
+                     g._features, mask, g.criterion, msl, p.min_child_weight, gain, code, nxt,
+                     dl, left)
+    best = np.empty(B, dtype=np.int64)
+    pick_best_features(gain, best)
+    r = np.arange(B)
+    a = np.maximum(best, 0)
+    return dict(ok=best >= 0, score=gain[r, a], feature=g._features[a], code=code[r, a],
+                next=nxt[r, a], dl=dl[r, a], left=left[r, a],
+                thr=None if thr_of is None else thr_of[r, a], totals=totals)
+
+
+def grow_levels(g, n_root):
+    """Grow one tree depth-wise with grower ``g`` (a CriterionTreeGrower whose statistics
+    and root rows are set). Returns (Tree, node statistics)."""
+    K = g.K
+    crit = ENTROPY if g.criterion == GAIN_RATIO else g.criterion
+    nodes = _Arrays(K)
+    nodes.add(1)
+    nodes.stats[0] = g._root_stats(n_root)
+    nodes.a["count"][0] = n_root
+    level = np.zeros(1, dtype=np.int64) if g._can_split(0, n_root, nodes.stats[0, K]) else \
+        np.zeros(0, dtype=np.int64)
+    A = nodes.a
+    grouped = _Grouped(g.columns)
+    while level.size:
+        sides, starts, counts = A["side"][level], A["start"][level], A["count"][level]
+        g.node_of[:] = -1
+        mark_nodes(g.buf, sides, starts, counts, g.node_of)
+        grouped.regroup(g.node_of, counts)
+        s = _scan_level(g, nodes, level, grouped)
+        ok = s["ok"]
+        tot, lv = s["totals"][ok], s["left"][ok]  # (rows without a split hold no statistics)
+        dec = np.full(level.size, -np.inf)
+        dec[ok] = impurity_rows(tot, K, crit) - impurity_rows(lv, K, crit) \
+            - impurity_rows(tot - lv, K, crit)
+        ok = ok & (dec >= g.min_impurity_decrease * g._root_weight)
+        if not ok.any():
+            break
+        split = level[ok]
+        feats, codes = s["feature"][ok].astype(np.int64), s["code"][ok]
+        dleft = s["dl"][ok].astype(np.int64)
+        if s["thr"] is not None:
+            thr = s["thr"][ok]
+        else:
+            thr = g.columns.thresholds(feats, codes, s["next"][ok])
+        n_left = np.empty(split.size, dtype=np.int64)
+        partition_nodes(g.X_columns, g.buf, A["side"][split], g.mask, A["start"][split],
+                        A["count"][split], feats, codes, dleft, g.missing_bins, PARTITION_BLOCK,
+                        n_left)
+        first = nodes.add(2 * split.size)
+        kids = first + np.arange(2 * split.size)
+        lk, rk = kids[0::2], kids[1::2]
+        A["feature"][split], A["threshold"][split], A["code"][split] = feats, thr, codes
+        A["default_left"][split], A["gain"][split] = dleft, dec[ok]
+        A["left"][split], A["right"][split] = lk, rk
+        depth = A["depth"][split] + 1
+        A["depth"][lk] = A["depth"][rk] = depth
+        A["side"][lk] = A["side"][rk] = 1 - A["side"][split]
+        A["start"][lk], A["count"][lk] = A["start"][split], n_left
+        A["start"][rk], A["count"][rk] = A["start"][split] + n_left, A["count"][split] - n_left
+        nodes.stats[lk] = s["left"][ok]
+        nodes.stats[rk] = s["totals"][ok] - s["left"][ok]
+        level = kids[g._can_split_many(A["depth"][kids], A["count"][kids],
+                                       nodes.stats[kids, K])]
+    n = nodes.n
+    stats = nodes.stats[:n].copy()
+    w = stats[:, K]
+    value = np.divide(stats[:, 0], w, out=np.zeros(n), where=w > 0)
+    tree = Tree(A["feature"][:n], A["threshold"][:n], A["left"][:n], A["right"][:n],
+                A["default_left"][:n], value, A["gain"][:n], w, stats[:, K + 1],
+                threshold_bin=A["code"][:n])
+    return tree, stats
