@@ -179,10 +179,14 @@ class CriterionTreeGrower(ExactTreeGrower):
             self._push_candidate(gain[r, a], k)
 
     def feature_mask(self, B, lists, varies=None):
-        """(B, A) uint8: the ``max_features`` features each node of the batch may split on,
-        drawn at random among those not constant in the node (constant ones are skipped
-        and do not count, as in Breiman's and scikit-learn's forests). Needs ``node_of``
-        set for the batch (or ``varies`` given)."""
+        """(B, A) uint8: the features each node of the batch may split on.
+
+        ``max_features`` features are drawn at random per node (Breiman 2001); those
+        constant in the node are drawn like any other but cannot split it, and when
+        all the drawn ones are constant the draw goes on to the next varying feature
+        (scikit-learn's rule, so a node that can be split always is). Needs
+        ``node_of`` set for the batch (or ``varies`` given).
+        """
         A = self._features.shape[0]
         n_pick = max(1, int(round(self.params.colsample_bynode * A)))
         if n_pick >= A:
@@ -192,10 +196,14 @@ class CriterionTreeGrower(ExactTreeGrower):
             feature_varies(self.columns.codes, lists[0], lists[1], lists[2], lists[3],
                            self.node_of, B, varies)
         keys = self._rng.random((B, A))
-        keys[varies == 0] = 2.0  # after every varying feature
         pick = np.argpartition(keys, n_pick - 1, axis=1)[:, :n_pick]
         mask = np.zeros((B, A), dtype=np.uint8)
         np.put_along_axis(mask, pick, 1, axis=1)
+        mask &= varies
+        none = ~mask.any(axis=1) & varies.any(axis=1)
+        if none.any():  # the first varying feature in the draw order
+            k = np.where(varies[none] != 0, keys[none], np.inf)
+            mask[np.flatnonzero(none), np.argmin(k, axis=1)] = 1
         return mask
 
     def _record_split(self, nodes, k, split, n_left):
