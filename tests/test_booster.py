@@ -165,3 +165,24 @@ def test_unfitted_booster_and_bad_slicing():
     b = bw.train({}, bw.Dataset(X, y), 3, verbose_eval=False)
     with pytest.raises(TypeError, match="sliced"):
         b[::2]
+
+
+@pytest.mark.parametrize("params", [
+    {"objective": "binary:logistic", "subsample": 0.7, "colsample_bytree": 0.8,
+     "colsample_bynode": 0.7, "seed": 3},
+    {"objective": "multi:softprob", "num_class": 2, "tree_method": "exact", "subsample": 0.5},
+])
+def test_continued_training_equals_one_run(params, tmp_path):
+    """8 rounds, saved, then 12 more from the file = 20 rounds in one go, bit for bit
+    (round r draws its random numbers from (seed, r))."""
+    r = np.random.default_rng(0)
+    X = r.normal(size=(1500, 6))
+    X[r.random(X.shape) < 0.05] = np.nan
+    y = (np.nan_to_num(X[:, 0]) > 0).astype(float)
+    full = bw.train(params, bw.Dataset(X, label=y), 20)
+    bw.train(params, bw.Dataset(X, label=y), 8).save_model(tmp_path / "half.json")
+    rest = bw.train(params, bw.Dataset(X, label=y), 12, init_model=tmp_path / "half.json")
+    assert rest.num_boosted_rounds() == 20
+    assert np.array_equal(full.predict(X, output_margin=True), rest.predict(X, output_margin=True))
+    with pytest.raises(ValueError, match="features"):
+        bw.train(params, bw.Dataset(X[:, :5], label=y), 2, init_model=full)

@@ -57,7 +57,8 @@ class TrainingState:
     booster : Booster, receives the base score and the trees
     """
 
-    def __init__(self, params, dtrain, evals, booster, obj=None, custom_metric=None):
+    def __init__(self, params, dtrain, evals, booster, obj=None, custom_metric=None,
+                 init_model=None):
         self.params = p = params
         self.nthread = set_threads(p["nthread"])
         self.obj = booster.objective
@@ -76,11 +77,15 @@ class TrainingState:
         self.y = self.obj.check_labels(dtrain.label)
         n, K = dtrain.num_row(), self.obj.n_outputs
         self.w = np.ones(n) if dtrain.weight is None else dtrain.weight
-        if p["base_score"] is not None:
+        self.init_model, self.round = init_model, 0
+        if init_model is not None:
+            base = self._continue_from(init_model, dtrain)
+        elif p["base_score"] is not None:
             base = self.obj.base_margin_from_score(p["base_score"])
         else:
             base = self.obj.init_score(self.y, self.w)
-        booster._start(base, dtrain.feature_names)
+        if init_model is None:
+            booster._start(base, dtrain.feature_names)
         self.raw = self._initial_raw(dtrain, base)
         self.gh = np.empty((K, n, 2), dtype=G_H_DTYPE)
         mapper = dtrain.bin_mapper
@@ -92,7 +97,7 @@ class TrainingState:
         self.weighted_rows = None
         if p["tree_method"] != "hist" and np.any(self.w == 0):
             self.weighted_rows = np.nonzero(self.w > 0)[0].astype(np.int32)
-        self.rng = np.random.default_rng(p["seed"])
+        self.rng = self._round_rng()
         self.friedman = None
         if p["boosting"] == "gradient":
             self.friedman = GradientBoosting(self.obj, p["line_search"], self.y, self.w)
@@ -107,6 +112,25 @@ class TrainingState:
                 raise TypeError(f"custom_metric must be callable, got "
                                 f"{type(custom_metric).__name__}")
             self.metrics.append(_CustomMetric(custom_metric))
+
+    def _round_rng(self):
+        """The random numbers of one round come from (seed, round number) alone, so a run
+        resumed from a checkpoint draws exactly what the uninterrupted run drew."""
+        seed = int(self.params["seed"])
+        return np.random.default_rng([seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF, self.round])
+
+    def _continue_from(self, init, dtrain):
+        """Start from the trees of ``init`` (a Booster): same shape of model required."""
+        if init.base_score is None:
+            raise ValueError("init_model has no trees to continue from")
+        if init.n_features != dtrain.features.shape[1] or init.n_outputs != self.obj.n_outputs:
+            raise ValueError(f"init_model has {init.n_features} features and "
+                             f"{init.n_outputs} outputs; the data and objective need "
+                             f"{dtrain.features.shape[1]} and {self.obj.n_outputs}")
+        self.booster._start(init.base_score, dtrain.feature_names)
+        self.booster.trees = list(init.trees)
+        self.round = init.num_boosted_rounds()
+        return init.base_score
 
     @staticmethod
     def _make_grower(p, dtrain):
@@ -125,6 +149,8 @@ class TrainingState:
 
     def _initial_raw(self, d, base):
         n, K = d.num_row(), self.obj.n_outputs
+        if self.init_model is not None:  # the margins of the model continued from
+            return self.init_model.predict(d, output_margin=True).reshape(n, K).astype(RAW_DTYPE)
         raw = np.empty((n, K), dtype=RAW_DTYPE)
         if d.base_margin is not None:
             bm = d.base_margin.reshape(n, -1)
@@ -155,6 +181,8 @@ class TrainingState:
     def boost_round(self):
         """Grow the trees of one round and update every set's margins."""
         set_threads(self.nthread)
+        self.rng = self._round_rng()
+        self.round += 1
         self.obj.gradient(self.y, self.raw, self.w, self.gh)
         if self.friedman is not None:
             self.friedman.prepare(self.gh)

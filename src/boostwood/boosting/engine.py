@@ -19,7 +19,7 @@ def _check_evals(evals):
 
 def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
           early_stopping_rounds=None, verbose_eval=True, evals_result=None, obj=None,
-          custom_metric=None):
+          custom_metric=None, init_model=None):
     """Train a gradient boosted tree model.
 
     Parameters
@@ -49,6 +49,11 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
         ``custom_metric(preds, dataset) -> (name, value)`` on output-scale predictions,
         evaluated after the built-in metrics (so early stopping uses it); lower is
         better unless an ``EarlyStopping(maximize=True)`` callback says otherwise.
+    init_model : Booster or path, optional
+        Continue training this model: its trees are kept and ``num_boost_round``
+        more rounds are added (XGBoost's ``xgb_model``). Round r draws its random
+        numbers from (seed, r), so training 50 rounds and then 50 more gives the
+        model of 100 rounds in one go.
 
     Returns
     -------
@@ -70,8 +75,11 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
         cbs.append(RecordEvaluation(evals_result))
     container = CallbackContainer(cbs)
 
+    if init_model is not None and not isinstance(init_model, Booster):
+        init_model = Booster(model_file=init_model)
     booster = Booster(params)
-    state = TrainingState(p, dtrain, evals, booster, obj=obj, custom_metric=custom_metric)
+    state = TrainingState(p, dtrain, evals, booster, obj=obj, custom_metric=custom_metric,
+                          init_model=init_model)
     booster = container.before_training(booster)
     evals_log = {}
     for epoch in range(num_boost_round):
