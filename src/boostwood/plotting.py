@@ -8,6 +8,7 @@ Models may be a :class:`~boostwood.Booster` or a fitted scikit-learn estimator.
 import numpy as np
 
 from .boosting import Booster
+from .boosting.dump import tree_layout as _layout
 
 
 def _plt():
@@ -87,27 +88,6 @@ def plot_metric(evals_result, metric=None, ax=None, title="Learning curve", xlab
     ax.legend()
     ax.grid(alpha=0.3)
     return ax
-
-
-def _layout(tree):
-    """(x, depth) of every node: leaves at consecutive x in left-to-right order,
-    each split centred over its children."""
-    x = np.zeros(tree.n_nodes)
-    depth = np.zeros(tree.n_nodes, dtype=np.int64)
-    next_leaf = [0]
-
-    def place(node, d):
-        depth[node] = d
-        if tree.feature[node] < 0:
-            x[node] = next_leaf[0]
-            next_leaf[0] += 1
-            return
-        place(int(tree.left[node]), d + 1)
-        place(int(tree.right[node]), d + 1)
-        x[node] = 0.5 * (x[tree.left[node]] + x[tree.right[node]])
-
-    place(0, 0)
-    return x, depth
 
 
 def _node_label(tree, node, names, precision):

@@ -150,3 +150,21 @@ def export_text(tree, feature_names=None, decimals=3, show_missing=True, leaf_la
 
     walk(0, 0)
     return "\n".join(lines) + "\n"
+
+
+def tree_layout(tree):
+    """(x, depth) of every node for drawing: leaves at consecutive x in left-to-right
+    order, each split centred over its children."""
+    x = np.zeros(tree.n_nodes)
+    depth = np.zeros(tree.n_nodes, dtype=np.int64)
+    next_leaf = 0
+    for node in _preorder(tree):  # leaves numbered left to right
+        if tree.feature[node] >= 0:
+            depth[tree.left[node]] = depth[tree.right[node]] = depth[node] + 1
+        else:
+            x[node] = next_leaf
+            next_leaf += 1
+    for node in reversed(_preorder(tree)):  # children before their parent
+        if tree.feature[node] >= 0:
+            x[node] = 0.5 * (x[tree.left[node]] + x[tree.right[node]])
+    return x, depth

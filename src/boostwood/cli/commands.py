@@ -1,0 +1,335 @@
+"""The subcommands: train, predict, eval, cv, importance, dump (report: :mod:`.report`)."""
+import os
+import sys
+import time
+
+import numpy as np
+
+from ..boosting import Booster, EvaluationMonitor, TrainingCallback, train
+from ..boosting.metrics import get_metric
+from ..data import Dataset
+from .data import DataError, DataSpec, iter_chunks, read_table
+
+
+class CLIError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+# -- configuration -------------------------------------------------------------------------------
+def parse_value(text):
+    """``--param`` values: int, float, true/false, a comma list, else the string."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if "," in text:
+        return [parse_value(t) for t in text.split(",") if t.strip()]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def load_config(path, overrides):
+    """The TOML config (sections ``data``, ``params``, ``train``) with ``--param key=value``
+    overrides: ``data.label=y`` / ``train.num_boost_round=50`` address a section, a bare
+    key is a training parameter."""
+    cfg = {"data": {}, "params": {}, "train": {}}
+    if path:
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            import tomli as tomllib
+        try:
+            with open(path, "rb") as fh:
+                loaded = tomllib.load(fh)
+        except FileNotFoundError:
+            raise CLIError(f"{path}: no such config file") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise CLIError(f"{path}: not valid TOML: {exc}") from None
+        unknown = set(loaded) - set(cfg)
+        if unknown:
+            raise CLIError(f"{path}: unknown sections {sorted(unknown)} (data, params, train)")
+        for k in cfg:
+            cfg[k].update(loaded.get(k, {}))
+    for item in overrides or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CLIError(f"--param {item!r}: expected key=value")
+        section, dot, name = key.strip().partition(".")
+        if dot and section in cfg:
+            cfg[section][name] = parse_value(value)
+        else:
+            cfg["params"][key.strip()] = parse_value(value)
+    return cfg
+
+
+def data_spec(path, data_cfg, has_label=True):
+    keys = ("format", "label", "header", "ignore", "missing", "zero_based")
+    extra = {k: data_cfg[k] for k in keys if k in data_cfg}
+    if "ignore" in extra and not isinstance(extra["ignore"], list):
+        extra["ignore"] = [extra["ignore"]]
+    if "missing" in extra:
+        extra["missing"] = tuple(extra["missing"])
+    return DataSpec(path=str(path), has_label=has_label, **extra)
+
+
+def load_dataset(path, data_cfg, reference=None):
+    t = read_table(data_spec(path, data_cfg))
+    if t.y is None or not np.all(np.isfinite(t.y)):
+        raise CLIError(f"{path}: the label column has missing or non-numeric values")
+    return Dataset(t.X, t.y, weight=t.weight, base_margin=t.init, feature_names=t.feature_names,
+                   reference=reference)
+
+
+# -- callbacks -----------------------------------------------------------------------------------
+class ProgressBar(TrainingCallback):
+    """A one-line progress bar on a terminal (stderr)."""
+
+    def __init__(self, total, stream=sys.stderr):
+        self.total, self.stream, self.start = max(total, 1), stream, time.perf_counter()
+
+    def after_iteration(self, model, epoch, evals_log):
+        done = epoch + 1
+        width = 30
+        fill = int(width * done / self.total)
+        rate = done / max(time.perf_counter() - self.start, 1e-9)
+        self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} "
+                          f"rounds, {rate:.1f}/s")
+        self.stream.flush()
+        return False
+
+    def after_training(self, model):
+        self.stream.write("\n")
+        return model
+
+
+class Checkpoint(TrainingCallback):
+    """Save the model every ``every`` rounds (atomically) to ``path``."""
+
+    def __init__(self, path, every):
+        self.path, self.every = path, every
+
+    def after_iteration(self, model, epoch, evals_log):
+        if (epoch + 1) % self.every == 0:
+            model.save_model(self.path)
+        return False
+
+
+# -- train ---------------------------------------------------------------------------------------
+def _mushroom_config():
+    from ..demo import MUSHROOM_PARAMS, MUSHROOM_ROUNDS
+    return {"data": {}, "params": dict(MUSHROOM_PARAMS),
+            "train": {"num_boost_round": MUSHROOM_ROUNDS, "model": "mushroom.model.json",
+                      "verbose_eval": 10}}
+
+
+def _train_sets(cfg):
+    data = cfg["data"]
+    if "train" not in data:  # no data: the notes' mushroom demo on the bundled data
+        from ..datasets import load_agaricus
+        Xtr, ytr, Xte, yte, names = load_agaricus()
+        dtrain = Dataset(Xtr, ytr, feature_names=names)
+        return dtrain, [(dtrain, "train"), (Dataset(Xte, yte, feature_names=names,
+                                                    reference=dtrain), "test")]
+    dtrain = load_dataset(data["train"], data)
+    valid = data.get("valid", [])
+    valid = [valid] if isinstance(valid, str) else list(valid)
+    evals = [(dtrain, "train")]
+    for i, v in enumerate(valid):
+        evals.append((load_dataset(v, data, reference=dtrain), f"valid_{i}" if len(valid) > 1
+                      else "valid"))
+    return dtrain, evals
+
+
+def cmd_train(args):
+    cfg = load_config(args.config, args.param)
+    if not args.config and "train" not in cfg["data"] and not args.data:
+        demo = _mushroom_config()
+        for k in cfg:
+            demo[k].update(cfg[k])
+        cfg = demo
+    tr = cfg["train"]
+    for key, value in (("train", args.data), ("label", args.label)):
+        if value is not None:
+            cfg["data"][key] = value
+    if args.valid:
+        cfg["data"]["valid"] = args.valid
+    rounds = int(args.rounds if args.rounds is not None else tr.get("num_boost_round", 100))
+    model_path = args.model or tr.get("model", "model.json")
+    every = args.checkpoint_every or tr.get("checkpoint_every")
+    ckpt = model_path + ".checkpoint"
+    dtrain, evals = _train_sets(cfg)
+    init = None
+    if args.resume and os.path.exists(ckpt):
+        init = Booster(model_file=ckpt)
+        print(f"resuming from {ckpt} ({init.num_boosted_rounds()} rounds done)")
+    todo = rounds - (init.num_boosted_rounds() if init else 0)
+    quiet = args.quiet
+    period = int(tr.get("verbose_eval", 1))
+    callbacks = []
+    if not quiet:
+        callbacks.append(EvaluationMonitor(period=period))
+        if sys.stderr.isatty():
+            callbacks.append(ProgressBar(todo))
+    if every:
+        callbacks.append(Checkpoint(ckpt, int(every)))
+    early = args.early_stopping or tr.get("early_stopping_rounds")
+    try:
+        booster = train(cfg["params"], dtrain, max(todo, 0), evals=evals, callbacks=callbacks,
+                        early_stopping_rounds=early, verbose_eval=False, init_model=init)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(str(exc)) from None
+    booster.save_model(model_path)
+    if every and os.path.exists(ckpt):
+        os.remove(ckpt)
+    _print_summary(booster, evals, model_path, quiet)
+    return 0
+
+
+def _print_summary(booster, evals, model_path, quiet):
+    names = [n for _, n in evals]
+    if "test" in names and booster.objective.name.startswith("binary"):
+        dtest = evals[names.index("test")][0]
+        error = float(np.mean((booster.predict(dtest) > 0.5) != dtest.label))
+        print(f"test error: {error:.4f}")
+    if not quiet:
+        print(f"model ({booster.num_boosted_rounds()} rounds) saved to {model_path}")
+
+
+# -- predict / eval ------------------------------------------------------------------------------
+def _load_model(path):
+    try:
+        return Booster(model_file=path)
+    except FileNotFoundError:
+        raise CLIError(f"{path}: no such model file") from None
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _predict_chunk(booster, X, args):
+    if args.pred_leaf:
+        return booster.predict(X, pred_leaf=True, validate_features=False)
+    if args.pred_contribs:
+        out = booster.predict(X, pred_contribs=True, validate_features=False)
+        return out.reshape(out.shape[0], -1)
+    return booster.predict(X, output_margin=args.margin, validate_features=False)
+
+
+def cmd_predict(args):
+    """Predict ``--data`` in chunks of ``--chunk-size`` rows (CSV/TSV input is streamed,
+    so memory stays bounded) and write CSV (or Parquet), atomically."""
+    booster = _load_model(args.model)
+    cfg = load_config(args.config, args.param)["data"]
+    spec = data_spec(args.data, cfg, has_label=args.has_label)
+    out = args.output or "-"
+    parquet = out.endswith(".parquet")
+    if parquet and not _has_pyarrow():
+        raise CLIError("Parquet output needs pyarrow (pip install pyarrow); write .csv instead")
+    tmp = out + ".tmp"
+    fh = sys.stdout if out == "-" else (None if parquet else open(tmp, "w", encoding="utf-8"))
+    writer, n = None, 0
+    try:
+        for chunk in iter_chunks(spec, args.chunk_size):
+            pred = np.asarray(_predict_chunk(booster, chunk.X, args))
+            pred = pred.reshape(pred.shape[0], -1)
+            cols = ["prediction"] if pred.shape[1] == 1 else [
+                f"prediction_{j}" for j in range(pred.shape[1])]
+            if parquet:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+                table = pa.table({c: pred[:, j] for j, c in enumerate(cols)})
+                writer = writer or pq.ParquetWriter(tmp, table.schema)
+                writer.write_table(table)
+            else:
+                if n == 0:
+                    fh.write(",".join(cols) + "\n")
+                np.savetxt(fh, pred, delimiter=",", fmt="%.9g")
+            n += pred.shape[0]
+    finally:
+        if writer is not None:
+            writer.close()
+        if fh is not None and fh is not sys.stdout:
+            fh.close()
+    if out != "-":
+        os.replace(tmp, out)
+        print(f"{n} predictions written to {out}", file=sys.stderr)
+    return 0
+
+
+def _has_pyarrow():
+    import importlib.util
+    return importlib.util.find_spec("pyarrow") is not None
+
+
+def cmd_eval(args):
+    booster = _load_model(args.model)
+    cfg = load_config(args.config, args.param)["data"]
+    d = load_dataset(args.data, cfg)
+    names = args.metric or [booster.objective.default_metric]
+    pred = booster.predict(d, validate_features=False)
+    y = booster.objective.check_labels(d.label)
+    w = np.ones(len(y)) if d.weight is None else d.weight
+    for name in names:
+        try:
+            value = get_metric(name, booster.params)(y, pred, w)
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
+        print(f"{name}: {value:.6g}")
+    return 0
+
+
+def cmd_cv(args):
+    cfg = load_config(args.config, args.param)
+    if args.data:
+        cfg["data"]["train"] = args.data
+    if "train" not in cfg["data"]:
+        raise CLIError("cv needs --data or [data] train in the config")
+    t = read_table(data_spec(cfg["data"]["train"], cfg["data"]))
+    rounds = int(args.rounds or cfg["train"].get("num_boost_round", 100))
+    folds = np.random.default_rng(args.seed).permutation(t.X.shape[0]) % args.nfold
+    scores = []
+    for f in range(args.nfold):
+        tr, te = folds != f, folds == f
+        sub = (lambda a: None if a is None else a[tr]), (lambda a: None if a is None else a[te])
+        dtr = Dataset(t.X[tr], t.y[tr], weight=sub[0](t.weight), feature_names=t.feature_names)
+        dte = Dataset(t.X[te], t.y[te], weight=sub[1](t.weight), feature_names=t.feature_names,
+                      reference=dtr)
+        log = {}
+        try:
+            train(cfg["params"], dtr, rounds, evals=[(dte, "valid")], evals_result=log,
+                  verbose_eval=False)
+        except (ValueError, TypeError) as exc:
+            raise CLIError(str(exc)) from None
+        metric = list(log["valid"])[-1]
+        scores.append(log["valid"][metric][-1])
+        print(f"fold {f}: {metric} {scores[-1]:.6g}")
+    print(f"{args.nfold}-fold {metric}: {np.mean(scores):.6g} +- {np.std(scores):.6g}")
+    return 0
+
+
+def cmd_importance(args):
+    booster = _load_model(args.model)
+    try:
+        scores = booster.get_score(args.type)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    for name, value in sorted(scores.items(), key=lambda kv: -kv[1])[:args.top]:
+        print(f"{name}\t{value:.6g}")
+    return 0
+
+
+def cmd_dump(args):
+    booster = _load_model(args.model)
+    text = booster.dump_model(format=args.format, with_stats=not args.no_stats)
+    if args.output:
+        from ..boosting.model_io import write_atomic
+        write_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+__all__ = ["CLIError", "DataError", "cmd_cv", "cmd_dump", "cmd_eval", "cmd_importance",
+           "cmd_predict", "cmd_train"]

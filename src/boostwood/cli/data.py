@@ -1,0 +1,274 @@
+"""Reading training and prediction files for the command line.
+
+Formats (chosen by ``format`` or the file extension):
+
+* CSV / TSV (``.csv``, ``.tsv``, ``.txt``): with or without a header; the label
+  is a column name or index; ``ignore`` drops columns; cells equal to one of the
+  ``missing`` markers (default: empty, ``NA``, ``NaN``, ``?``) are missing.
+* LibSVM / SVMlight (``.libsvm``, ``.svm``, ``.svmlight``): ``label [qid:q]
+  index:value ...``, indices 0- or 1-based (``zero_based``; default: guessed,
+  1-based unless an index 0 occurs).
+* Parquet (``.parquet``, needs pyarrow).
+
+LightGBM-style side files next to the data are read when present:
+``<file>.weight`` (one weight per row), ``<file>.init`` (one initial margin per
+row, or one per row and class) and ``<file>.query`` (rows per query group).
+
+A malformed line raises :class:`DataError` naming the file and line number.
+"""
+import csv
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MISSING = ("", "NA", "NaN", "nan", "N/A", "?", "null", "NULL")
+
+
+class DataError(ValueError):
+    """A data file that cannot be read (the message names the file and line)."""
+
+
+@dataclass
+class DataSpec:
+    """How to read a file: see the module docstring."""
+
+    path: str
+    format: str = None
+    label: object = None  # column name or index; None = the first column (libsvm: always)
+    header: object = None  # True / False / None = guess
+    ignore: list = field(default_factory=list)
+    missing: tuple = MISSING
+    zero_based: object = None
+    has_label: bool = True
+
+
+@dataclass
+class Table:
+    X: object  # ndarray (n, F) float64, or scipy CSR
+    y: object = None
+    weight: object = None
+    init: object = None
+    query: object = None
+    feature_names: list = None
+
+
+def file_format(spec):
+    if spec.format:
+        fmt = spec.format.lower()
+    else:
+        ext = os.path.splitext(spec.path.removesuffix(".gz"))[1].lower()
+        fmt = {".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".libsvm": "libsvm",
+               ".svm": "libsvm", ".svmlight": "libsvm", ".parquet": "parquet"}.get(ext, "csv")
+    if fmt not in ("csv", "tsv", "libsvm", "parquet"):
+        raise DataError(f"{spec.path}: unknown format {fmt!r} (csv, tsv, libsvm, parquet)")
+    return fmt
+
+
+def _open(path):
+    if not os.path.exists(path):
+        raise DataError(f"{path}: no such file")
+    if path.endswith(".gz"):
+        import gzip
+        return gzip.open(path, "rt", encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")
+
+
+def _number(cell, missing, path, line):
+    if cell.strip() in missing:
+        return np.nan
+    try:
+        return float(cell)
+    except ValueError:
+        raise DataError(f"{path}:{line}: {cell!r} is not a number") from None
+
+
+def _looks_like_header(row, missing):
+    for cell in row:
+        if cell.strip() in missing:
+            continue
+        try:
+            float(cell)
+        except ValueError:
+            return True
+    return False
+
+
+def _column_index(which, names, n_cols, path, what):
+    if isinstance(which, str) and not which.lstrip("-").isdigit():
+        if names is None or which not in names:
+            raise DataError(f"{path}: {what} column {which!r} not found"
+                            + ("" if names is None else f" (columns: {names[:10]}...)"))
+        return names.index(which)
+    i = int(which)
+    if not -n_cols <= i < n_cols:
+        raise DataError(f"{path}: {what} column {i} is out of range ({n_cols} columns)")
+    return i % n_cols
+
+
+def iter_delimited(spec, chunk_rows=None):
+    """Yield Tables of at most ``chunk_rows`` rows (None: one Table) from a CSV/TSV file."""
+    delim = "\t" if file_format(spec) == "tsv" else ","
+    missing = set(spec.missing)
+    with _open(spec.path) as fh:
+        reader = csv.reader(fh, delimiter=delim)
+        try:
+            first = next(reader)
+        except StopIteration:
+            raise DataError(f"{spec.path}: the file is empty") from None
+        header = spec.header if spec.header is not None else _looks_like_header(first, missing)
+        names = [c.strip() for c in first] if header else None
+        n_cols = len(first)
+        label = None
+        if spec.has_label:
+            label = _column_index(0 if spec.label is None else spec.label, names, n_cols,
+                                  spec.path, "label")
+        drop = {_column_index(c, names, n_cols, spec.path, "ignored") for c in spec.ignore}
+        keep = [j for j in range(n_cols) if j != label and j not in drop]
+        feat_names = [names[j] for j in keep] if names else None
+        rows, labels, line = [], [], 1
+        pending = [] if header else [(1, first)]
+
+        def parse(line_no, row):
+            if len(row) != n_cols:
+                raise DataError(f"{spec.path}:{line_no}: {len(row)} fields, expected {n_cols}")
+            rows.append([_number(row[j], missing, spec.path, line_no) for j in keep])
+            if label is not None:
+                v = _number(row[label], missing, spec.path, line_no)
+                labels.append(v)
+
+        for line_no, row in pending:
+            parse(line_no, row)
+        for row in reader:
+            line = reader.line_num
+            if not row:
+                continue
+            parse(line, row)
+            if chunk_rows and len(rows) >= chunk_rows:
+                yield _table(rows, labels, label, feat_names)
+                rows, labels = [], []
+        if rows or not chunk_rows:
+            yield _table(rows, labels, label, feat_names)
+
+
+def _table(rows, labels, label, names):
+    X = np.array(rows, dtype=np.float64).reshape(len(rows), -1) if rows else \
+        np.zeros((0, len(names) if names else 0))
+    y = np.array(labels, dtype=np.float64) if label is not None else None
+    return Table(X, y, feature_names=names)
+
+
+def read_libsvm(spec):
+    """A CSR matrix from a LibSVM file (qid kept as query group sizes)."""
+    from scipy import sparse
+    labels, indptr, indices, values, qids = [], [0], [], [], []
+    with _open(spec.path) as fh:
+        for line_no, raw in enumerate(fh, 1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split()
+            labels.append(_number(parts[0], (), spec.path, line_no))
+            for tok in parts[1:]:
+                key, sep, val = tok.partition(":")
+                if not sep:
+                    raise DataError(f"{spec.path}:{line_no}: {tok!r} is not index:value")
+                if key == "qid":
+                    qids.append(int(_number(val, (), spec.path, line_no)))
+                    continue
+                if not key.isdigit():
+                    raise DataError(f"{spec.path}:{line_no}: bad feature index {key!r}")
+                indices.append(int(key))
+                values.append(_number(val, (), spec.path, line_no))
+            indptr.append(len(indices))
+    if not labels:
+        raise DataError(f"{spec.path}: the file has no rows")
+    idx = np.array(indices, dtype=np.int64)
+    zero = spec.zero_based if spec.zero_based is not None else bool(idx.size and idx.min() == 0)
+    if not zero:
+        if idx.size and idx.min() < 1:
+            raise DataError(f"{spec.path}: index 0 in a 1-based file (set zero_based)")
+        idx = idx - 1
+    n_features = int(idx.max()) + 1 if idx.size else 0
+    X = sparse.csr_matrix((np.array(values), idx, np.array(indptr)),
+                          shape=(len(labels), n_features))
+    query = None
+    if qids:
+        if len(qids) != len(labels):
+            raise DataError(f"{spec.path}: qid given on some lines only")
+        q = np.array(qids)
+        starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+        query = np.diff(np.r_[starts, q.size])
+    return Table(X, np.array(labels) if spec.has_label else None, query=query)
+
+
+def read_parquet(spec):
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DataError(f"{spec.path}: reading Parquet needs pyarrow "
+                        "(pip install boostwood[arrow])") from None
+    table = pq.read_table(spec.path)
+    names = table.column_names
+    label = None
+    if spec.has_label:
+        label = names[_column_index(0 if spec.label is None else spec.label, names, len(names),
+                                    spec.path, "label")]
+    drop = {names[_column_index(c, names, len(names), spec.path, "ignored")]
+            for c in spec.ignore}
+    keep = [n for n in names if n != label and n not in drop]
+    X = np.column_stack([table.column(n).to_numpy(zero_copy_only=False).astype(np.float64)
+                         for n in keep]) if keep else np.zeros((table.num_rows, 0))
+    y = table.column(label).to_numpy(zero_copy_only=False).astype(np.float64) if label else None
+    return Table(X, y, feature_names=keep)
+
+
+def _side_file(path, suffix, n_rows, columns=False):
+    side = path + suffix
+    if not os.path.exists(side):
+        return None
+    rows = []
+    with open(side, encoding="utf-8") as fh:
+        for line_no, raw in enumerate(fh, 1):
+            if raw.strip():
+                rows.append([_number(c, (), side, line_no) for c in raw.replace(",", " ").split()])
+    arr = np.array(rows, dtype=np.float64)
+    if suffix == ".query":
+        arr = arr.ravel().astype(np.int64)
+        if arr.sum() != n_rows:
+            raise DataError(f"{side}: query sizes add up to {arr.sum()}, the data has {n_rows} rows")
+        return arr
+    if arr.shape[0] != n_rows:
+        raise DataError(f"{side}: {arr.shape[0]} lines, the data has {n_rows} rows")
+    return arr if columns and arr.shape[1] > 1 else arr[:, 0]
+
+
+def read_table(spec):
+    """The whole file as one :class:`Table`, with its side files."""
+    fmt = file_format(spec)
+    if fmt == "libsvm":
+        t = read_libsvm(spec)
+    elif fmt == "parquet":
+        t = read_parquet(spec)
+    else:
+        t = next(iter_delimited(spec))
+    n = t.X.shape[0]
+    if n == 0:
+        raise DataError(f"{spec.path}: the file has no data rows")
+    t.weight = _side_file(spec.path, ".weight", n)
+    t.init = _side_file(spec.path, ".init", n, columns=True)
+    query = _side_file(spec.path, ".query", n)
+    t.query = query if query is not None else t.query
+    return t
+
+
+def iter_chunks(spec, chunk_rows):
+    """Tables of at most ``chunk_rows`` rows: CSV/TSV is streamed, so a file larger than
+    memory can be predicted; LibSVM and Parquet are read whole, then cut."""
+    if file_format(spec) in ("csv", "tsv"):
+        yield from iter_delimited(spec, chunk_rows)
+        return
+    t = read_table(spec)
+    for s in range(0, t.X.shape[0], chunk_rows):
+        yield Table(t.X[s:s + chunk_rows], None if t.y is None else t.y[s:s + chunk_rows],
+                    feature_names=t.feature_names)

@@ -1,0 +1,158 @@
+"""The command line, run as a subprocess end to end."""
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import boostwood as bw
+
+from conftest import shared_file
+
+
+def run(*args, cwd, check=True):
+    r = subprocess.run([sys.executable, "-m", "boostwood", *map(str, args)], cwd=cwd,
+                       capture_output=True, text=True, timeout=600)
+    if check:
+        assert r.returncode == 0, r.stderr[-3000:]
+    return r
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    r = np.random.default_rng(0)
+    X = r.normal(size=(1600, 4))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    for name, rows in (("train.csv", range(1200)), ("test.csv", range(1200, 1600))):
+        with open(tmp_path / name, "w") as fh:
+            fh.write("id,a,b,c,d,target\n")
+            for i in rows:
+                c = "" if i % 13 == 0 else f"{X[i, 2]:.6f}"
+                fh.write(f"{i},{X[i, 0]:.6f},{X[i, 1]:.6f},{c},{X[i, 3]:.6f},{y[i]}\n")
+    (tmp_path / "cfg.toml").write_text(
+        '[data]\ntrain = "train.csv"\nvalid = ["test.csv"]\nlabel = "target"\nignore = ["id"]\n'
+        '[params]\nobjective = "binary:logistic"\neta = 0.3\n'
+        '[train]\nnum_boost_round = 20\nmodel = "m.json"\n')
+    return tmp_path
+
+
+def test_main_job_trains_the_mushroom_demo(tmp_path):
+    r = run("train", cwd=tmp_path)
+    assert "test-error" in r.stdout and "test error: " in r.stdout
+    model = bw.Booster(model_file=tmp_path / "mushroom.model.json")
+    assert model.num_boosted_rounds() == 100
+
+
+def test_train_predict_eval_importance_dump(workdir):
+    r = run("train", "cfg.toml", "--param", "max_depth=3", "--param", "train.num_boost_round=15",
+            "--quiet", cwd=workdir)
+    assert r.stdout.strip() == ""  # --quiet: nothing but errors
+    model = bw.Booster(model_file=workdir / "m.json")
+    assert model.num_boosted_rounds() == 15 and model.params["max_depth"] == 3
+    assert model.feature_names == ["a", "b", "c", "d"]
+    run("predict", "--model", "m.json", "--data", "test.csv", "--config", "cfg.toml",
+        "--has-label", "--chunk-size", "64", "--output", "p.csv", cwd=workdir)
+    pred = np.loadtxt(workdir / "p.csv", delimiter=",", skiprows=1)
+    data = np.genfromtxt(workdir / "test.csv", delimiter=",", skip_header=1)
+    assert np.allclose(pred, model.predict(data[:, 1:5]), atol=1e-8)
+    e = run("eval", "--model", "m.json", "--data", "test.csv", "--config", "cfg.toml",
+            "--metric", "auc", "--metric", "logloss", cwd=workdir)
+    auc = float(e.stdout.split("auc: ")[1].split()[0])
+    assert auc == pytest.approx(bw.boosting.metrics.roc_auc(data[:, 5], pred), abs=1e-5)
+    imp = run("importance", "--model", "m.json", "--type", "total_gain", cwd=workdir)
+    assert imp.stdout.split()[0] == "a"
+    dump = run("dump", "--model", "m.json", "--format", "json", cwd=workdir)
+    assert len(json.loads(dump.stdout)) == 15
+    leaves = run("predict", "--model", "m.json", "--data", "test.csv", "--config", "cfg.toml",
+                 "--has-label", "--pred-leaf", cwd=workdir)
+    assert len(leaves.stdout.splitlines()[1].split(",")) == 15
+
+
+def test_cv_and_report(workdir):
+    r = run("cv", "cfg.toml", "--nfold", "3", "--rounds", "5", cwd=workdir)
+    assert "3-fold logloss" in r.stdout
+    run("train", "cfg.toml", "--quiet", cwd=workdir)
+    run("report", "--model", "m.json", "--data", "test.csv", "--config", "cfg.toml",
+        "--output", "r.html", cwd=workdir)
+    page = (workdir / "r.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "Learning curve" in page
+    assert "http://" not in page and "https://" not in page and "<script" not in page
+    assert page.count("<svg") >= 3  # curve, importance, trees (inline, no downloads)
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("headless Chromium (Debian's chromium package) is not installed")
+    shot = workdir / "r.png"
+    b = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--enable-logging=stderr", f"--screenshot={shot}",
+                        f"file://{workdir / 'r.html'}"], capture_output=True, text=True,
+                       timeout=120)
+    assert shot.exists() and shot.stat().st_size > 10_000
+    assert "Uncaught" not in b.stderr and ":CONSOLE(" not in b.stderr
+
+
+@pytest.mark.parametrize("content,name,message", [
+    ("id,a,target\n1,2\n", "bad.csv", "bad.csv:2: 2 fields, expected 3"),
+    ("id,a,target\n1,x,0\n", "bad2.csv", "bad2.csv:2: 'x' is not a number"),
+    ("1 1:0.5 2:oops\n", "bad.libsvm", "bad.libsvm:1: 'oops' is not a number"),
+    ("1 1:0.5 seven\n", "bad2.libsvm", "bad2.libsvm:1: 'seven' is not index:value"),
+])
+def test_malformed_files_give_file_and_line(tmp_path, content, name, message):
+    (tmp_path / name).write_text(content)
+    r = run("train", "--data", name, "--label", "target", cwd=tmp_path, check=False)
+    assert r.returncode == 2
+    assert message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_bad_parameters_and_missing_files(workdir):
+    r = run("train", "cfg.toml", "--param", "etaa=0.1", cwd=workdir, check=False)
+    assert r.returncode == 2 and "did you mean 'eta'" in r.stderr and "Traceback" not in r.stderr
+    r = run("predict", "--model", "nope.json", "--data", "test.csv", cwd=workdir, check=False)
+    assert r.returncode == 2 and "nope.json" in r.stderr
+    (workdir / "broken.toml").write_text("[data\n")
+    r = run("train", "broken.toml", cwd=workdir, check=False)
+    assert r.returncode == 2 and "not valid TOML" in r.stderr
+
+
+def test_libsvm_with_side_files(tmp_path):
+    path = shared_file("agaricus", "agaricus.txt.train")
+    shutil.copy(path, tmp_path / "agaricus.libsvm")
+    n = sum(1 for _ in open(path))
+    (tmp_path / "agaricus.libsvm.weight").write_text("\n".join(["2"] * n) + "\n")
+    r = run("train", "--data", "agaricus.libsvm", "--rounds", "5", "--param",
+            "objective=binary:logistic", "--model", "a.json", cwd=tmp_path)
+    assert "train-logloss" in r.stdout
+    assert bw.Booster(model_file=tmp_path / "a.json").n_features == 126
+
+
+def test_killed_training_resumes_to_the_same_model(workdir):
+    """Kill ``train --checkpoint-every`` mid-run; ``--resume`` ends with the model of an
+    uninterrupted run."""
+    args = ["train", "cfg.toml", "--quiet", "--rounds", "400", "--checkpoint-every", "5",
+            "--param", "subsample=0.8", "--param", "colsample_bynode=0.7"]
+    run(*args, "--model", "full.json", cwd=workdir)
+    proc = subprocess.Popen([sys.executable, "-m", "boostwood", *args, "--model", "cut.json"],
+                            cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ckpt = workdir / "cut.json.checkpoint"
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        if ckpt.exists() and bw.Booster(model_file=ckpt).num_boosted_rounds() >= 20:
+            break
+        time.sleep(0.02)
+    if proc.poll() is not None:
+        pytest.skip("training finished before it could be killed")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (workdir / "cut.json").exists()
+    done = bw.Booster(model_file=ckpt).num_boosted_rounds()
+    assert 0 < done < 400
+    run(*args, "--resume", "--model", "cut.json", cwd=workdir)
+    a = bw.Booster(model_file=workdir / "full.json")
+    b = bw.Booster(model_file=workdir / "cut.json")
+    assert b.num_boosted_rounds() == 400
+    data = np.genfromtxt(workdir / "test.csv", delimiter=",", skip_header=1)[:, 1:5]
+    assert np.array_equal(a.predict(data, output_margin=True), b.predict(data, output_margin=True))
+    assert not ckpt.exists()
