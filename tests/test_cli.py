@@ -156,3 +156,48 @@ def test_killed_training_resumes_to_the_same_model(workdir):
     data = np.genfromtxt(workdir / "test.csv", delimiter=",", skip_header=1)[:, 1:5]
     assert np.array_equal(a.predict(data, output_margin=True), b.predict(data, output_margin=True))
     assert not ckpt.exists()
+
+
+def test_help_documents_every_subcommand(tmp_path):
+    top = run("--help", cwd=tmp_path).stdout
+    for cmd in ("train", "predict", "eval", "cv", "importance", "dump", "report"):
+        assert cmd in top
+        assert "usage: boostwood " + cmd in run(cmd, "--help", cwd=tmp_path).stdout
+
+
+def test_trains_on_a_shared_csv_with_strings_ignored_and_blanks_missing(tmp_path):
+    path = shared_file("california_housing", "housing.csv")
+    r = run("train", "--data", path, "--label", "median_house_value", "--ignore",
+            "ocean_proximity", "--rounds", "10", "--param", "max_depth=4", "--model", "h.json",
+            cwd=tmp_path)
+    assert "train-rmse" in r.stdout
+    model = bw.Booster(model_file=tmp_path / "h.json")
+    assert "total_bedrooms" in model.feature_names and "ocean_proximity" not in model.feature_names
+
+
+def test_init_side_file_sets_the_starting_margin(workdir):
+    n = sum(1 for _ in open(workdir / "train.csv")) - 1
+    (workdir / "train.csv.init").write_text("\n".join(["0.5"] * n) + "\n")
+    run("train", "cfg.toml", "--quiet", "--rounds", "1", cwd=workdir)
+    (workdir / "train.csv.init").unlink()
+    from boostwood.cli.data import DataSpec, read_table
+    (workdir / "x.csv").write_text("a,target\n1,0\n2,1\n")
+    (workdir / "x.csv.init").write_text("0.1\n0.2\n")
+    (workdir / "x.csv.weight").write_text("1\n3\n")
+    t = read_table(DataSpec(str(workdir / "x.csv"), label="target"))
+    assert t.init.tolist() == [0.1, 0.2] and t.weight.tolist() == [1, 3]
+    (workdir / "x.csv.weight").write_text("1\n")
+    with pytest.raises(ValueError, match="1 lines, the data has 2 rows"):
+        read_table(DataSpec(str(workdir / "x.csv"), label="target"))
+
+
+def test_csv_is_streamed_in_chunks(workdir):
+    """predict reads CSV a chunk at a time: the reader is a generator that stops after
+    the rows it was asked for (so a file larger than memory never has to be held)."""
+    from boostwood.cli.data import DataSpec, iter_chunks
+    chunks = iter_chunks(DataSpec(str(workdir / "test.csv"), label="target",
+                                  ignore=["id"]), 64)
+    first = next(chunks)
+    assert first.X.shape == (64, 4)
+    sizes = [first.X.shape[0]] + [c.X.shape[0] for c in chunks]
+    assert sum(sizes) == 400 and max(sizes) == 64

@@ -57,6 +57,7 @@ def build_parser():
     t.add_argument("--data", help="training file (overrides [data] train)")
     t.add_argument("--valid", action="append", help="validation file (repeatable)")
     t.add_argument("--label", help="label column name or index")
+    t.add_argument("--ignore", action="append", help="column to leave out (repeatable)")
     t.add_argument("--model", help="where to write the model (default: model.json)")
     t.add_argument("--rounds", type=int, help="boosting rounds")
     t.add_argument("--early-stopping", type=int, help="stop after this many rounds without "

@@ -156,6 +156,8 @@ def cmd_train(args):
             cfg["data"][key] = value
     if args.valid:
         cfg["data"]["valid"] = args.valid
+    if args.ignore:
+        cfg["data"]["ignore"] = list(cfg["data"].get("ignore", [])) + args.ignore
     rounds = int(args.rounds if args.rounds is not None else tr.get("num_boost_round", 100))
     model_path = args.model or tr.get("model", "model.json")
     every = args.checkpoint_every or tr.get("checkpoint_every")
