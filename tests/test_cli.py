@@ -201,3 +201,33 @@ def test_csv_is_streamed_in_chunks(workdir):
     assert first.X.shape == (64, 4)
     sizes = [first.X.shape[0]] + [c.X.shape[0] for c in chunks]
     assert sum(sizes) == 400 and max(sizes) == 64
+
+
+def test_end_to_end_on_shared_data_with_parquet(tmp_path):
+    """train, predict, eval and report on ../shared/data's housing data, read from CSV and
+    from Parquet, predictions written to Parquet."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    src = shared_file("california_housing", "housing.csv")
+    cfg = tmp_path / "h.toml"
+    cfg.write_text(f'[data]\ntrain = "{src}"\nlabel = "median_house_value"\n'
+                   'ignore = ["ocean_proximity"]\n[params]\nmax_depth = 4\n'
+                   '[train]\nnum_boost_round = 8\nmodel = "h.json"\n')
+    run("train", cfg, "--quiet", cwd=tmp_path)
+    model = bw.Booster(model_file=tmp_path / "h.json")
+    data = np.genfromtxt(src, delimiter=",", skip_header=1)
+    X, y = data[:, :8], data[:, 8]
+    table = pa.table({name: X[:, j] for j, name in enumerate(model.feature_names)}
+                     | {"median_house_value": y})
+    pq.write_table(table, tmp_path / "h.parquet")
+    run("predict", "--model", "h.json", "--data", "h.parquet", "--param",
+        "data.label=median_house_value", "--has-label", "--output", "p.parquet",
+        "--chunk-size", "5000", cwd=tmp_path)
+    pred = pq.read_table(tmp_path / "p.parquet").column("prediction").to_numpy()
+    assert np.allclose(pred, model.predict(X), atol=1e-9)
+    e = run("eval", "--model", "h.json", "--data", src, "--config", cfg, cwd=tmp_path)
+    rmse = float(e.stdout.split("rmse: ")[1])
+    assert rmse == pytest.approx(np.sqrt(np.mean((model.predict(X) - y) ** 2)), rel=1e-5)
+    run("report", "--model", "h.json", "--data", "h.parquet", "--param",
+        "data.label=median_house_value", "--output", "h.html", cwd=tmp_path)
+    assert "total_bedrooms" in (tmp_path / "h.html").read_text()
