@@ -226,3 +226,30 @@ def test_level_growth_equals_node_by_node_growth(make, monkeypatch):
         assert np.array_equal(s.feature, t.feature)
         assert np.array_equal(s.threshold, t.threshold)
         assert np.array_equal(s.value, t.value) and np.allclose(s.gain, t.gain)
+
+
+def test_importance_types_for_every_tree_model():
+    """split / gain / total_gain / cover / total_cover exist on CART, forests and AdaBoost,
+    and total_gain normalised is scikit-learn's impurity importance."""
+    X, y = _data(n=500, seed=13)
+    models = [bw.DecisionTreeClassifier(max_depth=4).fit(X, y),
+              bw.RandomForestClassifier(5, random_state=0).fit(X, y),
+              bw.AdaBoostClassifier(n_estimators=5).fit(X, y)]
+    for m in models:
+        if hasattr(m, "trees_"):
+            trees = m.trees_
+        elif hasattr(m, "estimators_"):
+            trees = [t.tree_ for t in m.estimators_]
+        else:
+            trees = [m.tree_]
+        splits = m.feature_importance("split")
+        assert splits.sum() == sum(int((t.feature >= 0).sum()) for t in trees)
+        tg = m.feature_importance("total_gain")
+        with np.errstate(invalid="ignore"):
+            assert np.allclose(m.feature_importance("gain"), np.nan_to_num(tg / splits))
+        assert m.feature_importances_.sum() == pytest.approx(1.0)
+    tree = models[0]
+    tg = tree.feature_importance("total_gain")
+    assert np.allclose(tg / tg.sum(), tree.feature_importances_)
+    with pytest.raises(ValueError, match="importance_type"):
+        tree.feature_importance("weight")

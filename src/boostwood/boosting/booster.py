@@ -9,10 +9,10 @@ from .._kernels.predict import predict_leaf_raw, predict_raw
 from ..data import Dataset, as_feature_matrix
 from ..objectives import get_objective
 from ..tree import Tree
+from ..tree.tree import feature_importance as tree_importance
 from . import dump, explain, model_io
 from .params import resolve_params
 
-IMPORTANCE_TYPES = ("split", "gain", "cover", "total_gain", "total_cover")
 
 
 class Booster:
@@ -202,21 +202,7 @@ class Booster:
         splits on j (004, variable importance) is
         ``feature_importance("total_gain") / len(booster.trees)``.
         """
-        if importance_type not in IMPORTANCE_TYPES:
-            raise ValueError(f"importance_type must be one of {IMPORTANCE_TYPES}, "
-                             f"got {importance_type!r}")
-        splits = np.zeros(self.n_features)
-        gain = np.zeros(self.n_features)
-        cover = np.zeros(self.n_features)
-        for t in self.trees:
-            s = t.feature >= 0
-            np.add.at(splits, t.feature[s], 1.0)
-            np.add.at(gain, t.feature[s], t.gain[s])
-            np.add.at(cover, t.feature[s], t.cover[s])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            per_split = {"gain": gain / splits, "cover": cover / splits}
-        table = {"split": splits, "total_gain": gain, "total_cover": cover, **per_split}
-        return np.nan_to_num(table[importance_type], nan=0.0)
+        return tree_importance(self.trees, self.n_features, importance_type)
 
     # -- looking inside ------------------------------------------------------------------------
     def dump_model(self, fout=None, format="text", with_stats=True):

@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from ..tree.tree import feature_importance as _tree_importance
 from .trees import DecisionTreeClassifier, DecisionTreeRegressor
 
 
@@ -47,6 +48,21 @@ class _AdaBoost(BaseEstimator):
             raise TypeError("estimator must be a boostwood DecisionTreeClassifier or "
                             f"DecisionTreeRegressor, got {type(est).__name__}")
         return est
+
+    @property
+    def feature_importances_(self):
+        """Mean of the trees' normalised impurity importances, weighted by the estimator
+        weights (scikit-learn's definition)."""
+        check_is_fitted(self, "estimators_")
+        w = self.estimator_weights_
+        imp = sum(wi * t.feature_importances_ for wi, t in zip(w, self.estimators_))
+        return imp / w.sum() if w.sum() > 0 else imp
+
+    def feature_importance(self, importance_type="gain"):
+        """Importance types over all trees (see :meth:`DecisionTreeClassifier.feature_importance`)."""
+        check_is_fitted(self, "estimators_")
+        return _tree_importance([t.tree_ for t in self.estimators_], self.n_features_in_,
+                                importance_type)
 
     def _seed(self):
         rs = self.random_state

@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._config import set_threads
 from ..ensemble import cart
+from ..tree.tree import feature_importance as _tree_importance
 from .trees import _check_X_predict, _fit_inputs, _leaves, _TreeParams
 
 
@@ -83,6 +84,12 @@ class _Forest(_TreeParams, BaseEstimator):
             imp += ti / ti.sum() if ti.sum() > 0 else ti
         self.feature_importances_ = imp / imp.sum() if imp.sum() > 0 else imp
         return np.array(inbag)
+
+    def feature_importance(self, importance_type="gain"):
+        """Importance types over all trees (``split``, ``gain``, ``total_gain``, ``cover``,
+        ``total_cover``; gain = weighted impurity decrease, cover = node weight)."""
+        check_is_fitted(self, "trees_")
+        return _tree_importance(self.trees_, self.n_features_in_, importance_type)
 
     def apply(self, X):
         """Leaf node id of every sample in every tree, shape (n_samples, n_estimators)."""

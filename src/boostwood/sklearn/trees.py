@@ -19,6 +19,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ..boosting.dump import export_text as _export_tree_text
 from ..data import as_feature_matrix
 from ..ensemble import cart, pruning
+from ..tree.tree import feature_importance as _tree_importance
 
 _SPLITTERS = {"best": "exact", "exact": "exact", "hist": "hist", "random": "random"}
 
@@ -141,6 +142,13 @@ class _DecisionTree(_TreeParams, BaseEstimator):
         imp = cart.importances(tree, self.n_features_in_)
         self.feature_importances_ = imp / imp.sum() if imp.sum() > 0 else imp
         return self
+
+    def feature_importance(self, importance_type="gain"):
+        """Importance types of the boosted models (``split``, ``gain``, ``total_gain``,
+        ``cover``, ``total_cover``): gain is a split's weighted impurity decrease, cover
+        its node's weight. ``feature_importances_`` is total_gain normalised."""
+        check_is_fitted(self, "tree_")
+        return _tree_importance([self.tree_], self.n_features_in_, importance_type)
 
     def apply(self, X):
         """Leaf node id of every sample, shape (n_samples,)."""

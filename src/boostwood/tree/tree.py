@@ -110,3 +110,28 @@ class Tree:
         if np.any(self.left[split] <= np.nonzero(split)[0]) or \
                 np.any(self.right[split] <= np.nonzero(split)[0]):
             raise ValueError("tree nodes are not in parent-before-child order")
+
+
+IMPORTANCE_TYPES = ("split", "gain", "cover", "total_gain", "total_cover")
+
+
+def feature_importance(trees, n_features, importance_type="gain"):
+    """Importance of each feature over ``trees``, shape (n_features,).
+
+    ``split``: number of splits on the feature; ``total_gain`` / ``total_cover``: sum
+    over those splits of the split's gain / of the node's cover (hessian sum, or
+    weight for decision trees); ``gain`` / ``cover``: the same per split.
+    """
+    if importance_type not in IMPORTANCE_TYPES:
+        raise ValueError(f"importance_type must be one of {IMPORTANCE_TYPES}, "
+                         f"got {importance_type!r}")
+    splits, gain, cover = np.zeros(n_features), np.zeros(n_features), np.zeros(n_features)
+    for t in trees:
+        s = t.feature >= 0
+        np.add.at(splits, t.feature[s], 1.0)
+        np.add.at(gain, t.feature[s], t.gain[s])
+        np.add.at(cover, t.feature[s], t.cover[s])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_split = {"gain": gain / splits, "cover": cover / splits}
+    table = {"split": splits, "total_gain": gain, "total_cover": cover, **per_split}
+    return np.nan_to_num(table[importance_type], nan=0.0)
