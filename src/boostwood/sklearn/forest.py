@@ -3,11 +3,15 @@
 Bootstrap samples are integer sample weights (how many times each row was
 drawn), never copies of rows; out-of-bag rows are those of weight 0. The
 columns are sorted (or binned) once and shared by every tree. Trees are grown
-one after the other, each level in parallel over features on ``n_jobs``
-threads, so the forest is the same for any ``n_jobs`` given ``random_state``.
+in parallel, one per thread of ``n_jobs`` (when numba's threading layer is
+OpenMP or TBB; with its workqueue layer, one after the other with each level
+parallel over features). Every tree depends only on its own seed, so the forest
+is the same for any ``n_jobs`` given ``random_state``.
 """
 import numbers
+from concurrent.futures import ThreadPoolExecutor
 
+import numba
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import accuracy_score, r2_score
@@ -19,6 +23,19 @@ from .._config import set_threads
 from ..ensemble import cart
 from ..tree.tree import feature_importance as _tree_importance
 from .trees import _check_X_predict, _fit_inputs, _leaves, _TreeParams
+
+
+def _threadsafe_numba():
+    """Whether numba's threading layer may be entered from several threads at once (its
+    OpenMP and TBB layers may; the fallback workqueue layer may not)."""
+    try:
+        return numba.threading_layer() in ("omp", "tbb")
+    except ValueError:  # not chosen yet: run one parallel kernel to choose it
+        from .._kernels.criterion import count_by_node
+        count_by_node(np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int64),
+                      np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int32),
+                      np.zeros((1, 1), dtype=np.int64))
+        return numba.threading_layer() in ("omp", "tbb")
 
 
 class _Forest(_TreeParams, BaseEstimator):
@@ -55,35 +72,49 @@ class _Forest(_TreeParams, BaseEstimator):
     def _fit_forest(self, fm, channel, stat, w, K):
         self._check_forest_params()
         n = fm.shape[0]
-        set_threads(0 if self.n_jobs is None else self.n_jobs)
+        n_threads = set_threads(0 if self.n_jobs is None else self.n_jobs)
         seed = 0 if self.random_state is None else self.random_state
         if not isinstance(seed, numbers.Integral):
             seed = int(np.random.RandomState(seed).randint(2 ** 31 - 1))
-        rng = np.random.default_rng(seed)
-        seeds = rng.integers(0, 2 ** 31 - 1, size=self.n_estimators)
+        seeds = np.random.default_rng(seed).integers(0, 2 ** 31 - 1, size=self.n_estimators)
         spec = self._tree_spec(n, fm.shape[1], w.sum())
         splitter = self._splitter()
         columns = cart.search_columns(fm, splitter, self.max_bin, int(seed), w)
-        grower = cart.make_grower(columns, spec, K, fm.shape[1], splitter == "random")
         n_boot = self._n_bootstrap(n)
-        self.trees_, self.node_stats_, inbag = [], [], []
-        for s in seeds:
-            r = np.random.default_rng(int(s))
-            counts = r.multinomial(n_boot, np.full(n, 1.0 / n)) if self.bootstrap \
-                else np.ones(n)
-            wt = w * counts
-            if not np.any(wt > 0):
-                wt = w.copy()
-            tree, stats = cart.grow(grower, channel, stat * counts, wt, int(r.integers(2 ** 31)))
-            self.trees_.append(tree)
-            self.node_stats_.append(stats)
-            inbag.append(counts > 0)
+
+        def grow_trees(worker, n_workers):
+            """Trees worker, worker + n_workers, ... with the worker's own grower."""
+            if n_workers > 1:
+                numba.set_num_threads(1)  # thread-local: one thread per tree
+            grower = cart.make_grower(columns, spec, K, fm.shape[1], splitter == "random")
+            out = []
+            for i in range(worker, len(seeds), n_workers):
+                r = np.random.default_rng(int(seeds[i]))
+                counts = r.multinomial(n_boot, np.full(n, 1.0 / n)) if self.bootstrap \
+                    else np.ones(n)
+                wt = w * counts
+                if not np.any(wt > 0):
+                    wt = w.copy()
+                tree, stats = cart.grow(grower, channel, stat * counts, wt,
+                                        int(r.integers(2 ** 31)))
+                out.append((i, tree, stats, counts > 0))
+            return out
+
+        n_workers = min(n_threads, len(seeds)) if _threadsafe_numba() else 1
+        if n_workers > 1:  # trees in parallel; each tree is the same whoever grows it
+            with ThreadPoolExecutor(n_workers) as pool:
+                parts = list(pool.map(lambda k: grow_trees(k, n_workers), range(n_workers)))
+            grown = sorted((item for part in parts for item in part), key=lambda t: t[0])
+        else:
+            grown = grow_trees(0, 1)
+        self.trees_ = [t for _, t, _, _ in grown]
+        self.node_stats_ = [s for _, _, s, _ in grown]
         imp = np.zeros(fm.shape[1])
         for t in self.trees_:
             ti = cart.importances(t, fm.shape[1])
             imp += ti / ti.sum() if ti.sum() > 0 else ti
         self.feature_importances_ = imp / imp.sum() if imp.sum() > 0 else imp
-        return np.array(inbag)
+        return np.array([b for _, _, _, b in grown])
 
     def feature_importance(self, importance_type="gain"):
         """Importance types over all trees (``split``, ``gain``, ``total_gain``, ``cover``,
