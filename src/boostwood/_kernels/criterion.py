@@ -522,3 +522,134 @@ def grouped_random_scan(codes, rows, seg, miss_rows, miss_seg, values, value_off
                       min_samples_leaf, min_weight_leaf, scratch, left,
                       out_gain[k:k + 1, a:a + 1], out_code[k:k + 1, a:a + 1], nxt,
                       out_default_left[k:k + 1, a:a + 1], out_left[k:k + 1, a:a + 1])
+
+
+# -- histogram bins, node by node: no feature lists at all ---------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _node_bins_vary(col, rows, s, e, missing_bin):
+    """Whether a feature's bins vary over rows[s:e] (two bins, or values and missing)."""
+    first = -1
+    has_missing = False
+    has_value = False
+    for i in range(s, e):
+        b = np.int64(col[rows[i]])
+        if b == missing_bin:
+            has_missing = True
+            continue
+        has_value = True
+        if first < 0:
+            first = b
+        elif b != first:
+            return True
+    return has_value and has_missing
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scan_bins(hist, bins, n_present, mb, K, criterion, parent, run, miss, tot, msl, mwl,
+               scratch, left, gain_k, code_k, next_k, dl_k, left_k):
+    """Scan a node's per-bin statistics as :func:`criterion_scan` scans sorted codes:
+    the non-empty bins ``bins[:n_present]`` in ascending order, bin ``mb`` = missing."""
+    W = K + 2
+    for c in range(W):
+        miss[0, c] = hist[mb, c]
+        run[0, c] = 0.0
+    last = -1
+    for j in range(n_present):
+        b = bins[j]
+        if last >= 0:
+            _consider(0, 0, run, miss, tot, parent, last, b, K, criterion, msl, mwl, scratch,
+                      left, gain_k, code_k, next_k, dl_k, left_k)
+        for c in range(W):
+            run[0, c] += hist[b, c]
+        last = b
+    if last >= 0 and miss[0, K + 1] > 0.0:
+        _consider(0, 0, run, miss, tot, parent, last, -1, K, criterion, msl, mwl, scratch, left,
+                  gain_k, code_k, next_k, dl_k, left_k)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def binned_node_scan(codes, n_bins, buf, sides, starts, counts, stat, channel, weight, totals,
+                     features, draw_order, n_pick, criterion, min_samples_leaf, min_weight_leaf,
+                     out_gain, out_code, out_next, out_default_left, out_left):
+    """Best split of each node of a batch over histogram bins, one node at a time.
+
+    Features are visited in ``draw_order[k]`` (a random permutation per node): the
+    first ``n_pick`` are the node's draw, of which those constant in the node cannot
+    split it; if all of them are constant the walk goes on to the first varying one
+    (Breiman's / scikit-learn's rule, as :meth:`CriterionTreeGrower.feature_mask`).
+    A drawn, varying feature gets a histogram of per-bin statistics from the node's
+    rows, scanned bin by bin as :func:`criterion_scan` scans codes -- the same
+    candidates in the same order, without sorted feature lists.
+
+    codes : (n_features, n_rows) bins, missing = ``n_bins[f]``   # IN
+    n_bins : (n_features,) int   # IN
+    buf, sides, starts, counts : the nodes' row segments (partition buffers)   # IN
+    draw_order : (n_nodes, n_active) int64, positions into ``features``   # IN
+    outputs as :func:`criterion_scan`; -inf where a feature was not used
+    """
+    n_nodes, W = totals.shape
+    A = features.shape[0]
+    crit = ENTROPY if criterion == GAIN_RATIO else criterion
+    max_bins = 1
+    for a in range(A):
+        max_bins = max(max_bins, n_bins[features[a]] + 1)
+    n_chunks = min(n_nodes, 256)  # scratch per chunk of nodes, not per node
+    per = (n_nodes + n_chunks - 1) // max(n_chunks, 1)
+    for t in prange(n_chunks):
+        hist = np.zeros((max_bins, W))
+        seen = np.zeros(max_bins, dtype=np.uint8)
+        bins = np.empty(max_bins, dtype=np.int64)
+        parent = np.empty(1)
+        run, miss = np.empty((1, W)), np.empty((1, W))
+        scratch, left = np.empty(W), np.empty(W)
+        for k in range(t * per, min((t + 1) * per, n_nodes)):
+            rows = buf[sides[k]]
+            s, e = starts[k], starts[k] + counts[k]
+            parent[0] = impurity(totals[k], W - 2, crit)
+            out_gain[k, :] = -np.inf
+            out_code[k, :] = -1
+            out_next[k, :] = -1
+            out_default_left[k, :] = 0
+            used = 0
+            for j in range(A):
+                if j >= n_pick and used > 0:
+                    break
+                a = draw_order[k, j]
+                f = features[a]
+                mb = n_bins[f]
+                if not _node_bins_vary(codes[f], rows, s, e, mb):
+                    continue
+                used += 1
+                n_present = _fill_bins(codes[f], rows, s, e, mb, stat, channel, weight, hist,
+                                       seen, bins)
+                bins[:n_present].sort()
+                _scan_bins(hist, bins, n_present, mb, W - 2, criterion, parent, run, miss,
+                           totals[k:k + 1], min_samples_leaf, min_weight_leaf, scratch, left,
+                           out_gain[k:k + 1, a:a + 1], out_code[k:k + 1, a:a + 1],
+                           out_next[k:k + 1, a:a + 1], out_default_left[k:k + 1, a:a + 1],
+                           out_left[k:k + 1, a:a + 1])
+                for i in range(s, e):  # clear only what this node touched
+                    b = np.int64(codes[f, rows[i]])
+                    seen[b] = 0
+                    for c in range(W):
+                        hist[b, c] = 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fill_bins(col, rows, s, e, mb, stat, channel, weight, hist, seen, bins):
+    """Per-bin statistics of rows[s:e]; the non-missing bins seen go to ``bins``."""
+    K = hist.shape[1] - 2
+    n_present = 0
+    for i in range(s, e):
+        r = rows[i]
+        b = np.int64(col[r])
+        if b != mb and seen[b] == 0:
+            seen[b] = 1
+            bins[n_present] = b
+            n_present += 1
+        hist[b, channel[r]] += stat[r]
+        hist[b, K] += weight[r]
+        hist[b, K + 1] += 1.0
+    return n_present

@@ -236,20 +236,30 @@ class BinnedColumns:
     """
 
     def __init__(self, X_binned, n_bins, bin_thresholds):
-        from .._config import INDEX_DTYPE
-        n_rows, n_features = X_binned.shape
         self.codes = np.ascontiguousarray(X_binned.T, dtype=np.uint32)
         self.n_values = np.asarray(n_bins, dtype=np.int64)
         self._bin_thresholds = bin_thresholds
-        orders, missing = [], []
-        for f in range(n_features):
-            col = self.codes[f]
-            present = col < self.n_values[f]
-            order = np.argsort(col, kind="stable")
-            orders.append(order[:int(present.sum())].astype(INDEX_DTYPE))
-            missing.append(np.nonzero(~present)[0].astype(INDEX_DTYPE))
-        self.order, self.order_offsets = _flatten(orders)
-        self.missing_rows, self.missing_offsets = _flatten(missing)
+        self._lists = None
+
+    def _sorted_lists(self):
+        """Per feature its rows by ascending bin, and its missing rows (built on first use:
+        the level-wise path scans bins node by node and never needs them)."""
+        if self._lists is None:
+            from .._config import INDEX_DTYPE
+            orders, missing = [], []
+            for f in range(self.codes.shape[0]):
+                col = self.codes[f]
+                present = col < self.n_values[f]
+                order = np.argsort(col, kind="stable")
+                orders.append(order[:int(present.sum())].astype(INDEX_DTYPE))
+                missing.append(np.nonzero(~present)[0].astype(INDEX_DTYPE))
+            self._lists = _flatten(orders) + _flatten(missing)
+        return self._lists
+
+    order = property(lambda self: self._sorted_lists()[0])
+    order_offsets = property(lambda self: self._sorted_lists()[1])
+    missing_rows = property(lambda self: self._sorted_lists()[2])
+    missing_offsets = property(lambda self: self._sorted_lists()[3])
 
     def thresholds(self, features, codes, next_codes):
         """"bin <= c" as a raw threshold: the upper edge of bin c."""

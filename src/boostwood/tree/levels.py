@@ -14,11 +14,13 @@ so it grows the same trees (``tests/test_trees.py`` checks it).
 """
 import numpy as np
 
-from .._kernels.criterion import (ENTROPY, GAIN_RATIO, GINI, SQUARED, count_by_node,
-                                  grouped_random_scan, grouped_scan, grouped_varies, regroup)
+from .._kernels.criterion import (ENTROPY, GAIN_RATIO, GINI, SQUARED, binned_node_scan,
+                                  count_by_node, grouped_random_scan, grouped_scan,
+                                  grouped_varies, regroup)
 from .._kernels.exact import mark_nodes
 from .._kernels.partition import partition_nodes
 from .._kernels.split import pick_best_features
+from .criterion import BinnedColumns
 from .grower import PARTITION_BLOCK
 from .tree import Tree
 
@@ -97,11 +99,37 @@ class _Grouped:
         self.missing = (miss, self.miss_seg[:, 0].copy(), self.miss_seg[:, B].copy())
 
 
+def _binned_scan(g, nodes, level):
+    """Histogram bins: each node builds per-bin statistics of the features it draws from
+    its own rows (:func:`~boostwood._kernels.criterion.binned_node_scan`); no lists."""
+    p, K, c = g.params, g.K, g.columns
+    B, A = level.size, g._features.shape[0]
+    A_ = nodes.a
+    n_pick = max(1, int(round(p.colsample_bynode * A)))
+    if n_pick >= A:
+        order = np.tile(np.arange(A, dtype=np.int64), (B, 1))
+        n_pick = A
+    else:  # the draw of CriterionTreeGrower.feature_mask: same random numbers, same rule
+        order = np.argsort(g._rng.random((B, A)), axis=1, kind="stable").astype(np.int64)
+    totals = np.ascontiguousarray(nodes.stats[level])
+    gain, code = np.empty((B, A)), np.empty((B, A), dtype=np.int64)
+    nxt, dl = np.empty((B, A), dtype=np.int64), np.empty((B, A), dtype=np.uint8)
+    left = np.empty((B, A, K + 2))
+    binned_node_scan(c.codes, c.n_values, g.buf, A_["side"][level], A_["start"][level],
+                     A_["count"][level], g._stat, g._channel, g._weight, totals, g._features,
+                     order, n_pick, g.criterion, float(max(p.min_data_in_leaf, 1)),
+                     p.min_child_weight, gain, code, nxt, dl, left)
+    return gain, code, nxt, dl, left, totals
+
+
 def _scan_level(g, nodes, level, grouped):
     """Best split of each node of ``level`` among the features it drew: per node the
     scan's outputs at its chosen feature (``ok`` False where there is none)."""
     p, K, c = g.params, g.K, g.columns
     B, A = level.size, g._features.shape[0]
+    if grouped is None:
+        gain, code, nxt, dl, left, totals = _binned_scan(g, nodes, level)
+        return _best(g, gain, code, nxt, dl, left, None, totals)
     rows, miss = grouped.present[0], grouped.missing[0]
     seg, miss_seg = grouped.seg, grouped.miss_seg
     totals = np.ascontiguousarray(nodes.stats[level])
@@ -123,6 +151,11 @@ def _scan_level(g, nodes, level, grouped):
         grouped_scan(c.codes, rows, seg, miss, miss_seg, g._stat, g._channel, g._weight, totals,
                      g._features, mask, g.criterion, msl, p.min_child_weight, gain, code, nxt,
                      dl, left)
+    return _best(g, gain, code, nxt, dl, left, thr_of, totals)
+
+
+def _best(g, gain, code, nxt, dl, left, thr_of, totals):
+    B = gain.shape[0]
     best = np.empty(B, dtype=np.int64)
     pick_best_features(gain, best)
     r = np.arange(B)
@@ -144,12 +177,14 @@ def grow_levels(g, n_root):
     level = np.zeros(1, dtype=np.int64) if g._can_split(0, n_root, nodes.stats[0, K]) else \
         np.zeros(0, dtype=np.int64)
     A = nodes.a
-    grouped = _Grouped(g.columns)
+    binned = isinstance(g.columns, BinnedColumns) and not g.random_splits
+    grouped = None if binned else _Grouped(g.columns)
     while level.size:
         sides, starts, counts = A["side"][level], A["start"][level], A["count"][level]
-        g.node_of[:] = -1
-        mark_nodes(g.buf, sides, starts, counts, g.node_of)
-        grouped.regroup(g.node_of, counts)
+        if grouped is not None:
+            g.node_of[:] = -1
+            mark_nodes(g.buf, sides, starts, counts, g.node_of)
+            grouped.regroup(g.node_of, counts)
         s = _scan_level(g, nodes, level, grouped)
         ok = s["ok"]
         tot, lv = s["totals"][ok], s["left"][ok]  # (rows without a split hold no statistics)
