@@ -528,25 +528,6 @@ def grouped_random_scan(codes, rows, seg, miss_rows, miss_seg, values, value_off
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _node_bins_vary(col, rows, s, e, missing_bin):
-    """Whether a feature's bins vary over rows[s:e] (two bins, or values and missing)."""
-    first = -1
-    has_missing = False
-    has_value = False
-    for i in range(s, e):
-        b = np.int64(col[rows[i]])
-        if b == missing_bin:
-            has_missing = True
-            continue
-        has_value = True
-        if first < 0:
-            first = b
-        elif b != first:
-            return True
-    return has_value and has_missing
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _scan_bins(hist, bins, n_present, mb, K, criterion, parent, run, miss, tot, msl, mwl,
                scratch, left, gain_k, code_k, next_k, dl_k, left_k):
     """Scan a node's per-bin statistics as :func:`criterion_scan` scans sorted codes:
@@ -571,11 +552,12 @@ def _scan_bins(hist, bins, n_present, mb, K, criterion, parent, run, miss, tot, 
 
 @njit(parallel=True, cache=True, nogil=True)
 def binned_node_scan(codes, n_bins, buf, sides, starts, counts, stat, channel, weight, totals,
-                     features, draw_order, n_pick, criterion, min_samples_leaf, min_weight_leaf,
+                     features, draw_keys, n_pick, criterion, min_samples_leaf, min_weight_leaf,
                      out_gain, out_code, out_next, out_default_left, out_left):
     """Best split of each node of a batch over histogram bins, one node at a time.
 
-    Features are visited in ``draw_order[k]`` (a random permutation per node): the
+    Features are visited in ascending order of ``draw_keys[k]`` (random keys per
+    node; position a is visited j-th if its key is the j-th smallest): the
     first ``n_pick`` are the node's draw, of which those constant in the node cannot
     split it; if all of them are constant the walk goes on to the first varying one
     (Breiman's / scikit-learn's rule, as :meth:`CriterionTreeGrower.feature_mask`).
@@ -586,7 +568,7 @@ def binned_node_scan(codes, n_bins, buf, sides, starts, counts, stat, channel, w
     codes : (n_features, n_rows) bins, missing = ``n_bins[f]``   # IN
     n_bins : (n_features,) int   # IN
     buf, sides, starts, counts : the nodes' row segments (partition buffers)   # IN
-    draw_order : (n_nodes, n_active) int64, positions into ``features``   # IN
+    draw_keys : (n_nodes, n_active) float64 in [0, 1), or all 0 to visit in order   # IN
     outputs as :func:`criterion_scan`; -inf where a feature was not used
     """
     n_nodes, W = totals.shape
@@ -604,7 +586,9 @@ def binned_node_scan(codes, n_bins, buf, sides, starts, counts, stat, channel, w
         parent = np.empty(1)
         run, miss = np.empty((1, W)), np.empty((1, W))
         scratch, left = np.empty(W), np.empty(W)
+        taken = np.zeros(A, dtype=np.uint8)
         for k in range(t * per, min((t + 1) * per, n_nodes)):
+            taken[:] = 0
             rows = buf[sides[k]]
             s, e = starts[k], starts[k] + counts[k]
             parent[0] = impurity(totals[k], W - 2, crit)
@@ -616,20 +600,19 @@ def binned_node_scan(codes, n_bins, buf, sides, starts, counts, stat, channel, w
             for j in range(A):
                 if j >= n_pick and used > 0:
                     break
-                a = draw_order[k, j]
+                a = _nth_drawn(draw_keys, k, j, n_pick, taken)
                 f = features[a]
                 mb = n_bins[f]
-                if not _node_bins_vary(codes[f], rows, s, e, mb):
-                    continue
-                used += 1
                 n_present = _fill_bins(codes[f], rows, s, e, mb, stat, channel, weight, hist,
                                        seen, bins)
-                bins[:n_present].sort()
-                _scan_bins(hist, bins, n_present, mb, W - 2, criterion, parent, run, miss,
-                           totals[k:k + 1], min_samples_leaf, min_weight_leaf, scratch, left,
-                           out_gain[k:k + 1, a:a + 1], out_code[k:k + 1, a:a + 1],
-                           out_next[k:k + 1, a:a + 1], out_default_left[k:k + 1, a:a + 1],
-                           out_left[k:k + 1, a:a + 1])
+                if n_present > 1 or (n_present == 1 and hist[mb, W - 1] > 0.0):  # varies
+                    used += 1
+                    bins[:n_present].sort()
+                    _scan_bins(hist, bins, n_present, mb, W - 2, criterion, parent, run, miss,
+                               totals[k:k + 1], min_samples_leaf, min_weight_leaf, scratch,
+                               left, out_gain[k:k + 1, a:a + 1], out_code[k:k + 1, a:a + 1],
+                               out_next[k:k + 1, a:a + 1],
+                               out_default_left[k:k + 1, a:a + 1], out_left[k:k + 1, a:a + 1])
                 for i in range(s, e):  # clear only what this node touched
                     b = np.int64(codes[f, rows[i]])
                     seen[b] = 0
@@ -653,3 +636,15 @@ def _fill_bins(col, rows, s, e, mb, stat, channel, weight, hist, seen, bins):
         hist[b, K] += weight[r]
         hist[b, K + 1] += 1.0
     return n_present
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _nth_drawn(keys, k, j, n_pick, taken):
+    """The feature position with the (j+1)-th smallest key of node k (ties: lowest
+    position), marking it taken; a selection step, no full sort per node."""
+    best = -1
+    for a in range(keys.shape[1]):
+        if taken[a] == 0 and (best < 0 or keys[k, a] < keys[k, best]):
+            best = a
+    taken[best] = 1
+    return best

@@ -63,17 +63,17 @@ class CriterionTreeGrower(ExactTreeGrower):
         self._weight = np.ascontiguousarray(weight, dtype=np.float64)
         self._stats = {}
         self._left_stats = {}
-        c = self.columns
-        # the rows each feature lists: all of them, then (depth-wise) only those of nodes
-        # still being split, compacted level by level
-        self._lists = [c.order, c.order_offsets, c.missing_rows, c.missing_offsets]
-        self._listed = self.n_rows
         if self.params.grow_policy == "depthwise" and self.vectorized:
             from .levels import grow_levels  # the same steps, a level at a time
             n = self.n_rows if rows is None else rows.shape[0]
             self.buf[0, :n] = np.arange(n, dtype=self.buf.dtype) if rows is None else rows
             self._features, self._rng = features, rng
             return grow_levels(self, n)
+        c = self.columns
+        # the rows each feature lists: all of them, then (depth-wise) only those of nodes
+        # still being split, compacted level by level
+        self._lists = [c.order, c.order_offsets, c.missing_rows, c.missing_offsets]
+        self._listed = self.n_rows
         return self.grow(None, rows, features, rng)
 
     #: depth-wise trees are grown by :func:`boostwood.tree.levels.grow_levels` (no Python

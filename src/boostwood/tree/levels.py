@@ -107,17 +107,17 @@ def _binned_scan(g, nodes, level):
     A_ = nodes.a
     n_pick = max(1, int(round(p.colsample_bynode * A)))
     if n_pick >= A:
-        order = np.tile(np.arange(A, dtype=np.int64), (B, 1))
+        keys = np.zeros((B, A))  # every feature, in order
         n_pick = A
     else:  # the draw of CriterionTreeGrower.feature_mask: same random numbers, same rule
-        order = np.argsort(g._rng.random((B, A)), axis=1, kind="stable").astype(np.int64)
+        keys = g._rng.random((B, A))
     totals = np.ascontiguousarray(nodes.stats[level])
     gain, code = np.empty((B, A)), np.empty((B, A), dtype=np.int64)
     nxt, dl = np.empty((B, A), dtype=np.int64), np.empty((B, A), dtype=np.uint8)
     left = np.empty((B, A, K + 2))
     binned_node_scan(c.codes, c.n_values, g.buf, A_["side"][level], A_["start"][level],
                      A_["count"][level], g._stat, g._channel, g._weight, totals, g._features,
-                     order, n_pick, g.criterion, float(max(p.min_data_in_leaf, 1)),
+                     keys, n_pick, g.criterion, float(max(p.min_data_in_leaf, 1)),
                      p.min_child_weight, gain, code, nxt, dl, left)
     return gain, code, nxt, dl, left, totals
 
