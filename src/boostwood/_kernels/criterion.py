@@ -105,6 +105,20 @@ def _consider(k, a, run, miss, totals, parent, code, next_code, K, criterion, ms
             out_left[k, a, c] = left[c]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _missing_by_node(missing_rows, s, e, node_of, stat, channel, weight, out):
+    """Add the statistics of the missing rows ``missing_rows[s:e]`` to their node's row of
+    ``out`` (rows of no node in the batch are skipped)."""
+    K = out.shape[1] - 2
+    for i in range(s, e):
+        r = missing_rows[i]
+        k = node_of[r]
+        if k >= 0:
+            out[k, channel[r]] += stat[r]
+            out[k, K] += weight[r]
+            out[k, K + 1] += 1.0
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def criterion_scan(codes, order, order_offsets, missing_rows, missing_offsets, stat, channel,
                    weight, node_of, totals, features, feature_mask, criterion, min_samples_leaf,
@@ -134,13 +148,8 @@ def criterion_scan(codes, order, order_offsets, missing_rows, missing_offsets, s
     for a in prange(features.shape[0]):
         f = features[a]
         miss = np.zeros((n_nodes, W))
-        for i in range(missing_offsets[f], missing_offsets[f + 1]):
-            r = missing_rows[i]
-            k = node_of[r]
-            if k >= 0:
-                miss[k, channel[r]] += stat[r]
-                miss[k, K] += weight[r]
-                miss[k, K + 1] += 1.0
+        _missing_by_node(missing_rows, missing_offsets[f], missing_offsets[f + 1], node_of,
+                         stat, channel, weight, miss)
         run = np.zeros((n_nodes, W))
         last = np.full(n_nodes, -1, dtype=np.int64)
         parent = np.empty(n_nodes)
@@ -219,13 +228,8 @@ def criterion_random_scan(codes, order, order_offsets, missing_rows, missing_off
         f = features[a]
         vals = values[value_offsets[f]:value_offsets[f + 1]]
         miss = np.zeros((n_nodes, W))
-        for i in range(missing_offsets[f], missing_offsets[f + 1]):
-            r = missing_rows[i]
-            k = node_of[r]
-            if k >= 0:
-                miss[k, channel[r]] += stat[r]
-                miss[k, K] += weight[r]
-                miss[k, K + 1] += 1.0
+        _missing_by_node(missing_rows, missing_offsets[f], missing_offsets[f + 1], node_of,
+                         stat, channel, weight, miss)
         lo = np.full(n_nodes, -1, dtype=np.int64)
         hi = np.full(n_nodes, -1, dtype=np.int64)
         col = codes[f]

@@ -164,8 +164,10 @@ def _scratch_size(max_depth):
 
 @njit(cache=True, nogil=True)
 def _frames(scratch):
-    """Per-level stack scratch, with more levels than any path (scratch > levels)."""
-    return (np.empty((scratch, 4), dtype=np.int64), np.empty((scratch, 5)),
+    """One row's scratch: the path buffers (features, zero and one fractions, weights)
+    and the per-level stack (more levels than any path: scratch > levels)."""
+    return (np.empty(scratch, dtype=np.int64), np.empty(scratch), np.empty(scratch),
+            np.empty(scratch), np.empty((scratch, 4), dtype=np.int64), np.empty((scratch, 5)),
             np.empty(scratch, dtype=np.int8))
 
 
@@ -183,11 +185,7 @@ def shap_values(X, feature, threshold, left, right, default_left, value, cover, 
     """
     n_rows, n_features = X.shape
     for i in prange(n_rows):
-        pd = np.empty(scratch, dtype=np.int64)
-        pz = np.empty(scratch)
-        po = np.empty(scratch)
-        pw = np.empty(scratch)
-        fr, ff, state = _frames(scratch)
+        pd, pz, po, pw, fr, ff, state = _frames(scratch)
         phi = np.zeros(n_features)
         for t in range(tree_offsets.shape[0]):
             phi[:] = 0.0
@@ -208,11 +206,7 @@ def shap_interactions(X, feature, threshold, left, right, default_left, value, c
     """
     n_rows, n_features = X.shape
     for i in prange(n_rows):
-        pd = np.empty(scratch, dtype=np.int64)
-        pz = np.empty(scratch)
-        po = np.empty(scratch)
-        pw = np.empty(scratch)
-        fr, ff, state = _frames(scratch)
+        pd, pz, po, pw, fr, ff, state = _frames(scratch)
         phi = np.zeros(n_features)
         on = np.zeros(n_features)
         off = np.zeros(n_features)

@@ -20,7 +20,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..tree.tree import feature_importance as _tree_importance
-from .trees import DecisionTreeClassifier, DecisionTreeRegressor
+from .trees import DecisionTreeClassifier, DecisionTreeRegressor, seed_of
 
 
 class _AdaBoost(BaseEstimator):
@@ -64,10 +64,6 @@ class _AdaBoost(BaseEstimator):
         return _tree_importance([t.tree_ for t in self.estimators_], self.n_features_in_,
                                 importance_type)
 
-    def _seed(self):
-        rs = self.random_state
-        return 0 if rs is None else (int(rs) if isinstance(rs, numbers.Integral)
-                                     else int(rs.randint(2 ** 31 - 1)))
 
 
 class AdaBoostClassifier(ClassifierMixin, _AdaBoost):
@@ -100,7 +96,7 @@ class AdaBoostClassifier(ClassifierMixin, _AdaBoost):
             raise ValueError(f"AdaBoostClassifier needs samples of at least 2 classes; got {K} "
                              f"class")
         base = self._base(DecisionTreeClassifier(max_depth=1))
-        rng = np.random.default_rng(self._seed())
+        rng = np.random.default_rng(seed_of(self.random_state))
         self.estimators_, weights, errors = [], [], []
         for _ in range(self.n_estimators):
             tree = clone(base).set_params(random_state=int(rng.integers(2 ** 31 - 1)))
@@ -206,7 +202,7 @@ class AdaBoostRegressor(RegressorMixin, _AdaBoost):
         X, y, w = self._check(X, y, sample_weight, classifier=False)
         y = np.asarray(y, dtype=np.float64)
         base = self._base(DecisionTreeRegressor(max_depth=3))
-        rng = np.random.default_rng(self._seed())
+        rng = np.random.default_rng(seed_of(self.random_state))
         n = len(y)
         self.estimators_, weights, errors = [], [], []
         for _ in range(self.n_estimators):

@@ -15,14 +15,12 @@ import numba
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import accuracy_score, r2_score
-from sklearn.utils.class_weight import compute_sample_weight
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._config import set_threads
 from ..ensemble import cart
 from ..tree.tree import feature_importance as _tree_importance
-from .trees import _check_X_predict, _fit_inputs, _leaves, _TreeParams
+from .trees import _check_X_predict, _fit_inputs, _leaves, _TreeParams, class_targets, seed_of
 
 
 def _threadsafe_numba():
@@ -73,9 +71,7 @@ class _Forest(_TreeParams, BaseEstimator):
         self._check_forest_params()
         n = fm.shape[0]
         n_threads = set_threads(0 if self.n_jobs is None else self.n_jobs)
-        seed = 0 if self.random_state is None else self.random_state
-        if not isinstance(seed, numbers.Integral):
-            seed = int(np.random.RandomState(seed).randint(2 ** 31 - 1))
+        seed = seed_of(self.random_state)
         seeds = np.random.default_rng(seed).integers(0, 2 ** 31 - 1, size=self.n_estimators)
         spec = self._tree_spec(n, fm.shape[1], w.sum())
         splitter = self._splitter()
@@ -193,18 +189,11 @@ class RandomForestClassifier(ClassifierMixin, _Forest):
         self.max_bin = max_bin
 
     def fit(self, X, y, sample_weight=None):
-        if self.criterion not in ("gini", "entropy", "gain_ratio"):
-            raise ValueError(f"criterion must be 'gini', 'entropy' or 'gain_ratio', "
-                             f"got {self.criterion!r}")
         if self.voting not in ("soft", "hard"):
             raise ValueError(f"voting must be 'soft' or 'hard', got {self.voting!r}")
         fm, y, w = _fit_inputs(self, X, y, sample_weight, classifier=True)
-        check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
-        self.n_classes_ = len(self.classes_)
-        if self.class_weight is not None:
-            w = w * compute_sample_weight(self.class_weight, y)
-        inbag = self._fit_forest(fm, codes.astype(np.int32), w, w, self.n_classes_)
+        codes, w = class_targets(self, y, w)
+        inbag = self._fit_forest(fm, codes, w, w, self.n_classes_)
         if self.oob_score:
             votes = self._tree_votes(_leaves(self.trees_, fm))
             votes[inbag.T] = 0.0

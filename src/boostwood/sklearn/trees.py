@@ -83,6 +83,31 @@ class _TreeParams:
         return _SPLITTERS[self.splitter]
 
 
+def seed_of(random_state):
+    """An int seed from scikit-learn's ``random_state`` (None -> 0: fits are reproducible
+    by default; an int as is; a RandomState draws one)."""
+    if random_state is None:
+        return 0
+    if isinstance(random_state, numbers.Integral):
+        return int(random_state)
+    rs = random_state if hasattr(random_state, "randint") else np.random.RandomState(random_state)
+    return int(rs.randint(2 ** 31 - 1))
+
+
+def class_targets(est, y, w):
+    """Validate a classifier's criterion and labels; set ``classes_`` and ``n_classes_``.
+    Returns (class codes as int32, sample weights times ``class_weight``)."""
+    if est.criterion not in ("gini", "entropy", "gain_ratio"):
+        raise ValueError(f"criterion must be 'gini', 'entropy' or 'gain_ratio', "
+                         f"got {est.criterion!r}")
+    check_classification_targets(y)
+    est.classes_, codes = np.unique(y, return_inverse=True)
+    est.n_classes_ = len(est.classes_)
+    if est.class_weight is not None:
+        w = w * compute_sample_weight(est.class_weight, y)
+    return codes.astype(np.int32), w
+
+
 def _check_X_predict(est, X):
     X = validate_data(est, X, reset=False, accept_sparse=["csr", "csc"], ensure_all_finite=False,
                       dtype=[np.float64, np.float32])
@@ -118,19 +143,11 @@ class _DecisionTree(_TreeParams, BaseEstimator):
 
     def _grow(self, fm, channel, stat, weight, K):
         spec = self._tree_spec(fm.shape[0], fm.shape[1], weight.sum())
-        columns = cart.search_columns(fm, self._splitter(), self.max_bin, self._seed(), weight)
+        seed = seed_of(self.random_state)
+        columns = cart.search_columns(fm, self._splitter(), self.max_bin, seed, weight)
         grower = cart.make_grower(columns, spec, K, fm.shape[1], self._splitter() == "random")
-        tree, stats = cart.grow(grower, channel, stat, weight, self._seed())
+        tree, stats = cart.grow(grower, channel, stat, weight, seed)
         return tree, stats
-
-    def _seed(self):
-        rs = self.random_state
-        if rs is None:
-            return 0
-        if isinstance(rs, numbers.Integral):
-            return int(rs)
-        return int(np.random.RandomState(rs).randint(2 ** 31 - 1)) if not hasattr(
-            rs, "randint") else int(rs.randint(2 ** 31 - 1))
 
     def _finish_fit(self, tree, stats, K):
         if self.ccp_alpha < 0:
@@ -243,16 +260,9 @@ class DecisionTreeClassifier(ClassifierMixin, _DecisionTree):
         return len(self.classes_)
 
     def fit(self, X, y, sample_weight=None):
-        if self.criterion not in ("gini", "entropy", "gain_ratio"):
-            raise ValueError(f"criterion must be 'gini', 'entropy' or 'gain_ratio', "
-                             f"got {self.criterion!r}")
         fm, y, w = _fit_inputs(self, X, y, sample_weight, classifier=True)
-        check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
-        self.n_classes_ = len(self.classes_)
-        if self.class_weight is not None:
-            w = w * compute_sample_weight(self.class_weight, y)
-        tree, stats = self._grow(fm, codes.astype(np.int32), w, w, self.n_classes_)
+        codes, w = class_targets(self, y, w)
+        tree, stats = self._grow(fm, codes, w, w, self.n_classes_)
         return self._finish_fit(tree, stats, self.n_classes_)
 
     def predict_proba(self, X):

@@ -11,7 +11,6 @@ import numpy as np
 
 from .._kernels.criterion import (ENTROPY, GAIN_RATIO, compact_rows, criterion_random_scan,
                                   criterion_scan, feature_varies, impurity, node_statistics)
-from .._kernels.exact import mark_nodes
 from .._kernels.split import pick_best_features
 from .exact import ExactTreeGrower
 from .tree import Tree
@@ -125,11 +124,7 @@ class CriterionTreeGrower(ExactTreeGrower):
         B, A = len(scan), self._features.shape[0]
         if A == 0 or B == 0:
             return
-        cols = nodes.cols
-        sides, starts, counts = np.array([(cols["side"][k], cols["start"][k], cols["count"][k])
-                                          for k in scan], dtype=np.int64).T.copy()
-        self.node_of[:] = -1
-        mark_nodes(self.buf, sides, starts, counts, self.node_of)
+        counts = self._mark_batch(nodes, scan)
         self._compact(int(counts.sum()))
         order, order_offsets, missing_rows, missing_offsets = self._lists
         mask = self.feature_mask(B, self._lists)

@@ -83,6 +83,16 @@ class ExactTreeGrower(TreeGrower):
         if to_scan:
             self._scan(nodes, to_scan)
 
+    def _mark_batch(self, nodes, scan):
+        """``node_of[row]`` = position in ``scan`` of the row's node (-1: not in the batch);
+        returns the nodes' row counts."""
+        cols = nodes.cols
+        sides, starts, counts = np.array([(cols["side"][k], cols["start"][k], cols["count"][k])
+                                          for k in scan], dtype=np.int64).T.copy()
+        self.node_of[:] = -1
+        mark_nodes(self.buf, sides, starts, counts, self.node_of)
+        return counts
+
     def _scan(self, nodes, scan, pairs=()):
         p = self.params
         scan = sorted(scan)
@@ -90,10 +100,7 @@ class ExactTreeGrower(TreeGrower):
         if A == 0 or B == 0:
             return
         cols = nodes.cols
-        sides, starts, counts = np.array([(cols["side"][k], cols["start"][k], cols["count"][k])
-                                          for k in scan], dtype=np.int64).T.copy()
-        self.node_of[:] = -1
-        mark_nodes(self.buf, sides, starts, counts, self.node_of)
+        self._mark_batch(nodes, scan)
         mask = self._node_feature_mask(B, A)
         if mask is None:
             mask = np.ones((B, A), dtype=np.uint8)
