@@ -97,7 +97,7 @@ class TrainingState:
         self.weighted_rows = None
         if p["tree_method"] != "hist" and np.any(self.w == 0):
             self.weighted_rows = np.nonzero(self.w > 0)[0].astype(np.int32)
-        self.rng = self._round_rng()
+        self.rng = None  # set per round by boost_round (see _round_rng)
         self.friedman = None
         if p["boosting"] == "gradient":
             self.friedman = GradientBoosting(self.obj, p["line_search"], self.y, self.w)

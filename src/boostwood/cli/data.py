@@ -126,8 +126,7 @@ def iter_delimited(spec, chunk_rows=None):
         drop = {_column_index(c, names, n_cols, spec.path, "ignored") for c in spec.ignore}
         keep = [j for j in range(n_cols) if j != label and j not in drop]
         feat_names = [names[j] for j in keep] if names else None
-        rows, labels, line = [], [], 1
-        pending = [] if header else [(1, first)]
+        rows, labels = [], []
 
         def parse(line_no, row):
             if len(row) != n_cols:
@@ -137,13 +136,12 @@ def iter_delimited(spec, chunk_rows=None):
                 v = _number(row[label], missing, spec.path, line_no)
                 labels.append(v)
 
-        for line_no, row in pending:
-            parse(line_no, row)
+        if not header:  # the first line was data
+            parse(1, first)
         for row in reader:
-            line = reader.line_num
             if not row:
                 continue
-            parse(line, row)
+            parse(reader.line_num, row)
             if chunk_rows and len(rows) >= chunk_rows:
                 yield _table(rows, labels, label, feat_names)
                 rows, labels = [], []
