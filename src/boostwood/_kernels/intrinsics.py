@@ -1,4 +1,4 @@
-"""Low-level helpers for kernels: a software prefetch and a paired add.
+"""Low-level helpers for kernels: a software prefetch, a paired add, a bit scan.
 
 Rows of a deep node are scattered over the training matrix, so the histogram
 and partition loops stall on memory unless the rows a few iterations ahead are
@@ -67,5 +67,21 @@ def add_pair(typingctx, arr, idx, a, b):
         new = builder.insert_element(new, args[3], _ir.Constant(i32, 1))
         builder.store(builder.fadd(old, new), vptr, align=8)
         return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, x):
+    """Number of trailing zero bits of the uint64 ``x`` (``x`` must not be 0): LLVM's
+    ``cttz``, one instruction, so walking the set bits of a bitmask costs one step per
+    set bit."""
+    sig = types.int64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        i64, i1 = _ir.IntType(64), _ir.IntType(1)
+        fn = cgutils.get_or_insert_function(builder.module, _ir.FunctionType(i64, [i64, i1]),
+                                            "llvm.cttz.i64")
+        return builder.call(fn, [args[0], _ir.Constant(i1, 1)])  # (0 input undefined)
 
     return sig, codegen

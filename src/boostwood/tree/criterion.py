@@ -231,6 +231,7 @@ class BinnedColumns:
     """
 
     def __init__(self, X_binned, n_bins, bin_thresholds):
+        self.rows = np.ascontiguousarray(X_binned)  # row-major, for the level-wise scan
         self.codes = np.ascontiguousarray(X_binned.T, dtype=np.uint32)
         self.n_values = np.asarray(n_bins, dtype=np.int64)
         self._bin_thresholds = bin_thresholds

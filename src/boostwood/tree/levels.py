@@ -14,9 +14,9 @@ so it grows the same trees (``tests/test_trees.py`` checks it).
 """
 import numpy as np
 
-from .._kernels.criterion import (ENTROPY, GAIN_RATIO, GINI, SQUARED, binned_node_scan,
-                                  count_by_node, grouped_random_scan, grouped_scan,
-                                  grouped_varies, regroup)
+from .._kernels.criterion import (ENTROPY, GAIN_RATIO, GINI, SQUARED, count_by_node,
+                                  grouped_random_scan, grouped_scan, grouped_varies, regroup)
+from .._kernels.criterion_bins import binned_node_scan, pack_row_stats
 from .._kernels.exact import mark_nodes
 from .._kernels.partition import partition_nodes
 from .._kernels.split import pick_best_features
@@ -101,7 +101,7 @@ class _Grouped:
 
 def _binned_scan(g, nodes, level):
     """Histogram bins: each node builds per-bin statistics of the features it draws from
-    its own rows (:func:`~boostwood._kernels.criterion.binned_node_scan`); no lists."""
+    its own rows (:func:`~boostwood._kernels.criterion_bins.binned_node_scan`); no lists."""
     p, K, c = g.params, g.K, g.columns
     B, A = level.size, g._features.shape[0]
     A_ = nodes.a
@@ -115,10 +115,10 @@ def _binned_scan(g, nodes, level):
     gain, code = np.empty((B, A)), np.empty((B, A), dtype=np.int64)
     nxt, dl = np.empty((B, A), dtype=np.int64), np.empty((B, A), dtype=np.uint8)
     left = np.empty((B, A, K + 2))
-    binned_node_scan(c.codes, c.n_values, g.buf, A_["side"][level], A_["start"][level],
-                     A_["count"][level], g._stat, g._channel, g._weight, totals, g._features,
-                     keys, n_pick, g.criterion, float(max(p.min_data_in_leaf, 1)),
-                     p.min_child_weight, gain, code, nxt, dl, left)
+    binned_node_scan(c.rows, g._row_stats, c.n_values, g.buf, A_["side"][level],
+                     A_["start"][level], A_["count"][level], totals, g._features, keys, n_pick,
+                     g.criterion, float(max(p.min_data_in_leaf, 1)), p.min_child_weight, gain,
+                     code, nxt, dl, left)
     return gain, code, nxt, dl, left, totals
 
 
@@ -179,6 +179,8 @@ def grow_levels(g, n_root):
     A = nodes.a
     binned = isinstance(g.columns, BinnedColumns) and not g.random_splits
     grouped = None if binned else _Grouped(g.columns)
+    if binned:
+        g._row_stats = pack_row_stats(g._stat, g._channel, g._weight)
     while level.size:
         sides, starts, counts = A["side"][level], A["start"][level], A["count"][level]
         if grouped is not None:

@@ -1,0 +1,241 @@
+"""Criterion split search on histogram bins, node by node: no sorted feature lists at all.
+
+A random forest draws a few features per node (``max_features="sqrt"``: 5 of 28),
+so one pass over a node's rows fills the histograms of *all* the features it
+drew at once, reading each row once:
+
+* ``codes_rows`` is the binned matrix row-major (n_rows, n_features): the bins
+  of one row's features share a cache line, so a deep node whose rows are
+  scattered costs one line per row, not one per (row, feature);
+* ``row_stats`` packs each row's (stat, weight, channel) in one 32-byte record,
+  prefetched a few rows ahead;
+* the present bins of a feature are bits of a small bitmask, set without a
+  branch while filling and read back in ascending order with a bit scan
+  (:func:`~boostwood._kernels.intrinsics.trailing_zeros`), so no sort;
+* only the bins a node touched are cleared afterwards.
+
+The scan of a histogram visits the same candidates in the same order as
+:func:`boostwood._kernels.criterion.criterion_scan` visits sorted codes (every
+boundary between two present bins, missing rows right and then left, then
+"all present left, missing right"), with the same scores, tolerance and ties,
+so both give the same tree on the same bins.
+"""
+import numpy as np
+from numba import njit, prange
+
+from .criterion import ENTROPY, GAIN_RATIO, TIE_RTOL, _xlog2x, impurity
+from .intrinsics import PREFETCH_DISTANCE, prefetch, trailing_zeros
+
+#: (stat, weight, channel, unused) per row of ``row_stats``
+ROW_STAT_WIDTH = 4
+
+
+def pack_row_stats(stat, channel, weight):
+    """The (n_rows, 4) float64 records :func:`binned_node_scan` reads."""
+    out = np.zeros((stat.shape[0], ROW_STAT_WIDTH))
+    out[:, 0], out[:, 1], out[:, 2] = stat, weight, channel
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _score(left, tot, K, criterion, crit, parent, right):
+    """Impurity decrease (or gain ratio) of the split sending ``left`` left."""
+    for c in range(K + 2):
+        right[c] = tot[c] - left[c]
+    dec = parent - impurity(left, K, crit) - impurity(right, K, crit)
+    if criterion != GAIN_RATIO:
+        return dec
+    n, nl = tot[K], left[K]
+    split_info = -(_xlog2x(nl / n) + _xlog2x((n - nl) / n))
+    return dec / split_info if split_info > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scan_hist(hist, bins, n_present, mb, K, criterion, parent, tot, msl, mwl, run, left, right,
+               best_left, out):
+    """Best boundary of one feature's histogram: ``bins[:n_present]`` its present bins
+    ascending, ``hist[mb]`` its missing rows. ``out`` = (score, last bin left, next bin,
+    missing-go-left), bin -1 when no boundary qualifies; ``best_left`` gets the left
+    child's statistics."""
+    W = K + 2
+    crit = ENTROPY if criterion == GAIN_RATIO else criterion
+    has_miss = hist[mb, K + 1] > 0.0
+    tol = 1e-10 * max(abs(parent), 1e-300)
+    best, bcode, bnext, bdl = -np.inf, -1, -1, 0
+    for c in range(W):
+        run[c] = 0.0
+    for j in range(n_present + 1):
+        if j > 0 and (j < n_present or has_miss):
+            last = bins[j - 1]
+            nxt = bins[j] if j < n_present else -1
+            for tl in range(2 if has_miss and nxt >= 0 else 1):
+                for c in range(W):
+                    left[c] = run[c] + hist[mb, c] if tl == 1 else run[c]
+                if left[K + 1] < msl or tot[K + 1] - left[K + 1] < msl \
+                        or left[K] < mwl or tot[K] - left[K] < mwl:
+                    continue
+                g = _score(left, tot, K, criterion, crit, parent, right)
+                if not g > tol or (bcode >= 0 and not g > best + TIE_RTOL * abs(best)):
+                    continue
+                best, bcode, bnext = g, last, nxt
+                if has_miss:
+                    bdl = tl
+                else:
+                    bdl = 1 if left[K] >= tot[K] - left[K] else 0
+                for c in range(W):
+                    best_left[c] = left[c]
+        if j < n_present:
+            b = bins[j]
+            for c in range(W):
+                run[c] += hist[b, c]
+    out[0], out[1], out[2], out[3] = best, bcode, bnext, bdl
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _present_bins(mask, mb, bins):
+    """The set bits of ``mask`` other than ``mb``, ascending, into ``bins``; clears the
+    mask. Returns how many."""
+    n = 0
+    for w in range(mask.shape[0]):
+        m = mask[w]
+        mask[w] = 0
+        while m != 0:
+            b = w * 64 + trailing_zeros(m)
+            m &= m - np.uint64(1)
+            if b != mb:
+                bins[n] = b
+                n += 1
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _nth_drawn(keys, k, j, taken):
+    """The feature position with the (j+1)-th smallest key of node k (ties: lowest
+    position), marking it taken; a selection step, no full sort per node."""
+    best = -1
+    for a in range(keys.shape[1]):
+        if taken[a] == 0 and (best < 0 or keys[k, a] < keys[k, best]):
+            best = a
+    taken[best] = 1
+    return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fill(codes_rows, rs, rows, s, e, fs, P, hist, mask):
+    """Histograms of features ``fs[:P]`` over rows[s:e], one pass over the rows."""
+    W = hist.shape[2]
+    K = W - 2
+    n_feat = codes_rows.shape[1]
+    flat = codes_rows.reshape(-1)
+    one = np.uint64(1)
+    for i in range(s, e):
+        if i + PREFETCH_DISTANCE < e:
+            ahead = np.int64(rows[i + PREFETCH_DISTANCE])
+            prefetch(rs, ahead * 4)
+            prefetch(flat, ahead * n_feat)
+        r = np.int64(rows[i])
+        st, wt, ch = rs[4 * r], rs[4 * r + 1], np.int64(rs[4 * r + 2])
+        for j in range(P):
+            b = np.int64(codes_rows[r, fs[j]])
+            mask[j, b >> 6] |= one << np.uint64(b & 63)
+            hist[j, b, ch] += st
+            hist[j, b, K] += wt
+            hist[j, b, K + 1] += 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scan_filled(j, a, k, hist, mask, bins, mb, K, criterion, parent, totals, msl, mwl, run,
+                 left, right, res, out_gain, out_code, out_next, out_default_left, out_left):
+    """Scan histogram j (feature position a) of node k into the outputs, then clear the
+    bins it used. Returns 1 if the feature varies in the node, else 0."""
+    n_present = _present_bins(mask[j], mb, bins)
+    varies = 1 if n_present > 1 or (n_present == 1 and hist[j, mb, K + 1] > 0.0) else 0
+    if varies:
+        _scan_hist(hist[j], bins, n_present, mb, K, criterion, parent, totals[k], msl, mwl,
+                   run, left, right, out_left[k, a], res)
+        if res[1] >= 0:
+            out_gain[k, a] = res[0]
+            out_code[k, a] = np.int64(res[1])
+            out_next[k, a] = np.int64(res[2])
+            out_default_left[k, a] = np.uint8(res[3])
+    for i in range(n_present):
+        b = bins[i]
+        for c in range(K + 2):
+            hist[j, b, c] = 0.0
+    for c in range(K + 2):
+        hist[j, mb, c] = 0.0
+    return varies
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def binned_node_scan(codes_rows, row_stats, n_bins, buf, sides, starts, counts, totals,
+                     features, draw_keys, n_pick, criterion, min_samples_leaf, min_weight_leaf,
+                     out_gain, out_code, out_next, out_default_left, out_left):
+    """Best split of each node of a batch over histogram bins, one node at a time.
+
+    Features are visited in ascending order of ``draw_keys[k]`` (random keys per
+    node; position a is visited j-th if its key is the j-th smallest): the
+    first ``n_pick`` are the node's draw, of which those constant in the node cannot
+    split it; if all of them are constant the walk goes on, one feature at a time, to
+    the first varying one (Breiman's / scikit-learn's rule, as
+    :meth:`CriterionTreeGrower.feature_mask`).
+
+    codes_rows : (n_rows, n_features) bins, row-major, missing = ``n_bins[f]``   # IN
+    row_stats : (n_rows, 4) float64 from :func:`pack_row_stats`   # IN
+    n_bins : (n_features,) int   # IN
+    buf, sides, starts, counts : the nodes' row segments (partition buffers)   # IN
+    totals : (n_nodes, K + 2) float64, each node's (channels..., weight, count)   # IN
+    features : (n_active,) int64, the feature of each position   # IN
+    draw_keys : (n_nodes, n_active) float64 in [0, 1), or all 0 to visit in order   # IN
+    outputs as :func:`boostwood._kernels.criterion.criterion_scan`; gain -inf where a
+    feature was not used
+    """
+    n_nodes, W = totals.shape
+    K = W - 2
+    A = features.shape[0]
+    P = min(n_pick, A)
+    crit = ENTROPY if criterion == GAIN_RATIO else criterion
+    max_bins = 1
+    for a in range(A):
+        max_bins = max(max_bins, n_bins[features[a]] + 1)
+    n_words = (max_bins + 63) // 64
+    rs = row_stats.reshape(-1)
+    n_chunks = min(n_nodes, 256)  # scratch per chunk of nodes, not per node
+    per = (n_nodes + n_chunks - 1) // max(n_chunks, 1)
+    for t in prange(n_chunks):
+        hist = np.zeros((P, max_bins, W))
+        mask = np.zeros((P, n_words), dtype=np.uint64)
+        bins = np.empty(max_bins, dtype=np.int64)
+        pa, fs = np.empty(P, dtype=np.int64), np.empty(P, dtype=np.int64)
+        run, left, right = np.empty(W), np.empty(W), np.empty(W)
+        res = np.empty(4)
+        taken = np.zeros(A, dtype=np.uint8)
+        for k in range(t * per, min((t + 1) * per, n_nodes)):
+            taken[:] = 0
+            rows = buf[sides[k]]
+            s, e = starts[k], starts[k] + counts[k]
+            parent = impurity(totals[k], K, crit)
+            out_gain[k, :] = -np.inf
+            out_code[k, :] = -1
+            out_next[k, :] = -1
+            out_default_left[k, :] = 0
+            for j in range(P):
+                pa[j] = _nth_drawn(draw_keys, k, j, taken)
+                fs[j] = features[pa[j]]
+            _fill(codes_rows, rs, rows, s, e, fs, P, hist, mask)
+            used = 0
+            for j in range(P):
+                used += _scan_filled(j, pa[j], k, hist, mask, bins, n_bins[fs[j]], K, criterion,
+                                     parent, totals, min_samples_leaf, min_weight_leaf, run,
+                                     left, right, res, out_gain, out_code, out_next,
+                                     out_default_left, out_left)
+            j = P
+            while used == 0 and j < A:  # all drawn features constant: walk on, one at a time
+                pa[0] = _nth_drawn(draw_keys, k, j, taken)
+                fs[0] = features[pa[0]]
+                _fill(codes_rows, rs, rows, s, e, fs, 1, hist, mask)
+                used += _scan_filled(0, pa[0], k, hist, mask, bins, n_bins[fs[0]], K, criterion,
+                                     parent, totals, min_samples_leaf, min_weight_leaf, run,
+                                     left, right, res, out_gain, out_code, out_next,
+                                     out_default_left, out_left)
+                j += 1
