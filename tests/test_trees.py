@@ -143,7 +143,8 @@ def test_bootstrap_is_integer_weights():
     rf = bw.RandomForestClassifier(1, random_state=11, max_features=None, splitter="best")
     rf.fit(X, y)
     seed = np.random.default_rng(11).integers(0, 2 ** 31 - 1, size=1)[0]
-    counts = np.random.default_rng(int(seed)).multinomial(len(y), np.full(len(y), 1 / len(y)))
+    n = len(y)  # n draws with replacement, counted
+    counts = np.bincount(np.random.default_rng(int(seed)).integers(0, n, n), minlength=n)
     tree = bw.DecisionTreeClassifier(max_features=None).fit(X, y, sample_weight=counts)
     assert np.array_equal(rf.trees_[0].feature, tree.tree_.feature)
     assert np.allclose(rf.trees_[0].threshold, tree.tree_.threshold)
@@ -253,3 +254,21 @@ def test_importance_types_for_every_tree_model():
     assert np.allclose(tg / tg.sum(), tree.feature_importances_)
     with pytest.raises(ValueError, match="importance_type"):
         tree.feature_importance("weight")
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+def test_pure_nodes_are_leaves(splitter):
+    """A node of one class is a leaf (scikit-learn's rule): no split on rounding noise of
+    fractional weights, and no scan spent on it."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(3000, 4))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 1)
+    w = rng.uniform(0.1, 3.0, size=y.size) / 7.0
+    for est in (bw.DecisionTreeClassifier(splitter=splitter),
+                bw.RandomForestClassifier(3, splitter=splitter, random_state=0)):
+        est.fit(X, y, sample_weight=w)
+        for t, stats in zip(*((est.trees_, est.node_stats_) if hasattr(est, "trees_")
+                              else ([est.tree_], [est.node_stats_]))):
+            internal = t.feature >= 0
+            n_classes = np.count_nonzero(stats[:, :3] > 0, axis=1)
+            assert internal.any() and np.all(n_classes[internal] >= 2)

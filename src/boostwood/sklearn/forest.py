@@ -86,8 +86,8 @@ class _Forest(_TreeParams, BaseEstimator):
             out = []
             for i in range(worker, len(seeds), n_workers):
                 r = np.random.default_rng(int(seeds[i]))
-                counts = r.multinomial(n_boot, np.full(n, 1.0 / n)) if self.bootstrap \
-                    else np.ones(n)
+                counts = np.bincount(r.integers(0, n, n_boot), minlength=n).astype(np.float64) \
+                    if self.bootstrap else np.ones(n)
                 wt = w * counts
                 if not np.any(wt > 0):
                     wt = w.copy()

@@ -9,8 +9,9 @@ consecutive values); on :class:`BinnedColumns` it searches histogram bins.
 """
 import numpy as np
 
-from .._kernels.criterion import (ENTROPY, GAIN_RATIO, compact_rows, criterion_random_scan,
-                                  criterion_scan, feature_varies, impurity, node_statistics)
+from .._kernels.criterion import (ENTROPY, GAIN_RATIO, SQUARED, compact_rows,
+                                  criterion_random_scan, criterion_scan, feature_varies,
+                                  impurity, node_statistics)
 from .._kernels.split import pick_best_features
 from .exact import ExactTreeGrower
 from .tree import Tree
@@ -87,14 +88,25 @@ class CriterionTreeGrower(ExactTreeGrower):
         self._root_weight = out[0, self.K]
         return out[0]
 
-    def _can_split_many(self, depth, count, weight):
-        """:meth:`_can_split` of arrays of nodes."""
+    def _can_split_many(self, depth, count, stats):
+        """:meth:`_splittable` of arrays of nodes, from their statistics (m, K + 2)."""
         p = self.params
         ok = (count >= self.min_samples_split) & (count >= 2 * p.min_data_in_leaf) \
-            & (weight >= 2 * p.min_child_weight)
+            & (stats[:, self.K] >= 2 * p.min_child_weight) & ~self._pure(stats)
         if p.max_depth > 0:
             ok &= depth < p.max_depth
         return ok
+
+    def _pure(self, stats):
+        """Classification nodes of a single class (as scikit-learn's "impurity <= eps"
+        rule): every split of them decreases the impurity by 0, so they are leaves
+        without a scan. ``stats`` (..., K + 2)."""
+        if self.criterion == SQUARED:
+            return np.zeros(stats.shape[:-1], dtype=bool)
+        return np.count_nonzero(stats[..., :self.K] > 0, axis=-1) <= 1
+
+    def _splittable(self, nodes, node):
+        return super()._splittable(nodes, node) and not self._pure(self._stats[node])
 
     def _compact(self, active):
         """Drop the rows of finished leaves from the feature lists once they are a third."""
@@ -232,7 +244,7 @@ class BinnedColumns:
 
     def __init__(self, X_binned, n_bins, bin_thresholds):
         self.rows = np.ascontiguousarray(X_binned)  # row-major, for the level-wise scan
-        self.codes = np.ascontiguousarray(X_binned.T, dtype=np.uint32)
+        self.codes = np.ascontiguousarray(X_binned.T)  # feature-major, for the partition
         self.n_values = np.asarray(n_bins, dtype=np.int64)
         self._bin_thresholds = bin_thresholds
         self._lists = None

@@ -174,8 +174,7 @@ def grow_levels(g, n_root):
     nodes.add(1)
     nodes.stats[0] = g._root_stats(n_root)
     nodes.a["count"][0] = n_root
-    level = np.zeros(1, dtype=np.int64) if g._can_split(0, n_root, nodes.stats[0, K]) else \
-        np.zeros(0, dtype=np.int64)
+    level = np.nonzero(g._can_split_many(np.zeros(1), np.full(1, n_root), nodes.stats[:1]))[0]
     A = nodes.a
     binned = isinstance(g.columns, BinnedColumns) and not g.random_splits
     grouped = None if binned else _Grouped(g.columns)
@@ -220,8 +219,7 @@ def grow_levels(g, n_root):
         A["start"][rk], A["count"][rk] = A["start"][split] + n_left, A["count"][split] - n_left
         nodes.stats[lk] = s["left"][ok]
         nodes.stats[rk] = s["totals"][ok] - s["left"][ok]
-        level = kids[g._can_split_many(A["depth"][kids], A["count"][kids],
-                                       nodes.stats[kids, K])]
+        level = kids[g._can_split_many(A["depth"][kids], A["count"][kids], nodes.stats[kids])]
     n = nodes.n
     stats = nodes.stats[:n].copy()
     w = stats[:, K]
