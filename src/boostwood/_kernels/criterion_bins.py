@@ -23,7 +23,7 @@ so both give the same tree on the same bins.
 import numpy as np
 from numba import njit, prange
 
-from .criterion import ENTROPY, GAIN_RATIO, TIE_RTOL, _xlog2x, impurity
+from .criterion import ENTROPY, GAIN_RATIO, TIE_RTOL, _score, impurity
 from .intrinsics import PREFETCH_DISTANCE, prefetch, trailing_zeros
 
 #: (stat, weight, channel, unused) per row of ``row_stats``
@@ -38,19 +38,6 @@ def pack_row_stats(stat, channel, weight):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _score(left, tot, K, criterion, crit, parent, right):
-    """Impurity decrease (or gain ratio) of the split sending ``left`` left."""
-    for c in range(K + 2):
-        right[c] = tot[c] - left[c]
-    dec = parent - impurity(left, K, crit) - impurity(right, K, crit)
-    if criterion != GAIN_RATIO:
-        return dec
-    n, nl = tot[K], left[K]
-    split_info = -(_xlog2x(nl / n) + _xlog2x((n - nl) / n))
-    return dec / split_info if split_info > 0.0 else 0.0
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _scan_hist(hist, bins, n_present, mb, K, criterion, parent, tot, msl, mwl, run, left, right,
                best_left, out):
     """Best boundary of one feature's histogram: ``bins[:n_present]`` its present bins
@@ -58,7 +45,6 @@ def _scan_hist(hist, bins, n_present, mb, K, criterion, parent, tot, msl, mwl, r
     missing-go-left), bin -1 when no boundary qualifies; ``best_left`` gets the left
     child's statistics."""
     W = K + 2
-    crit = ENTROPY if criterion == GAIN_RATIO else criterion
     has_miss = hist[mb, K + 1] > 0.0
     tol = 1e-10 * max(abs(parent), 1e-300)
     best, bcode, bnext, bdl = -np.inf, -1, -1, 0
@@ -74,7 +60,7 @@ def _scan_hist(hist, bins, n_present, mb, K, criterion, parent, tot, msl, mwl, r
                 if left[K + 1] < msl or tot[K + 1] - left[K + 1] < msl \
                         or left[K] < mwl or tot[K] - left[K] < mwl:
                     continue
-                g = _score(left, tot, K, criterion, crit, parent, right)
+                g = _score(left, tot, K, criterion, parent, right)
                 if not g > tol or (bcode >= 0 and not g > best + TIE_RTOL * abs(best)):
                     continue
                 best, bcode, bnext = g, last, nxt
