@@ -49,6 +49,18 @@ def test_classification_tree_equals_sklearn(criterion):
     assert np.allclose(ours.feature_importances_, ref.feature_importances_)
 
 
+@pytest.mark.parametrize("settings", [dict(min_impurity_decrease=0.004),
+                                      dict(min_samples_split=40),
+                                      dict(max_depth=4, min_samples_leaf=5)])
+def test_stopping_rules_equal_sklearn(settings):
+    """min_impurity_decrease, min_samples_split and max_depth stop the same nodes."""
+    X, y = _data(n=800, seed=3)
+    ours = bw.DecisionTreeClassifier(**settings).fit(X, y)
+    ref = sk_tree.DecisionTreeClassifier(random_state=0, **settings).fit(X, y)
+    assert _same_tree(ours, ref)
+    assert ours.get_n_leaves() == ref.get_n_leaves() > 4
+
+
 def test_regression_tree_equals_sklearn():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(500, 4)).astype(np.float32).astype(np.float64)

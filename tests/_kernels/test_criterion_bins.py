@@ -31,7 +31,7 @@ def _problem(seed, n, F, K, criterion, missing, n_bins):
 
 
 def _scan(codes, stat, channel, weight, K, buf, starts, counts, criterion, keys, n_pick,
-          n_bins, msl):
+          n_bins, msl, known_const=None):
     B, F = starts.size, codes.shape[1]
     totals = np.zeros((B, K + 2))
     for k in range(B):
@@ -39,11 +39,14 @@ def _scan(codes, stat, channel, weight, K, buf, starts, counts, criterion, keys,
         np.add.at(totals[k], channel[rows], stat[rows])
         totals[k, K], totals[k, K + 1] = weight[rows].sum(), rows.size
     out = [np.empty((B, F)), np.empty((B, F), dtype=np.int64), np.empty((B, F), dtype=np.int64),
-           np.empty((B, F), dtype=np.uint8), np.empty((B, F, K + 2))]
+           np.empty((B, F), dtype=np.uint8), np.empty((B, F, K + 2)),
+           np.empty((B, 1), dtype=np.uint64)]
+    if known_const is None:
+        known_const = np.zeros((B, 1), dtype=np.uint64)
     binned_node_scan(codes, pack_row_stats(stat, channel.astype(np.int32), weight),
                      np.full(F, n_bins, dtype=np.int64), buf, np.ones(B, dtype=np.int64), starts,
-                     counts, totals, np.arange(F, dtype=np.int64), keys, n_pick,
-                     CRITERIA[criterion], float(msl), 0.0, *out)
+                     counts, totals, np.arange(F, dtype=np.int64), keys, n_pick, known_const,
+                     CRITERIA[criterion], float(msl), 0.0, 2, *out)
     return out
 
 
@@ -55,10 +58,12 @@ def test_every_node_and_feature_gets_the_brute_force_best(seed, n, K, criterion,
                                                           n_bins):
     codes, stat, channel, weight, K, buf, starts, counts = _problem(seed, n, 4, K, criterion,
                                                                    missing, n_bins)
-    gain, code, nxt, dl, left = _scan(codes, stat, channel, weight, K, buf, starts, counts,
-                                      criterion, np.zeros((3, 4)), 4, n_bins, msl)
+    gain, code, nxt, dl, left, const = _scan(codes, stat, channel, weight, K, buf, starts,
+                                             counts, criterion, np.zeros((3, 4)), 4, n_bins, msl)
     for k in range(3):
         rows = buf[1, starts[k]:starts[k] + counts[k]]
+        constant = [np.unique(codes[rows, f]).size == 1 for f in range(4)]
+        assert [bool(const[k, 0] >> np.uint64(f) & np.uint64(1)) for f in range(4)] == constant
         for f in range(4):
             x = codes[rows, f].astype(float)
             x[x == n_bins] = np.nan
@@ -91,3 +96,11 @@ def test_a_node_uses_its_drawn_features_and_walks_on_past_constant_ones():
     assert used[0].tolist() == [False, True, False, True, False]
     assert used[1].tolist() == [False, False, True, False, False]
     assert used[2].tolist() == [False, False, False, False, True]
+    # a feature known constant (from the parent) is passed over without reading the rows
+    known = np.zeros((3, 1), dtype=np.uint64)
+    known[2, 0] = 1 << 4
+    out = _scan(codes, stat, channel, weight, K, buf, starts, counts, "gini", keys, 2, 16, 1,
+                known)
+    assert np.isfinite(out[0][2]).tolist() == [False, False, False, True, False]
+    assert int(out[5][2, 0]) == 0b10011  # known 4, found 0 and 1
+    assert int(out[5][0, 0]) == 0  # feature 0 not drawn in node 0: not known

@@ -131,12 +131,13 @@ def _fill(codes_rows, rs, rows, s, e, fs, P, hist, mask):
 
 @njit(cache=True, nogil=True, inline="always")
 def _scan_filled(j, a, k, hist, mask, bins, mb, K, criterion, parent, totals, msl, mwl, run,
-                 left, right, res, out_gain, out_code, out_next, out_default_left, out_left):
-    """Scan histogram j (feature position a) of node k into the outputs, then clear the
-    bins it used. Returns 1 if the feature varies in the node, else 0."""
+                 left, right, res, out_gain, out_code, out_next, out_default_left, out_left,
+                 scan):
+    """Scan histogram j (feature position a) of node k into the outputs (if ``scan``),
+    then clear the bins it used. Returns 1 if the feature varies in the node, else 0."""
     n_present = _present_bins(mask[j], mb, bins)
     varies = 1 if n_present > 1 or (n_present == 1 and hist[j, mb, K + 1] > 0.0) else 0
-    if varies:
+    if varies and scan:
         _scan_hist(hist[j], bins, n_present, mb, K, criterion, parent, totals[k], msl, mwl,
                    run, left, right, out_left[k, a], res)
         if res[1] >= 0:
@@ -155,16 +156,19 @@ def _scan_filled(j, a, k, hist, mask, bins, mb, K, criterion, parent, totals, ms
 
 @njit(parallel=True, cache=True, nogil=True)
 def binned_node_scan(codes_rows, row_stats, n_bins, buf, sides, starts, counts, totals,
-                     features, draw_keys, n_pick, criterion, min_samples_leaf, min_weight_leaf,
-                     out_gain, out_code, out_next, out_default_left, out_left):
+                     features, draw_keys, n_pick, known_const, criterion, min_samples_leaf,
+                     min_weight_leaf, n_chunks, out_gain, out_code, out_next, out_default_left,
+                     out_left, out_const):
     """Best split of each node of a batch over histogram bins, one node at a time.
 
     Features are visited in ascending order of ``draw_keys[k]`` (random keys per
     node; position a is visited j-th if its key is the j-th smallest): the
     first ``n_pick`` are the node's draw, of which those constant in the node cannot
-    split it; if all of them are constant the walk goes on, one feature at a time, to
-    the first varying one (Breiman's / scikit-learn's rule, as
-    :meth:`CriterionTreeGrower.feature_mask`).
+    split it; if all of them are constant the walk goes on to the first varying one
+    (Breiman's / scikit-learn's rule, as :meth:`CriterionTreeGrower.feature_mask`).
+    A feature constant in a node is constant in its descendants: ``known_const``
+    (inherited from the parent) lets a node skip those without reading its rows, as
+    scikit-learn's splitter does; the walk fills up to ``n_pick`` candidates per pass.
 
     codes_rows : (n_rows, n_features) bins, row-major, missing = ``n_bins[f]``   # IN
     row_stats : (n_rows, 4) float64 from :func:`pack_row_stats`   # IN
@@ -173,8 +177,11 @@ def binned_node_scan(codes_rows, row_stats, n_bins, buf, sides, starts, counts, 
     totals : (n_nodes, K + 2) float64, each node's (channels..., weight, count)   # IN
     features : (n_active,) int64, the feature of each position   # IN
     draw_keys : (n_nodes, n_active) float64 in [0, 1), or all 0 to visit in order   # IN
+    known_const : (n_nodes, (n_active + 63) // 64) uint64, bit a set: position a is
+        known to be constant in the node   # IN
+    n_chunks : int, blocks of nodes (each allocates its scratch once): a few per thread
     outputs as :func:`boostwood._kernels.criterion.criterion_scan`; gain -inf where a
-    feature was not used
+    feature was not used; out_const: ``known_const`` plus the positions found constant
     """
     n_nodes, W = totals.shape
     K = W - 2
@@ -186,8 +193,9 @@ def binned_node_scan(codes_rows, row_stats, n_bins, buf, sides, starts, counts, 
         max_bins = max(max_bins, n_bins[features[a]] + 1)
     n_words = (max_bins + 63) // 64
     rs = row_stats.reshape(-1)
-    n_chunks = min(n_nodes, 256)  # scratch per chunk of nodes, not per node
-    per = (n_nodes + n_chunks - 1) // max(n_chunks, 1)
+    one = np.uint64(1)
+    n_chunks = max(1, min(n_nodes, n_chunks))
+    per = (n_nodes + n_chunks - 1) // n_chunks
     for t in prange(n_chunks):
         hist = np.zeros((P, max_bins, W))
         mask = np.zeros((P, n_words), dtype=np.uint64)
@@ -205,23 +213,24 @@ def binned_node_scan(codes_rows, row_stats, n_bins, buf, sides, starts, counts, 
             out_code[k, :] = -1
             out_next[k, :] = -1
             out_default_left[k, :] = 0
-            for j in range(P):
-                pa[j] = _nth_drawn(draw_keys, k, j, taken)
-                fs[j] = features[pa[j]]
-            _fill(codes_rows, rs, rows, s, e, fs, P, hist, mask)
-            used = 0
-            for j in range(P):
-                used += _scan_filled(j, pa[j], k, hist, mask, bins, n_bins[fs[j]], K, criterion,
+            out_const[k, :] = known_const[k, :]
+            used, j = 0, 0
+            while j < A and (j < P or used == 0):
+                end = P if j < P else A  # the draw itself, then the walk past constants
+                m = 0
+                while j < end and m < P:
+                    a = _nth_drawn(draw_keys, k, j, taken)
+                    j += 1
+                    if (known_const[k, a >> 6] >> np.uint64(a & 63)) & one == 0:
+                        pa[m], fs[m] = a, features[a]
+                        m += 1
+                if m > 0:
+                    _fill(codes_rows, rs, rows, s, e, fs, m, hist, mask)
+                for i in range(m):
+                    v = _scan_filled(i, pa[i], k, hist, mask, bins, n_bins[fs[i]], K, criterion,
                                      parent, totals, min_samples_leaf, min_weight_leaf, run,
                                      left, right, res, out_gain, out_code, out_next,
-                                     out_default_left, out_left)
-            j = P
-            while used == 0 and j < A:  # all drawn features constant: walk on, one at a time
-                pa[0] = _nth_drawn(draw_keys, k, j, taken)
-                fs[0] = features[pa[0]]
-                _fill(codes_rows, rs, rows, s, e, fs, 1, hist, mask)
-                used += _scan_filled(0, pa[0], k, hist, mask, bins, n_bins[fs[0]], K, criterion,
-                                     parent, totals, min_samples_leaf, min_weight_leaf, run,
-                                     left, right, res, out_gain, out_code, out_next,
-                                     out_default_left, out_left)
-                j += 1
+                                     out_default_left, out_left, end == P or used == 0)
+                    if v == 0:
+                        out_const[k, pa[i] >> 6] |= one << np.uint64(pa[i] & 63)
+                    used += v  # (the walk scans only its first varying feature)

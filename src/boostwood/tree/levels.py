@@ -5,39 +5,26 @@ thousands of nodes) spend more time in per-node Python bookkeeping than in the
 kernels. :func:`grow_levels` runs exactly the steps of
 :class:`~boostwood.tree.criterion.CriterionTreeGrower` for ``depthwise`` growth
 -- mark the level's rows, draw the features each node may use (among those that
-vary in it), scan, partition (the same kernel) -- but keeps
-the nodes in arrays and handles a whole level with array operations, and its
-scan reads each feature's rows grouped by node (:func:`~boostwood._kernels.
-criterion.regroup`), so a node pays only for the features it drew. Nodes are
+vary in it), scan, partition (the same kernel) -- but keeps the nodes in arrays
+and handles a whole level with a few compiled calls (:mod:`boostwood._kernels.
+levels`), and its scan reads each feature's rows grouped by node
+(:func:`~boostwood._kernels.criterion.regroup`; on histogram bins, each node's
+own rows), so a node pays only for the features it drew. Nodes are
 numbered, and random numbers drawn, in the same order as the generic grower,
 so it grows the same trees (``tests/test_trees.py`` checks it).
 """
+import numba
 import numpy as np
 
-from .._kernels.criterion import (ENTROPY, GAIN_RATIO, GINI, SQUARED, count_by_node,
-                                  grouped_random_scan, grouped_scan, grouped_varies, regroup)
+from .._kernels.criterion import count_by_node, grouped_random_scan, grouped_scan, \
+    grouped_varies, regroup
 from .._kernels.criterion_bins import binned_node_scan, pack_row_stats
 from .._kernels.exact import mark_nodes
+from .._kernels.levels import choose_splits, record_level
 from .._kernels.partition import partition_nodes
-from .._kernels.split import pick_best_features
 from .criterion import BinnedColumns
 from .grower import PARTITION_BLOCK
 from .tree import Tree
-
-
-def impurity_rows(V, K, criterion):
-    """:func:`boostwood._kernels.criterion.impurity` of every row of ``V`` (n, K + 2)."""
-    n = V[:, K]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if criterion == SQUARED:
-            out = -V[:, 0] ** 2 / n
-        elif criterion == GINI:
-            out = n - np.sum(V[:, :K] ** 2, axis=1) / n
-        else:
-            c = V[:, :K]
-            xlx = np.where(c > 0, c * np.log2(np.where(c > 0, c, 1.0)), 0.0)
-            out = np.where(n > 0, n * np.log2(np.where(n > 0, n, 1.0)), 0.0) - xlx.sum(axis=1)
-    return np.where(n > 0, out, 0.0)
 
 
 class _Arrays:
@@ -48,10 +35,12 @@ class _Arrays:
               "depth": np.int64, "start": np.int64, "count": np.int64, "side": np.int64,
               "code": np.int64}
 
-    def __init__(self, K, capacity=64):
+    def __init__(self, K, n_features, capacity=64):
         self.n = 0
         self.a = {k: np.zeros(capacity, dtype=t) for k, t in self.FIELDS.items()}
         self.stats = np.zeros((capacity, K + 2))
+        # bit a: feature position a is constant in the node (so in all its descendants)
+        self.const = np.zeros((capacity, (n_features + 63) // 64), dtype=np.uint64)
 
     def add(self, m):
         """Room for m more nodes; returns the first new id."""
@@ -60,13 +49,14 @@ class _Arrays:
             cap = max(need, 2 * self.stats.shape[0])
             for k, v in self.a.items():
                 self.a[k] = np.concatenate([v, np.zeros(cap - v.size, dtype=v.dtype)])
-            self.stats = np.concatenate([self.stats, np.zeros((cap - self.stats.shape[0],
-                                                                self.stats.shape[1]))])
+            grow = cap - self.stats.shape[0]
+            self.stats = np.concatenate([self.stats, np.zeros((grow, self.stats.shape[1]))])
+            self.const = np.concatenate([self.const, np.zeros((grow, self.const.shape[1]),
+                                                              dtype=np.uint64)])
         first = self.n
         self.n = need
-        self.a["feature"][first:need] = -1
-        self.a["left"][first:need] = -1
-        self.a["right"][first:need] = -1
+        for k in ("feature", "left", "right"):
+            self.a[k][first:need] = -1
         return first
 
 
@@ -115,21 +105,23 @@ def _binned_scan(g, nodes, level):
     gain, code = np.empty((B, A)), np.empty((B, A), dtype=np.int64)
     nxt, dl = np.empty((B, A), dtype=np.int64), np.empty((B, A), dtype=np.uint8)
     left = np.empty((B, A, K + 2))
+    const = np.empty((B, nodes.const.shape[1]), dtype=np.uint64)
     binned_node_scan(c.rows, g._row_stats, c.n_values, g.buf, A_["side"][level],
                      A_["start"][level], A_["count"][level], totals, g._features, keys, n_pick,
-                     g.criterion, float(max(p.min_data_in_leaf, 1)), p.min_child_weight, gain,
-                     code, nxt, dl, left)
-    return gain, code, nxt, dl, left, totals
+                     np.ascontiguousarray(nodes.const[level]), g.criterion,
+                     float(max(p.min_data_in_leaf, 1)), p.min_child_weight,
+                     g._chunks, gain, code, nxt, dl, left, const)
+    nodes.const[level] = const  # the children inherit it
+    return gain, code, nxt, dl, left, np.zeros((0, 0)), totals
 
 
 def _scan_level(g, nodes, level, grouped):
-    """Best split of each node of ``level`` among the features it drew: per node the
-    scan's outputs at its chosen feature (``ok`` False where there is none)."""
+    """Scan every node of ``level`` over the features it drew: (gain, code, next,
+    missing-left, left statistics, random thresholds or an empty array, totals)."""
     p, K, c = g.params, g.K, g.columns
     B, A = level.size, g._features.shape[0]
     if grouped is None:
-        gain, code, nxt, dl, left, totals = _binned_scan(g, nodes, level)
-        return _best(g, gain, code, nxt, dl, left, None, totals)
+        return _binned_scan(g, nodes, level)
     rows, miss = grouped.present[0], grouped.missing[0]
     seg, miss_seg = grouped.seg, grouped.miss_seg
     totals = np.ascontiguousarray(nodes.stats[level])
@@ -140,7 +132,7 @@ def _scan_level(g, nodes, level, grouped):
     grouped_varies(c.codes, rows, seg, miss_seg, g._features, varies)
     mask = g.feature_mask(B, None, varies)
     msl = float(max(p.min_data_in_leaf, 1))
-    thr_of = None
+    thr_of = np.zeros((0, 0))
     if g.random_splits:
         thr_of = np.empty((B, A))
         grouped_random_scan(c.codes, rows, seg, miss, miss_seg, g._values,
@@ -151,26 +143,15 @@ def _scan_level(g, nodes, level, grouped):
         grouped_scan(c.codes, rows, seg, miss, miss_seg, g._stat, g._channel, g._weight, totals,
                      g._features, mask, g.criterion, msl, p.min_child_weight, gain, code, nxt,
                      dl, left)
-    return _best(g, gain, code, nxt, dl, left, thr_of, totals)
-
-
-def _best(g, gain, code, nxt, dl, left, thr_of, totals):
-    B = gain.shape[0]
-    best = np.empty(B, dtype=np.int64)
-    pick_best_features(gain, best)
-    r = np.arange(B)
-    a = np.maximum(best, 0)
-    return dict(ok=best >= 0, score=gain[r, a], feature=g._features[a], code=code[r, a],
-                next=nxt[r, a], dl=dl[r, a], left=left[r, a],
-                thr=None if thr_of is None else thr_of[r, a], totals=totals)
+    return gain, code, nxt, dl, left, thr_of, totals
 
 
 def grow_levels(g, n_root):
     """Grow one tree depth-wise with grower ``g`` (a CriterionTreeGrower whose statistics
     and root rows are set). Returns (Tree, node statistics)."""
-    K = g.K
-    crit = ENTROPY if g.criterion == GAIN_RATIO else g.criterion
-    nodes = _Arrays(K)
+    K, p = g.K, g.params
+    nodes = _Arrays(K, g._features.shape[0], max(64, min(2 * n_root, 1 << 14)))
+    g._chunks = 4 * numba.get_num_threads()  # (this thread's setting: 1 in a forest worker)
     nodes.add(1)
     nodes.stats[0] = g._root_stats(n_root)
     nodes.a["count"][0] = n_root
@@ -180,46 +161,30 @@ def grow_levels(g, n_root):
     grouped = None if binned else _Grouped(g.columns)
     if binned:
         g._row_stats = pack_row_stats(g._stat, g._channel, g._weight)
+    limits = (g.min_samples_split, p.min_data_in_leaf, p.min_child_weight, max(p.max_depth, 0))
     while level.size:
-        sides, starts, counts = A["side"][level], A["start"][level], A["count"][level]
         if grouped is not None:
+            counts = A["count"][level]
             g.node_of[:] = -1
-            mark_nodes(g.buf, sides, starts, counts, g.node_of)
+            mark_nodes(g.buf, A["side"][level], A["start"][level], counts, g.node_of)
             grouped.regroup(g.node_of, counts)
-        s = _scan_level(g, nodes, level, grouped)
-        ok = s["ok"]
-        tot, lv = s["totals"][ok], s["left"][ok]  # (rows without a split hold no statistics)
-        dec = np.full(level.size, -np.inf)
-        dec[ok] = impurity_rows(tot, K, crit) - impurity_rows(lv, K, crit) \
-            - impurity_rows(tot - lv, K, crit)
-        ok = ok & (dec >= g.min_impurity_decrease * g._root_weight)
-        if not ok.any():
+        gain, code, nxt, dl, left, thr_of, totals = _scan_level(g, nodes, level, grouped)
+        split, feats, codes, nexts, dls, decs, lefts, tots, thr = choose_splits(
+            gain, code, nxt, dl, left, thr_of, totals, level, g._features, g.criterion,
+            g.min_impurity_decrease * g._root_weight)
+        if not split.size:
             break
-        split = level[ok]
-        feats, codes = s["feature"][ok].astype(np.int64), s["code"][ok]
-        dleft = s["dl"][ok].astype(np.int64)
-        if s["thr"] is not None:
-            thr = s["thr"][ok]
-        else:
-            thr = g.columns.thresholds(feats, codes, s["next"][ok])
+        if not g.random_splits:
+            thr = g.columns.thresholds(feats, codes, nexts)
         n_left = np.empty(split.size, dtype=np.int64)
         partition_nodes(g.X_columns, g.buf, A["side"][split], g.mask, A["start"][split],
-                        A["count"][split], feats, codes, dleft, g.missing_bins, PARTITION_BLOCK,
+                        A["count"][split], feats, codes, dls, g.missing_bins, PARTITION_BLOCK,
                         n_left)
         first = nodes.add(2 * split.size)
-        kids = first + np.arange(2 * split.size)
-        lk, rk = kids[0::2], kids[1::2]
-        A["feature"][split], A["threshold"][split], A["code"][split] = feats, thr, codes
-        A["default_left"][split], A["gain"][split] = dleft, dec[ok]
-        A["left"][split], A["right"][split] = lk, rk
-        depth = A["depth"][split] + 1
-        A["depth"][lk] = A["depth"][rk] = depth
-        A["side"][lk] = A["side"][rk] = 1 - A["side"][split]
-        A["start"][lk], A["count"][lk] = A["start"][split], n_left
-        A["start"][rk], A["count"][rk] = A["start"][split] + n_left, A["count"][split] - n_left
-        nodes.stats[lk] = s["left"][ok]
-        nodes.stats[rk] = s["totals"][ok] - s["left"][ok]
-        level = kids[g._can_split_many(A["depth"][kids], A["count"][kids], nodes.stats[kids])]
+        level = record_level(split, feats, codes, dls, decs, thr, lefts, tots, n_left, first,
+                             A["feature"], A["threshold"], A["left"], A["right"],
+                             A["default_left"], A["gain"], A["depth"], A["start"], A["count"],
+                             A["side"], A["code"], nodes.stats, nodes.const, g.criterion, *limits)
     n = nodes.n
     stats = nodes.stats[:n].copy()
     w = stats[:, K]
