@@ -241,6 +241,23 @@ def test_level_growth_equals_node_by_node_growth(make, monkeypatch):
         assert np.array_equal(s.value, t.value) and np.allclose(s.gain, t.gain)
 
 
+def test_level_growth_with_many_mostly_constant_features(monkeypatch):
+    """130 features (the known-constant bitmask spans three words), most of them sparse
+    binary ones that become constant in deep nodes: the histogram forest's level path
+    still grows the generic grower's trees."""
+    from boostwood.tree.criterion import CriterionTreeGrower
+    rng = np.random.default_rng(5)
+    X = np.hstack([rng.normal(size=(900, 10)), (rng.random((900, 120)) < 0.03) * 1.0])
+    y = (X[:, 0] + X[:, 10:].sum(axis=1) > 0.5).astype(int) + (X[:, 1] > 1)
+    fast = bw.RandomForestClassifier(3, random_state=2).fit(X, y)
+    monkeypatch.setattr(CriterionTreeGrower, "vectorized", False)
+    slow = bw.RandomForestClassifier(3, random_state=2).fit(X, y)
+    for s, t in zip(fast.trees_, slow.trees_):
+        assert s.n_nodes > 50 and np.array_equal(s.feature, t.feature)
+        assert np.array_equal(s.threshold, t.threshold)
+    assert len(np.unique(np.concatenate([t.feature for t in fast.trees_]))) > 20
+
+
 def test_importance_types_for_every_tree_model():
     """split / gain / total_gain / cover / total_cover exist on CART, forests and AdaBoost,
     and total_gain normalised is scikit-learn's impurity importance."""
