@@ -301,3 +301,21 @@ def test_pure_nodes_are_leaves(splitter):
             internal = t.feature >= 0
             n_classes = np.count_nonzero(stats[:, :3] > 0, axis=1)
             assert internal.any() and np.all(n_classes[internal] >= 2)
+
+
+@pytest.mark.parametrize("voting", ["soft", "hard"])
+def test_forest_predictions_are_the_mean_over_trees(voting):
+    """predict_proba averages each tree's leaf probabilities (or one-hot votes), and the
+    regressor averages the trees' leaf values, over rows from any leaf of any tree."""
+    X, y = _data(n=500, seed=6)
+    X[::7, 1] = np.nan
+    rf = bw.RandomForestClassifier(7, random_state=3, max_depth=6, voting=voting).fit(X, y)
+    leaves = rf.apply(X)
+    per_tree = np.stack([s[leaves[:, t], :3] / s[leaves[:, t], 3:4]
+                         for t, s in enumerate(rf.node_stats_)], axis=1)
+    if voting == "hard":
+        per_tree = np.eye(3)[per_tree.argmax(axis=2)]
+    assert np.allclose(rf.predict_proba(X), per_tree.mean(axis=1), rtol=0, atol=1e-12)
+    reg = bw.RandomForestRegressor(5, random_state=3).fit(X, X[:, 0] * y)
+    want = np.mean([t.value[reg.apply(X)[:, i]] for i, t in enumerate(reg.trees_)], axis=0)
+    assert np.allclose(reg.predict(X), want, rtol=0, atol=1e-12)

@@ -9,6 +9,12 @@ bin) follows ``default_left``.
 import numpy as np
 from numba import njit, prange
 
+#: Rows per block of the raw-value traversals: each block runs the trees one after the
+#: other over its rows, so a deep tree's upper nodes are read from cache, not memory,
+#: for all of them (visiting every tree per row thrashes the cache on forests of deep
+#: trees). Results do not depend on it: each row still adds its trees in order.
+ROW_BLOCK = 4096
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _leaf_of_raw(X, i, base, feature, threshold, left, right, default_left):
@@ -38,11 +44,13 @@ def predict_raw(X, feature, threshold, left, right, default_left, value,
     """
     n_rows = X.shape[0]
     n_trees = tree_offsets.shape[0]
-    for i in prange(n_rows):
-        for t in range(n_trees):
+    for b in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
+        lo, hi = b * ROW_BLOCK, min((b + 1) * ROW_BLOCK, n_rows)
+        for t in range(n_trees):  # a tree at a time over the block: its nodes stay cached
             base = tree_offsets[t]
-            node = _leaf_of_raw(X, i, base, feature, threshold, left, right, default_left)
-            out[i, tree_group[t]] += value[base + node]
+            for i in range(lo, hi):
+                node = _leaf_of_raw(X, i, base, feature, threshold, left, right, default_left)
+                out[i, tree_group[t]] += value[base + node]
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -54,10 +62,12 @@ def predict_leaf_raw(X, feature, threshold, left, right, default_left,
     """
     n_rows = X.shape[0]
     n_trees = tree_offsets.shape[0]
-    for i in prange(n_rows):
+    for b in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
+        lo, hi = b * ROW_BLOCK, min((b + 1) * ROW_BLOCK, n_rows)
         for t in range(n_trees):
-            out[i, t] = _leaf_of_raw(X, i, tree_offsets[t], feature, threshold,
-                                     left, right, default_left)
+            for i in range(lo, hi):
+                out[i, t] = _leaf_of_raw(X, i, tree_offsets[t], feature, threshold,
+                                         left, right, default_left)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -104,3 +114,25 @@ def add_leaf_values(buf, leaf_sides, leaf_starts, leaf_counts, leaf_values, out,
         indices = buf[leaf_sides[k]]
         for i in range(s, s + leaf_counts[k]):
             out[indices[i], group] += v
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def mean_leaf_rows(leaves, tree_offsets, table, out):
+    """Average over trees of a per-node row: ``out[i] = mean_t table[tree_offsets[t] +
+    leaves[i, t]]`` (a forest's class probabilities or values), trees added in order.
+
+    leaves : ndarray of shape (n_rows, n_trees), int32   # IN, leaf id within each tree
+    table : ndarray of shape (n_nodes_total, K), float64   # IN
+    out : ndarray of shape (n_rows, K), float64   # OUT
+    """
+    n_rows, n_trees = leaves.shape
+    K = table.shape[1]
+    for i in prange(n_rows):
+        for c in range(K):
+            out[i, c] = 0.0
+        for t in range(n_trees):
+            r = tree_offsets[t] + leaves[i, t]
+            for c in range(K):
+                out[i, c] += table[r, c]
+        for c in range(K):
+            out[i, c] /= n_trees

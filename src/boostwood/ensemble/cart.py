@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernels.predict import predict_leaf_raw
+from .._kernels.predict import mean_leaf_rows, predict_leaf_raw
 from ..data import Dataset
 from ..data.columns import SortedColumns
 from ..tree import GrowerParams
@@ -79,6 +79,17 @@ def leaf_ids(trees, X):
     predict_leaf_raw(X, cat("feature", np.int32), cat("threshold", np.float64),
                      cat("left", np.int32), cat("right", np.int32),
                      cat("default_left", np.uint8), offsets, out)
+    return out
+
+
+def mean_over_trees(leaves, tables):
+    """Mean over trees of a per-node row: ``tables[t][leaves[:, t]]`` averaged over t,
+    shape (n_rows, K); ``tables[t]`` is (n_nodes of tree t, K)."""
+    offsets = np.zeros(len(tables), dtype=np.int64)
+    offsets[1:] = np.cumsum([tb.shape[0] for tb in tables])[:-1]
+    out = np.empty((leaves.shape[0], tables[0].shape[1]))
+    mean_leaf_rows(np.ascontiguousarray(leaves, dtype=np.int32), offsets,
+                   np.ascontiguousarray(np.concatenate(tables), dtype=np.float64), out)
     return out
 
 

@@ -216,7 +216,12 @@ class RandomForestClassifier(ClassifierMixin, _Forest):
 
     def predict_proba(self, X):
         """Mean of the trees' leaf probabilities (``voting='hard'``: share of votes)."""
-        return self._tree_votes(self.apply(X)).mean(axis=1)
+        leaves = self.apply(X)
+        K = self.n_classes_
+        tables = [cart.class_proba(s, np.arange(s.shape[0]), K) for s in self.node_stats_]
+        if self.voting == "hard":
+            tables = [np.eye(K)[np.argmax(tb, axis=1)] for tb in tables]
+        return cart.mean_over_trees(leaves, tables)
 
     def predict(self, X):
         check_is_fitted(self, "trees_")
@@ -267,7 +272,8 @@ class RandomForestRegressor(RegressorMixin, _Forest):
         return np.stack([t.value[leaves[:, i]] for i, t in enumerate(self.trees_)], axis=1)
 
     def predict(self, X):
-        return self._tree_values(self.apply(X)).mean(axis=1)
+        leaves = self.apply(X)
+        return cart.mean_over_trees(leaves, [t.value[:, None] for t in self.trees_])[:, 0]
 
 
 class ExtraTreesClassifier(RandomForestClassifier):
