@@ -70,20 +70,34 @@ def choose_splits(gain, code, nxt, dl, left, thr_of, totals, level, features, cr
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _splittable(count, stats, depth, K, criterion, min_split, min_leaf, min_child_weight,
-                max_depth):
-    """:meth:`CriterionTreeGrower._can_split_many` of one node."""
+def _splittable(stats, depth, K, criterion, min_split, min_leaf, min_child_weight, max_depth):
+    """May a node with statistics ``stats`` (channels, weight, rows) at ``depth`` be
+    split? Enough rows and weight for two leaves, below ``max_depth`` (0: none), and
+    for classification more than one class: a node of a single class is a leaf
+    (scikit-learn's "impurity <= eps" rule; every split of it decreases the impurity
+    by 0, and with fractional weights rounding noise would otherwise split it)."""
+    count = stats[K + 1]
     if count < min_split or count < 2 * min_leaf or stats[K] < 2.0 * min_child_weight:
         return False
     if max_depth > 0 and depth >= max_depth:
         return False
-    if criterion != SQUARED:  # a single class: a leaf
+    if criterion != SQUARED:
         classes = 0
         for c in range(K):
             if stats[c] > 0.0:
                 classes += 1
         return classes > 1
     return True
+
+
+@njit(cache=True, nogil=True)
+def splittable_nodes(stats, depth, criterion, min_split, min_leaf, min_child_weight, max_depth,
+                     out):
+    """:func:`_splittable` of every node: stats (m, K + 2), depth (m,); out (m,) bool."""
+    K = stats.shape[1] - 2
+    for i in range(stats.shape[0]):
+        out[i] = _splittable(stats[i], depth[i], K, criterion, min_split, min_leaf,
+                             min_child_weight, max_depth)
 
 
 @njit(cache=True, nogil=True)
@@ -114,8 +128,8 @@ def record_level(split, feats, codes, dls, decs, thr, lefts, tots, n_left, first
             feature[kid], left[kid], right[kid] = -1, -1, -1
             depth[kid], side[kid] = depth[p] + 1, 1 - side[p]
             const[kid, :] = const[p, :]
-            if _splittable(count[kid], stats[kid], depth[kid], K, criterion, min_split,
-                           min_leaf, min_child_weight, max_depth):
+            if _splittable(stats[kid], depth[kid], K, criterion, min_split, min_leaf,
+                           min_child_weight, max_depth):
                 out[n_out] = kid
                 n_out += 1
     return out[:n_out]

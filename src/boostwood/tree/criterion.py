@@ -9,9 +9,9 @@ consecutive values); on :class:`BinnedColumns` it searches histogram bins.
 """
 import numpy as np
 
-from .._kernels.criterion import (ENTROPY, GAIN_RATIO, SQUARED, compact_rows,
-                                  criterion_random_scan, criterion_scan, feature_varies,
-                                  impurity, node_statistics)
+from .._kernels.criterion import (ENTROPY, GAIN_RATIO, compact_rows, criterion_random_scan,
+                                  criterion_scan, feature_varies, impurity, node_statistics)
+from .._kernels.levels import splittable_nodes
 from .._kernels.split import pick_best_features
 from .exact import ExactTreeGrower
 from .tree import Tree
@@ -88,25 +88,23 @@ class CriterionTreeGrower(ExactTreeGrower):
         self._root_weight = out[0, self.K]
         return out[0]
 
-    def _can_split_many(self, depth, count, stats):
-        """:meth:`_splittable` of arrays of nodes, from their statistics (m, K + 2)."""
+    def _split_limits(self):
+        """The stopping rules of :func:`boostwood._kernels.levels.splittable_nodes`."""
         p = self.params
-        ok = (count >= self.min_samples_split) & (count >= 2 * p.min_data_in_leaf) \
-            & (stats[:, self.K] >= 2 * p.min_child_weight) & ~self._pure(stats)
-        if p.max_depth > 0:
-            ok &= depth < p.max_depth
-        return ok
+        return (self.criterion, self.min_samples_split, p.min_data_in_leaf,
+                p.min_child_weight, max(p.max_depth, 0))
 
-    def _pure(self, stats):
-        """Classification nodes of a single class (as scikit-learn's "impurity <= eps"
-        rule): every split of them decreases the impurity by 0, so they are leaves
-        without a scan. ``stats`` (..., K + 2)."""
-        if self.criterion == SQUARED:
-            return np.zeros(stats.shape[:-1], dtype=bool)
-        return np.count_nonzero(stats[..., :self.K] > 0, axis=-1) <= 1
+    def _can_split_many(self, stats, depth):
+        """May these nodes (statistics (m, K + 2), depths (m,)) be split? One rule for
+        both growth paths (:func:`boostwood._kernels.levels.splittable_nodes`)."""
+        out = np.empty(stats.shape[0], dtype=np.bool_)
+        splittable_nodes(np.ascontiguousarray(stats, dtype=np.float64),
+                         np.asarray(depth, dtype=np.int64), *self._split_limits(), out)
+        return out
 
     def _splittable(self, nodes, node):
-        return super()._splittable(nodes, node) and not self._pure(self._stats[node])
+        return bool(self._can_split_many(self._stats[node][None, :],
+                                         [nodes.cols["depth"][node]])[0])
 
     def _compact(self, active):
         """Drop the rows of finished leaves from the feature lists once they are a third."""
@@ -126,9 +124,6 @@ class CriterionTreeGrower(ExactTreeGrower):
         nodes.add(v[0], v[self.K], v[self.K + 1], 0, 0, n, 0)
         if self._splittable(nodes, 0):
             self._scan(nodes, [0])
-
-    def _can_split(self, depth, count, weight):
-        return count >= self.min_samples_split and super()._can_split(depth, count, weight)
 
     def _scan(self, nodes, scan, pairs=()):
         p, K = self.params, self.K

@@ -149,19 +149,18 @@ def _scan_level(g, nodes, level, grouped):
 def grow_levels(g, n_root):
     """Grow one tree depth-wise with grower ``g`` (a CriterionTreeGrower whose statistics
     and root rows are set). Returns (Tree, node statistics)."""
-    K, p = g.K, g.params
+    K = g.K
     nodes = _Arrays(K, g._features.shape[0], max(64, min(2 * n_root, 1 << 14)))
     g._chunks = 4 * numba.get_num_threads()  # (this thread's setting: 1 in a forest worker)
     nodes.add(1)
     nodes.stats[0] = g._root_stats(n_root)
     nodes.a["count"][0] = n_root
-    level = np.nonzero(g._can_split_many(np.zeros(1), np.full(1, n_root), nodes.stats[:1]))[0]
+    level = np.nonzero(g._can_split_many(nodes.stats[:1], np.zeros(1)))[0]
     A = nodes.a
     binned = isinstance(g.columns, BinnedColumns) and not g.random_splits
     grouped = None if binned else _Grouped(g.columns)
     if binned:
         g._row_stats = pack_row_stats(g._stat, g._channel, g._weight)
-    limits = (g.min_samples_split, p.min_data_in_leaf, p.min_child_weight, max(p.max_depth, 0))
     while level.size:
         if grouped is not None:
             counts = A["count"][level]
@@ -184,7 +183,7 @@ def grow_levels(g, n_root):
         level = record_level(split, feats, codes, dls, decs, thr, lefts, tots, n_left, first,
                              A["feature"], A["threshold"], A["left"], A["right"],
                              A["default_left"], A["gain"], A["depth"], A["start"], A["count"],
-                             A["side"], A["code"], nodes.stats, nodes.const, g.criterion, *limits)
+                             A["side"], A["code"], nodes.stats, nodes.const, *g._split_limits())
     n = nodes.n
     stats = nodes.stats[:n].copy()
     w = stats[:, K]
