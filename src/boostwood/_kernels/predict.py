@@ -9,11 +9,17 @@ bin) follows ``default_left``.
 import numpy as np
 from numba import njit, prange
 
-#: Rows per block of the raw-value traversals: each block runs the trees one after the
-#: other over its rows, so a deep tree's upper nodes are read from cache, not memory,
-#: for all of them (visiting every tree per row thrashes the cache on forests of deep
-#: trees). Results do not depend on it: each row still adds its trees in order.
+#: Rows per block of the raw-value traversals (at most): each block runs the trees one
+#: after the other over its rows, so a tree's nodes are read from cache, not memory, for
+#: all of them (visiting every tree per row thrashes the cache on forests of deep trees).
+#: Smaller inputs get smaller blocks, at least 8 of them, so threads still share the work.
+#: Results do not depend on it: each row still adds its trees in order.
 ROW_BLOCK = 4096
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_block(n_rows):
+    return max(1, min(ROW_BLOCK, (n_rows + 7) // 8))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -44,8 +50,9 @@ def predict_raw(X, feature, threshold, left, right, default_left, value,
     """
     n_rows = X.shape[0]
     n_trees = tree_offsets.shape[0]
-    for b in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
-        lo, hi = b * ROW_BLOCK, min((b + 1) * ROW_BLOCK, n_rows)
+    size = _row_block(n_rows)
+    for b in prange((n_rows + size - 1) // size):
+        lo, hi = b * size, min((b + 1) * size, n_rows)
         for t in range(n_trees):  # a tree at a time over the block: its nodes stay cached
             base = tree_offsets[t]
             for i in range(lo, hi):
@@ -62,8 +69,9 @@ def predict_leaf_raw(X, feature, threshold, left, right, default_left,
     """
     n_rows = X.shape[0]
     n_trees = tree_offsets.shape[0]
-    for b in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
-        lo, hi = b * ROW_BLOCK, min((b + 1) * ROW_BLOCK, n_rows)
+    size = _row_block(n_rows)
+    for b in prange((n_rows + size - 1) // size):
+        lo, hi = b * size, min((b + 1) * size, n_rows)
         for t in range(n_trees):
             for i in range(lo, hi):
                 out[i, t] = _leaf_of_raw(X, i, tree_offsets[t], feature, threshold,
