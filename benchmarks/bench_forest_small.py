@@ -9,6 +9,9 @@ letter_recognition (16 features, 26 classes).
 100 trees, scikit-learn's defaults (bootstrap, max_features="sqrt", fully grown),
 boostwood on histograms (its default). JIT warmed first; best of 3 fits.
 
+Reads the data with the tests' loaders (``tests/shared_data.py``), so it needs the
+test extra (pandas, pytest) besides the bench one.
+
 Usage::
 
     python benchmarks/bench_forest_small.py [--threads 2]

@@ -117,10 +117,11 @@ def _fill(codes_rows, rs, rows, s, e, fs, P, hist, mask):
     for i in range(s, e):
         if i + PREFETCH_DISTANCE < e:
             ahead = np.int64(rows[i + PREFETCH_DISTANCE])
-            prefetch(rs, ahead * 4)
+            prefetch(rs, ahead * ROW_STAT_WIDTH)
             prefetch(flat, ahead * n_feat)
         r = np.int64(rows[i])
-        st, wt, ch = rs[4 * r], rs[4 * r + 1], np.int64(rs[4 * r + 2])
+        at = ROW_STAT_WIDTH * r
+        st, wt, ch = rs[at], rs[at + 1], np.int64(rs[at + 2])
         for j in range(P):
             b = np.int64(codes_rows[r, fs[j]])
             mask[j, b >> 6] |= one << np.uint64(b & 63)

@@ -184,6 +184,19 @@ def criterion_split_naive(x, stat, channel, weight, K, criterion, min_samples_le
         return -n * np.sum(q * np.log2(q))
 
     total = stats(np.ones(x.size, dtype=bool))
+
+    def score(left):
+        """The split's decrease (or gain ratio), -inf if a child is too small."""
+        lv, rv = stats(left), stats(~left)
+        if min(lv[K + 1], rv[K + 1]) < min_samples_leaf or min(lv[K], rv[K]) < min_weight_leaf:
+            return -np.inf
+        dec = imp(total) - imp(lv) - imp(rv)
+        if criterion == "gain_ratio":
+            f = lv[K] / total[K]
+            info = -(f * np.log2(f) + (1 - f) * np.log2(1 - f)) if 0 < f < 1 else 0.0
+            dec = dec / info if info > 0 else 0.0
+        return dec
+
     miss = np.isnan(x)
     values = np.unique(x[~miss])
     best = -np.inf
@@ -191,24 +204,7 @@ def criterion_split_naive(x, stat, channel, weight, K, criterion, min_samples_le
         for miss_left in (False, True):
             if miss_left and not miss.any():
                 continue
-            left = (x <= t) | (miss & miss_left)
-            lv, rv = stats(left), stats(~left)
-            if min(lv[K + 1], rv[K + 1]) < min_samples_leaf or min(lv[K], rv[K]) < min_weight_leaf:
-                continue
-            dec = imp(total) - imp(lv) - imp(rv)
-            if criterion == "gain_ratio":
-                f = lv[K] / total[K]
-                info = -(f * np.log2(f) + (1 - f) * np.log2(1 - f)) if 0 < f < 1 else 0.0
-                dec = dec / info if info > 0 else 0.0
-            best = max(best, dec)
+            best = max(best, score((x <= t) | (miss & miss_left)))
     if miss.any() and values.size:  # every value left, the missing rows right
-        left = ~miss
-        lv, rv = stats(left), stats(~left)
-        if min(lv[K + 1], rv[K + 1]) >= min_samples_leaf and min(lv[K], rv[K]) >= min_weight_leaf:
-            dec = imp(total) - imp(lv) - imp(rv)
-            if criterion == "gain_ratio":
-                f = lv[K] / total[K]
-                info = -(f * np.log2(f) + (1 - f) * np.log2(1 - f)) if 0 < f < 1 else 0.0
-                dec = dec / info if info > 0 else 0.0
-            best = max(best, dec)
+        best = max(best, score(~miss))
     return best if best > 1e-10 * max(abs(imp(total)), 1e-300) else -np.inf
