@@ -1,0 +1,52 @@
+"""Model files written by earlier releases keep loading and predicting bit for bit.
+
+``tests/fixtures/v1`` holds models saved by the last release that wrote format
+version 1 (see ``tests/fixtures/make_v1_models.py``) and the margins and
+predictions that release computed from them.
+"""
+import glob
+import json
+import os
+
+import numpy as np
+import pytest
+
+import boostwood as bw
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+V1 = sorted(glob.glob(os.path.join(HERE, "v1", "*.json")))
+
+
+def _inputs():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_v1", os.path.join(HERE,
+                                                                          "make_v1_models.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.inputs()[0]
+
+
+def test_fixtures_are_format_v1():
+    assert len(V1) == 7
+    for path in V1:
+        with open(path, encoding="utf-8") as fh:
+            assert json.load(fh)["version"] == 1
+
+
+@pytest.mark.parametrize("path", V1, ids=lambda p: os.path.basename(p)[:-5])
+def test_v1_models_load_and_predict_bit_identically(path):
+    X = _inputs()
+    booster = bw.Booster(model_file=path)
+    margin = np.asarray(booster.predict(bw.Dataset(X), output_margin=True), dtype=np.float64)
+    pred = np.asarray(booster.predict(bw.Dataset(X)), dtype=np.float64)
+    np.testing.assert_array_equal(margin, np.load(path[:-5] + ".margin.npy"))
+    np.testing.assert_array_equal(pred, np.load(path[:-5] + ".pred.npy"))
+
+
+@pytest.mark.parametrize("path", V1[:3], ids=lambda p: os.path.basename(p)[:-5])
+def test_v1_models_saved_again_predict_the_same(path, tmp_path):
+    X = _inputs()
+    out = tmp_path / "again.json"
+    bw.Booster(model_file=path).save_model(out)
+    margin = np.asarray(bw.Booster(model_file=out).predict(bw.Dataset(X), output_margin=True))
+    np.testing.assert_array_equal(margin, np.load(path[:-5] + ".margin.npy"))
