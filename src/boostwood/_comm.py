@@ -17,5 +17,10 @@ class LocalReducer:
         return hist
 
     def allreduce_sum(self, array):
-        """Sum a small float64 array (node totals, metric sums) across shards, in place."""
+        """Sum a small array across shards, in place. int64 arrays (fixed-point totals,
+        row counts) add up exactly in any order."""
+        return array
+
+    def allreduce_max(self, array):
+        """Elementwise maximum of a small float64 array across shards, in place."""
         return array

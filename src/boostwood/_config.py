@@ -10,13 +10,19 @@ import numpy as np
 X_BINNED_DTYPE = np.uint8
 #: Used when ``max_bin`` > 255: two bytes per value, up to 65535 value bins.
 X_BINNED_WIDE_DTYPE = np.uint16
-#: Per-row gradients and hessians. float32 halves the memory traffic of the
-#: histogram loop; every *sum* of them is float64 (see HIST_DTYPE).
+#: Per-row gradients and hessians as the objective returns them. float32 halves
+#: the memory of the (n_outputs, n_rows, 2) gradient array; the grower turns them
+#: into fixed-point integers (GQ_DTYPE) before it sums anything.
 G_H_DTYPE = np.float32
-#: Histogram cells and node sums (gradient, hessian, row count). float64 so
-#: that sums over millions of rows keep ~15 significant digits and histogram
-#: subtraction (parent - child) stays accurate.
-HIST_DTYPE = np.float64
+#: Per-row gradients and hessians in fixed point: integer multiples of a per-tree
+#: power-of-two unit (see :mod:`boostwood.tree.stats`). int64, so that the sum of
+#: any set of rows is exact, the same in every order, on any number of threads or
+#: data shards, and histogram subtraction (parent - child) is exact.
+GQ_DTYPE = np.int64
+#: Histogram cells and node sums (fixed-point gradient, fixed-point hessian, row
+#: count): int64 sums of GQ_DTYPE values, which the chosen unit keeps below 2**62
+#: in magnitude. Converted to float64 only to score a split or set a leaf.
+HIST_DTYPE = np.int64
 #: Raw margins (the additive model F(x)) and leaf values: float64 so that
 #: hundreds of small shrunken steps accumulate without drift.
 RAW_DTYPE = np.float64

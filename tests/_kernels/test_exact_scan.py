@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from boostwood._kernels.exact import exact_scan, mark_nodes
-from boostwood._kernels.split import pick_best_features
+from boostwood._kernels.split import pick_best_features, split_settings
 from boostwood._kernels.reference import best_split_naive
 from boostwood.data.columns import SortedColumns
 from boostwood.data.validation import as_feature_matrix
@@ -20,19 +20,20 @@ def test_exact_scan_matches_brute_force(seed, n, lam, missing, min_data):
     X[r.random(X.shape) < missing] = np.nan
     cols = SortedColumns(as_feature_matrix(X, "data"))
     g, h = r.normal(size=n), r.uniform(0.1, 1.0, n)
-    gh = np.column_stack([g, h]).astype(np.float32)
-    g, h = gh[:, 0].astype(float), gh[:, 1].astype(float)
+    unit = 2.0 ** -30
+    gh = np.rint(np.column_stack([g, h]) / unit).astype(np.int64)  # fixed point
+    g, h = gh[:, 0] * unit, gh[:, 1] * unit
     rows = np.sort(r.choice(n, max(2, n * 2 // 3), replace=False))  # one node: a subset
     node_of = np.full(n, -1, dtype=np.int32)
     buf = np.zeros((2, n), dtype=np.int32)
     buf[0, :rows.size] = rows
     mark_nodes(buf, np.zeros(1, np.int64), np.zeros(1, np.int64), np.array([rows.size]), node_of)
-    totals = np.array([[g[rows].sum(), h[rows].sum(), rows.size]])
+    totals = np.array([[gh[rows, 0].sum(), gh[rows, 1].sum(), rows.size]])
     out = [np.empty((1, 2)), np.empty((1, 2), np.int64), np.empty((1, 2), np.int64),
-           np.empty((1, 2), np.uint8), np.empty((1, 2, 3))]
+           np.empty((1, 2), np.uint8), np.empty((1, 2, 3), np.int64)]
     exact_scan(cols.codes, cols.order, cols.order_offsets, cols.missing_rows, cols.missing_offsets,
-               gh, node_of, totals, np.arange(2, dtype=np.int64), np.ones((1, 2), np.uint8), lam,
-               0.0, 0.0, 0.0, 0.0, float(min_data), 0.0, *out)
+               gh, node_of, totals, np.arange(2, dtype=np.int64), np.ones((1, 2), np.uint8),
+               split_settings(lam, 0.0, 0.0, 0.0, 0.0, min_data, (unit, unit)), 0.0, *out)
     best = np.empty(1, np.int64)
     pick_best_features(out[0], best)
     expected = best_split_naive(cols.codes.T.astype(np.int64), g, h, rows,

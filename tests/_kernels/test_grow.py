@@ -4,6 +4,7 @@ import pytest
 
 from boostwood._kernels.grow import split_and_build, subtract_and_scan
 from boostwood._kernels.reference import best_split_naive, histogram_naive, partition_naive
+from boostwood._kernels.split import split_settings
 
 # the drivers are parallel=True without a parallel loop of their own (see grow.py)
 pytestmark = pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning")
@@ -12,8 +13,11 @@ pytestmark = pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerforma
 def _node_data(n=3000, F=4, nb=7, seed=0):
     r = np.random.default_rng(seed)
     X = r.integers(0, nb + 1, size=(n, F)).astype(np.uint8)  # bin nb = missing
-    gh = np.column_stack([r.normal(size=n), r.uniform(0.1, 1.0, n)]).astype(np.float32)
-    return X, gh
+    gh = np.column_stack([r.normal(size=n), r.uniform(0.1, 1.0, n)])
+    return X, np.rint(gh * UNIT_INV).astype(np.int64)  # fixed point, as the grower passes it
+
+
+UNIT_INV = 2.0 ** 30
 
 
 @pytest.mark.parametrize("build_left", [True, False])
@@ -25,7 +29,7 @@ def test_split_build_subtract_scan_match_naive(build_left, hist_block):
     buf = np.zeros((2, n), dtype=np.int32)
     buf[0, 100:2100] = rows  # the node is the segment [100, 2100) of side 0
     feats = np.arange(F, dtype=np.int64)
-    hist = np.zeros((3, F, nb + 1, 3))
+    hist = np.zeros((3, F, nb + 1, 3), dtype=np.int64)
     hist[0] = histogram_naive(X, gh[:, 0], gh[:, 1], rows, nb + 1)  # the parent, slot 0
     one = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
     n_left = np.empty(1, dtype=np.int64)
@@ -33,7 +37,7 @@ def test_split_build_subtract_scan_match_naive(build_left, hist_block):
     split_and_build(np.ascontiguousarray(X.T), X, gh, buf, np.empty(n, np.uint8), one(100),
                     one(2000), one(2), one(3), one(1), one(0), np.full(F, nb, np.int32), 128,
                     one(int(build_left)), one(1), feats, hist_block, 2, hist,
-                    np.empty((2000 // hist_block + 2, F, nb + 1, 3)), n_left)
+                    np.empty((2000 // hist_block + 2, F, nb + 1, 3), np.int64), n_left)
     goes_left = (X[rows, 2] <= 3) | (X[rows, 2] == nb)
     expect, nl = partition_naive(rows, goes_left)
     assert n_left[0] == nl and np.array_equal(buf[1, 100:2100], expect)
@@ -42,18 +46,19 @@ def test_split_build_subtract_scan_match_naive(build_left, hist_block):
     np.testing.assert_allclose(hist[1], histogram_naive(X, gh[:, 0], gh[:, 1], small_rows, nb + 1),
                                rtol=1e-12, atol=1e-9)
     # the parent's slot becomes the larger child; then both children are scanned
-    totals = np.array([[gh[r, 0].sum(dtype=np.float64), gh[r, 1].sum(dtype=np.float64), len(r)]
+    totals = np.array([[gh[r, 0].sum(), gh[r, 1].sum(), len(r)]
                        for r in (small_rows, large_rows)])
     out = [np.empty((2, F)), np.empty((2, F), np.int32), np.empty((2, F), np.uint8),
-           np.empty((2, F, 3)), np.empty(2, np.int64)]
+           np.empty((2, F, 3), np.int64), np.empty(2, np.int64)]
+    unit = 1.0 / UNIT_INV
     subtract_and_scan(hist, one(0), one(1), feats, np.array([1, 0]), totals,
-                      np.full(F, nb, np.int32), np.ones((2, F), np.uint8), 1.0, 0.0, 0.0, 0.0,
-                      0.0, 5.0, *out)
+                      np.full(F, nb, np.int32), np.ones((2, F), np.uint8),
+                      split_settings(1.0, 0.0, 0.0, 0.0, 0.0, 5, (unit, unit)), *out)
     np.testing.assert_allclose(hist[0], histogram_naive(X, gh[:, 0], gh[:, 1], large_rows, nb + 1),
                                rtol=1e-9, atol=1e-9)
     gain, _, _, _, best = out
     for i, node_rows in enumerate((small_rows, large_rows)):
-        naive = best_split_naive(X, gh[:, 0].astype(float), gh[:, 1].astype(float), node_rows,
+        naive = best_split_naive(X, gh[:, 0] * unit, gh[:, 1] * unit, node_rows,
                                  np.full(F, nb), 1.0, 0.0, 0.0, 5)
         assert best[i] == naive[1]
         assert gain[i, best[i]] == pytest.approx(naive[0], rel=1e-9)

@@ -7,11 +7,12 @@ from boostwood.tree.histogram import HIST_BLOCK, HistogramBuilder
 
 
 def _data(n, F, nb, seed=0):
+    """Binned rows and fixed-point (g, h) as the grower hands them to the builder."""
     r = np.random.default_rng(seed)
     X = r.integers(0, nb, size=(n, F)).astype(np.uint8)
     gh = r.normal(size=(n, 2)).astype(np.float32)
     gh[:, 1] = np.abs(gh[:, 1])
-    return X, gh
+    return X, np.rint(gh.astype(np.float64) * 2.0 ** 40).astype(np.int64)
 
 
 @pytest.mark.parametrize("n", [1, 50, HIST_BLOCK + 7, 3 * HIST_BLOCK + 1])
@@ -32,7 +33,7 @@ def test_batch_of_nodes_and_feature_subset():
     starts, counts = np.array([0, 1000, 1001]), np.array([1000, 1, 3999])
     b = HistogramBuilder(X, 8)
     feats = np.array([1, 3], dtype=np.int64)
-    b.hist[:] = -7.0
+    b.hist[:] = -7
     b.build(gh, idx[None, :], np.zeros(3, np.int64), starts, counts, np.array([0, 1, 2]), feats)
     for k in range(3):
         naive = histogram_naive(X, gh[:, 0], gh[:, 1], idx[starts[k]:starts[k] + counts[k]], 8)
@@ -55,7 +56,7 @@ def test_subtraction_equals_brute_force_and_totals_agree():
     b.subtract(np.array([0]), np.array([1]), feats)  # parent - left = right
     np.testing.assert_allclose(b.hist[0], b.hist[2], rtol=1e-9, atol=1e-7)
     # every feature's histogram sums to the node totals
-    tot = np.empty(3)
+    tot = np.empty(3, dtype=np.int64)
     sum_gradients(gh, part, nl, 40000 - nl, tot)
     np.testing.assert_allclose(b.hist[2].sum(axis=1), np.tile(tot, (3, 1)), rtol=1e-9)
 
@@ -72,3 +73,19 @@ def test_result_does_not_depend_on_threads():
                 np.array([0]), np.arange(6, dtype=np.int64))
         out.append(b.hist[0].copy())
     assert np.array_equal(out[0], out[1])
+
+
+def test_integer_histograms_are_exact():
+    """Fixed-point cells are exact sums: equal to the naive sum to the last bit, and
+    parent - left is exactly the right child's histogram."""
+    X, gh = _data(3 * HIST_BLOCK + 5, 4, 11, seed=5)
+    idx = np.arange(X.shape[0], dtype=np.int32)
+    b = HistogramBuilder(X, 12)
+    feats = np.arange(4, dtype=np.int64)
+    nl = 20000
+    b.build(gh, idx[None, :], np.zeros(3, np.int64), np.array([0, 0, nl]),
+            np.array([idx.size, nl, idx.size - nl]), np.array([0, 1, 2]), feats)
+    assert b.hist.dtype == np.int64
+    np.testing.assert_array_equal(b.hist[0], histogram_naive(X, gh[:, 0], gh[:, 1], idx, 12))
+    b.subtract(np.array([0]), np.array([1]), feats)
+    np.testing.assert_array_equal(b.hist[0], b.hist[2])

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from boostwood._kernels.reference import best_split_naive, histogram_naive
 from boostwood._kernels.split import (find_best_splits, leaf_score, leaf_weight, scan_feature,
-                                      split_gain)
+                                      split_gain, split_settings)
 
 # 002_a9b531642bebda76.txt: six rows, logistic loss at margin 0, gamma = lambda = 1
 X6 = np.array([[1, 2], [2, 1], [3, 2], [1, 3], [2, 2], [3, 3]], dtype=float)
@@ -32,8 +32,8 @@ def test_worked_exercise_scan_picks_x2_below_2_5_with_its_leaves():
     out = [np.empty((1, 2)), np.empty((1, 2), np.int32), np.empty((1, 2), np.uint8),
            np.empty((1, 2, 3)), np.empty(1, np.int64)]
     find_best_splits(hist, np.array([0]), totals, np.array([3, 3], np.int32),
-                     np.array([0, 1], np.int64), np.ones((1, 2), np.uint8), 1.0, 0.0, 0.0, 1.0,
-                     0.0, 1.0, *out)
+                     np.array([0, 1], np.int64), np.ones((1, 2), np.uint8),
+                     split_settings(1.0, 0.0, 0.0, 1.0, 0.0, 1.0), *out)
     gain, b, _, left, best = out
     assert best[0] == 1 and b[0, 1] == 1          # x2 <= bin of 2, i.e. x2 < 2.5
     assert gain[0, 1] == pytest.approx(-0.4167, abs=1e-4)   # the notes' -0.41; gamma = 1 forbids it
@@ -74,8 +74,8 @@ def test_scan_matches_brute_force(seed, n, lam, gamma, missing, min_data):
     best = (-np.inf, -1, -1, False)
     for f in range(2):
         left = np.empty(3)
-        gain, b, dl = scan_feature(hist[f], n_bins[f], g.sum(), h.sum(), float(n), lam, 0.0, 0.0,
-                                   gamma, 0.0, float(min_data), left)
+        gain, b, dl = scan_feature(hist[f], n_bins[f], g.sum(), h.sum(), float(n),
+                                   split_settings(lam, 0.0, 0.0, gamma, 0.0, min_data), left)
         if gain > best[0] + 1e-9:
             best = (gain, f, b, dl)
     # the scan only reports splits that decrease the objective (gain + gamma > 0)
@@ -90,8 +90,34 @@ def test_no_missing_values_send_nan_to_the_heavier_child():
     hist[0] = (-3.0, 1.0, 1.0)   # bin 0: one row
     hist[1] = (2.0, 5.0, 5.0)    # bin 1: five rows, the larger hessian
     left = np.empty(3)
-    gain, b, dl = scan_feature(hist, 2, -1.0, 6.0, 6.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, left)
+    s = split_settings(1.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    gain, b, dl = scan_feature(hist, 2, -1.0, 6.0, 6.0, s, left)
     assert b == 0 and dl is False  # right child (bin 1) is heavier
     hist[[0, 1]] = hist[[1, 0]]
-    gain, b, dl = scan_feature(hist, 2, -1.0, 6.0, 6.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, left)
+    gain, b, dl = scan_feature(hist, 2, -1.0, 6.0, 6.0, s, left)
     assert b == 0 and dl is True
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 40), st.floats(0, 2), st.sampled_from([0.0, 0.3]),
+       st.integers(-30, 30))
+def test_fixed_point_scan_equals_float_scan_of_the_same_values(seed, n, lam, missing, e):
+    """Scanning int64 cells with units u gives the gain of scanning the float cells
+    u * cells: the integers change only how sums are formed, not the split rule."""
+    r = np.random.default_rng(seed)
+    X = r.integers(0, 4, size=(n, 1)).astype(np.uint8)
+    X[r.random(X.shape) < missing] = 4
+    gq = r.integers(-2 ** 20, 2 ** 20, n)
+    hq = r.integers(1, 2 ** 20, n)
+    unit = 2.0 ** e
+    hist_q = histogram_naive(X, gq, hq, np.arange(n), 5)[0]
+    hist_f = histogram_naive(X, gq * unit, hq * unit, np.arange(n), 5)[0]
+    out_q, out_f = np.empty(3, np.int64), np.empty(3)
+    got = scan_feature(hist_q, 4, gq.sum(), hq.sum(), n,
+                       split_settings(lam, 0.0, 0.0, 0.0, 0.0, 1, (unit, unit)), out_q)
+    ref = scan_feature(hist_f, 4, (gq * unit).sum(), (hq * unit).sum(), float(n),
+                       split_settings(lam, 0.0, 0.0, 0.0, 0.0, 1), out_f)
+    assert got[1:] == ref[1:]
+    if ref[1] >= 0:
+        assert got[0] == pytest.approx(ref[0], rel=1e-9)
+        np.testing.assert_allclose(out_q * np.array([unit, unit, 1.0]), out_f, rtol=1e-12)

@@ -16,7 +16,9 @@ every distinct value its own bin, evaluated without materialising the bins.
 import numpy as np
 from numba import njit, prange
 
-from .split import TIE_RTOL, _children_score, leaf_score
+from .split import (S_ALPHA, S_G_UNIT, S_GAMMA, S_H_UNIT, S_LAMBDA, S_MAX_DELTA_STEP,
+                    S_MIN_CHILD_WEIGHT, S_MIN_DATA_IN_LEAF, TIE_RTOL, _children_score,
+                    leaf_score)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -35,31 +37,37 @@ def mark_nodes(buf, sides, starts, counts, node_of):
 
 @njit(cache=True, nogil=True)
 def _missing_sums(gh, node_of, missing_rows, n_nodes):
-    """Per node, (G, H, count) of its rows whose value of this feature is missing."""
-    m = np.zeros((n_nodes, 3))
+    """Per node, fixed-point (G, H, count) of its rows whose value of this feature is missing."""
+    m = np.zeros((n_nodes, 3), dtype=np.int64)
     for i in range(missing_rows.shape[0]):
         r = missing_rows[i]
         k = node_of[r]
         if k >= 0:
             m[k, 0] += gh[r, 0]
             m[k, 1] += gh[r, 1]
-            m[k, 2] += 1.0
+            m[k, 2] += 1
     return m
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _try(gl, hl, cl, Gt, Ht, Ct, lam, alpha, mds, gamma, mcw, mdl, parent, tol, best_gain,
-         has_best):
-    """Gain of one candidate (-inf when it breaks a constraint or does not improve)."""
-    gr = Gt - gl
-    hr = Ht - hl
-    if cl < mdl or Ct - cl < mdl or hl < mcw or hr < mcw:
+def _try(gl, hl, cl, Gt, Ht, Ct, s, parent, tol, best_gain, has_best):
+    """Gain of one candidate from fixed-point left sums and node totals (-inf when it
+    breaks a constraint or does not improve). The right child is ``total - left``,
+    exact in integers, then scored as :func:`boostwood._kernels.split.scan_feature` does."""
+    ug, uh = s[S_G_UNIT], s[S_H_UNIT]
+    if cl < s[S_MIN_DATA_IN_LEAF] or Ct - cl < s[S_MIN_DATA_IN_LEAF]:
         return -np.inf
+    hlf = hl * uh
+    hrf = (Ht - hl) * uh
+    if hlf < s[S_MIN_CHILD_WEIGHT] or hrf < s[S_MIN_CHILD_WEIGHT]:
+        return -np.inf
+    alpha, mds = s[S_ALPHA], s[S_MAX_DELTA_STEP]
     plain = alpha == 0.0 and mds <= 0.0
-    delta = _children_score(gl, hl, gr, hr, lam, alpha, mds, plain) - parent
+    delta = _children_score(gl * ug, hlf, (Gt - gl) * ug, hrf, s[S_LAMBDA], alpha, mds,
+                            plain) - parent
     if 0.5 * delta <= tol:
         return -np.inf
-    gain = 0.5 * delta - gamma
+    gain = 0.5 * delta - s[S_GAMMA]
     if has_best and not gain > best_gain + TIE_RTOL * abs(best_gain):
         return -np.inf
     return gain
@@ -67,9 +75,8 @@ def _try(gl, hl, cl, Gt, Ht, Ct, lam, alpha, mds, gamma, mcw, mdl, parent, tol, 
 
 @njit(parallel=True, cache=True, nogil=True)
 def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, node_of, totals,
-               features, feature_mask, lam, alpha, max_delta_step, gamma, min_child_weight,
-               min_data_in_leaf, local_eps, out_gain, out_code, out_next, out_default_left,
-               out_left):
+               features, feature_mask, settings, local_eps, out_gain, out_code, out_next,
+               out_default_left, out_left):
     """Best split of every (node, feature) pair of a batch by one pass per feature.
 
     With ``local_eps`` = 0 every boundary between two of a node's distinct
@@ -88,33 +95,37 @@ def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, n
         feature f at ``order[order_offsets[f]:order_offsets[f + 1]]``
     missing_rows : ndarray, int32   # IN, per feature its rows with a missing value
         (``missing_offsets`` likewise)
-    gh : ndarray of shape (n_rows, 2), float32   # IN
+    gh : ndarray of shape (n_rows, 2), int64   # IN, fixed-point gradients and hessians
     node_of : ndarray of shape (n_rows,), int32   # IN, batch position of each row's node, -1 = none
-    totals : ndarray of shape (n_nodes, 3), float64   # IN, (G, H, count) per node
+    totals : ndarray of shape (n_nodes, 3), int64   # IN, fixed-point (G, H, count) per node
     features : ndarray of shape (n_active,), int64   # IN
     feature_mask : ndarray of shape (n_nodes, n_active), uint8   # IN, 0 = not a candidate
+    settings : ndarray, float64   # IN, see :func:`boostwood._kernels.split.split_settings`
     local_eps : float, 0 for exact greedy, else the spacing of local percentile proposals
     out_gain : ndarray of shape (n_nodes, n_active), float64   # OUT, -inf = no split
     out_code : ndarray of shape (n_nodes, n_active), int64   # OUT, last code sent left
     out_next : ndarray of shape (n_nodes, n_active), int64   # OUT, the node's next code (-1 = none)
     out_default_left : ndarray of shape (n_nodes, n_active), uint8   # OUT
-    out_left : ndarray of shape (n_nodes, n_active, 3), float64   # OUT, (G, H, count) going left
+    out_left : ndarray of shape (n_nodes, n_active, 3), int64   # OUT, (G, H, count) going left
     """
     n_nodes = totals.shape[0]
+    uh = settings[S_H_UNIT]
     for a in prange(features.shape[0]):
         f = features[a]
         miss = _missing_sums(gh, node_of, missing_rows[missing_offsets[f]:missing_offsets[f + 1]],
                              n_nodes)
-        run = np.zeros((n_nodes, 3))
+        run = np.zeros((n_nodes, 3), dtype=np.int64)
         last = np.full(n_nodes, -1, dtype=np.int64)
         parent = np.empty(n_nodes)
         step = np.zeros(n_nodes)  # hessian between two proposals (0: every boundary)
         target = np.zeros(n_nodes)
         for k in range(n_nodes):
             if local_eps > 0.0:
-                step[k] = local_eps * (totals[k, 1] - miss[k, 1])
+                step[k] = local_eps * ((totals[k, 1] - miss[k, 1]) * uh)
                 target[k] = step[k]
-            parent[k] = leaf_score(totals[k, 0], totals[k, 1], lam, alpha, max_delta_step)
+            parent[k] = leaf_score(totals[k, 0] * settings[S_G_UNIT], totals[k, 1] * uh,
+                                   settings[S_LAMBDA], settings[S_ALPHA],
+                                   settings[S_MAX_DELTA_STEP])
             out_gain[k, a] = -np.inf
             out_code[k, a] = -1
             out_next[k, a] = -1
@@ -126,38 +137,35 @@ def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, n
             if k < 0 or feature_mask[k, a] == 0:
                 continue
             c = np.int64(col[r])
-            if last[k] >= 0 and c != last[k] and run[k, 1] >= target[k]:
+            if last[k] >= 0 and c != last[k] and run[k, 1] * uh >= target[k]:
                 if step[k] > 0.0:  # the next proposal: the first boundary past the next percentile
-                    target[k] = (np.floor(run[k, 1] / step[k]) + 1.0) * step[k]
-                _consider(k, a, run, miss, totals, parent, last[k], c, lam, alpha,
-                          max_delta_step, gamma, min_child_weight, min_data_in_leaf, out_gain,
+                    target[k] = (np.floor(run[k, 1] * uh / step[k]) + 1.0) * step[k]
+                _consider(k, a, run, miss, totals, parent, last[k], c, settings, out_gain,
                           out_code, out_next, out_default_left, out_left)
             run[k, 0] += gh[r, 0]
             run[k, 1] += gh[r, 1]
-            run[k, 2] += 1.0
+            run[k, 2] += 1
             last[k] = c
         for k in range(n_nodes):  # every present value left, the missing ones right
-            if last[k] >= 0 and miss[k, 2] > 0.0:
-                _consider(k, a, run, miss, totals, parent, last[k], -1, lam, alpha,
-                          max_delta_step, gamma, min_child_weight, min_data_in_leaf, out_gain,
+            if last[k] >= 0 and miss[k, 2] > 0:
+                _consider(k, a, run, miss, totals, parent, last[k], -1, settings, out_gain,
                           out_code, out_next, out_default_left, out_left)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _consider(k, a, run, miss, totals, parent, code, next_code, lam, alpha, mds, gamma, mcw,
-              mdl, out_gain, out_code, out_next, out_default_left, out_left):
+def _consider(k, a, run, miss, totals, parent, code, next_code, s, out_gain, out_code,
+              out_next, out_default_left, out_left):
     """Boundary after ``code`` of node k: missing right, then (if any) missing left."""
     Gt, Ht, Ct = totals[k, 0], totals[k, 1], totals[k, 2]
     tol = 1e-10 * abs(parent[k])
-    has_miss = miss[k, 2] > 0.0
+    has_miss = miss[k, 2] > 0
     for try_left in range(2):
         if try_left == 1 and (not has_miss or next_code < 0):
             break
         gl = run[k, 0] + miss[k, 0] * try_left
         hl = run[k, 1] + miss[k, 1] * try_left
         cl = run[k, 2] + miss[k, 2] * try_left
-        g = _try(gl, hl, cl, Gt, Ht, Ct, lam, alpha, mds, gamma, mcw, mdl, parent[k], tol,
-                 out_gain[k, a], out_code[k, a] >= 0)
+        g = _try(gl, hl, cl, Gt, Ht, Ct, s, parent[k], tol, out_gain[k, a], out_code[k, a] >= 0)
         if g == -np.inf:
             continue
         out_gain[k, a] = g

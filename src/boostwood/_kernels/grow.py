@@ -84,8 +84,7 @@ def split_and_build(X_columns, X_binned, gh, buf, mask, starts, counts, split_fe
 
 @njit(parallel=True, cache=True, nogil=True)
 def subtract_and_scan(hist, parent_slots, child_slots, features, scan_slots, totals, n_bins,
-                      feature_mask, lam, alpha, max_delta_step, gamma, min_child_weight,
-                      min_data_in_leaf, out_gain, out_bin, out_default_left, out_left,
+                      feature_mask, settings, out_gain, out_bin, out_default_left, out_left,
                       out_best):
     """``hist[parent] -= hist[child]`` for each pair, then the best split of each
     node in ``scan_slots`` (arguments as in :func:`subtract_histograms` and
@@ -93,6 +92,5 @@ def subtract_and_scan(hist, parent_slots, child_slots, features, scan_slots, tot
     if parent_slots.shape[0] > 0:
         subtract_histograms(parent_slots, child_slots, features, hist)
     if scan_slots.shape[0] > 0:
-        find_best_splits(hist, scan_slots, totals, n_bins, features, feature_mask, lam, alpha,
-                         max_delta_step, gamma, min_child_weight, min_data_in_leaf, out_gain,
-                         out_bin, out_default_left, out_left, out_best)
+        find_best_splits(hist, scan_slots, totals, n_bins, features, feature_mask, settings,
+                         out_gain, out_bin, out_default_left, out_left, out_best)

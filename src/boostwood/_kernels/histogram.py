@@ -1,8 +1,9 @@
 """Gradient histograms of a batch of nodes.
 
-A histogram cell ``hist[slot, f, b]`` holds three float64 channels: the sum of
-the gradients, the sum of the hessians and the number of rows of the node whose
-feature ``f`` falls in bin ``b``. The split scan (``split.py``) reads prefix
+A histogram cell ``hist[slot, f, b]`` holds three int64 channels: the sum of
+the fixed-point gradients, the sum of the fixed-point hessians (see
+:mod:`boostwood.tree.stats`) and the number of rows of the node whose feature
+``f`` falls in bin ``b``. The split scan (``split.py``) reads prefix
 sums of these cells: that is all the exact-greedy gain needs, evaluated only at
 bin boundaries (Chen & Guestrin 2016, Alg. 2 on pre-bucketed data).
 
@@ -11,7 +12,8 @@ number of rows, one task per block. A task reads each of its rows once (the
 binned matrix is row-major; gradient and hessian sit side by side) and updates
 every feature's histogram. Blocks of one node are summed in block order. The
 cut depends on the node's size only, never on the thread count, so histograms
-are bit-identical for any number of threads.
+are bit-identical for any number of threads -- and, being integer sums, they
+would be in any order at all (row blocks of several data shards included).
 
 Subtraction trick::
 
@@ -90,15 +92,15 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     Parameters
     ----------
     X_binned : ndarray of shape (n_rows, n_features), uint8 or uint16, row-major   # IN
-    gh : ndarray of shape (n_rows, 2), float32   # IN, gradient and hessian of each row
+    gh : ndarray of shape (n_rows, 2), int64   # IN, fixed-point gradient and hessian per row
     buf : ndarray of shape (2, n_partition), int32   # IN, the two index buffers (see partition.py)
     sides, starts, counts, slots : ndarray of shape (n_nodes,), int64   # IN, where each node's
         rows are (buffer, segment) and its histogram slot
     features : ndarray of shape (n_active,), int64   # IN, features to build (others untouched)
     block_size : int, rows per block (a constant: results never depend on threads)
     n_groups : int, feature ranges per block
-    hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), float64   # OUT
-    partial : ndarray of shape (n_buffers, n_features, n_bins_max, 3), float64   # OUT, workspace
+    hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), int64   # OUT
+    partial : ndarray of shape (n_buffers, n_features, n_bins_max, 3), int64   # OUT, workspace
         with at least (total blocks - n_nodes) buffers
     """
     n_active = features.shape[0]
@@ -148,7 +150,7 @@ def _zero_and_accumulate(X_binned, gh, indices, start, count, features, flo, fhi
     width = n_bins_max * 3
     for j in range(flo, fhi):
         lo = features[j] * width
-        out[lo:lo + width] = 0.0
+        out[lo:lo + width] = 0
     nb = np.uint64(n_bins_max)
     three = np.uint64(3)
     end = start + count
@@ -158,21 +160,21 @@ def _zero_and_accumulate(X_binned, gh, indices, start, count, features, flo, fhi
             prefetch(gh[ahead], 0)
             prefetch(X_binned[ahead], 0)
         r = np.uint64(indices[i])
-        gr = np.float64(gh[r, np.uint64(0)])
-        hr = np.float64(gh[r, np.uint64(1)])
+        gr = gh[r, np.uint64(0)]
+        hr = gh[r, np.uint64(1)]
         row = X_binned[r]
         if all_features:  # the common case, without the indirection
             for f in range(flo, fhi):
                 uf = np.uint64(f)
                 k = (uf * nb + np.uint64(row[uf])) * three
                 add_pair(out, k, gr, hr)
-                out[k + np.uint64(2)] += 1.0
+                out[k + np.uint64(2)] += 1
         else:
             for j in range(flo, fhi):
                 uf = np.uint64(features[j])
                 k = (uf * nb + np.uint64(row[uf])) * three
                 add_pair(out, k, gr, hr)
-                out[k + np.uint64(2)] += 1.0
+                out[k + np.uint64(2)] += 1
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -184,7 +186,7 @@ def subtract_histograms(parent_slots, child_slots, features, hist):
 
     parent_slots, child_slots : ndarray of shape (n_pairs,), int64   # IN
     features : ndarray of shape (n_active,), int64   # IN
-    hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), float64   # IN/OUT
+    hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), int64   # IN/OUT (exact)
     """
     n_pairs = parent_slots.shape[0]
     n_active = features.shape[0]
@@ -202,18 +204,18 @@ def subtract_histograms(parent_slots, child_slots, features, hist):
 
 @njit(cache=True, nogil=True)
 def sum_gradients(gh, indices, start, count, out):
-    """Node totals in row order: out = (sum g, sum h, n_rows).
+    """Node totals: out = (sum g, sum h, n_rows) over rows start..start+count of ``indices``.
 
-    gh : ndarray of shape (n_rows, 2), float32   # IN
+    gh : ndarray of shape (n_rows, 2), int64   # IN, fixed point
     indices : ndarray, int32   # IN
-    out : ndarray of shape (3,), float64   # OUT
+    out : ndarray of shape (3,), int64   # OUT (exact)
     """
-    sg = 0.0
-    sh = 0.0
+    sg = np.int64(0)
+    sh = np.int64(0)
     for i in range(start, start + count):
         r = indices[i]
         sg += gh[r, 0]
         sh += gh[r, 1]
     out[0] = sg
     out[1] = sh
-    out[2] = float(count)
+    out[2] = count

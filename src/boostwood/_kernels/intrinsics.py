@@ -47,25 +47,33 @@ def prefetch(typingctx, arr, idx):
 def add_pair(typingctx, arr, idx, a, b):
     """``arr[idx] += a; arr[idx + 1] += b`` as one 2-wide vector load, add and store.
 
-    ``arr`` is a 1-D contiguous float64 array. The histogram loop adds a row's
-    gradient and hessian to two adjacent cells; LLVM does not fuse the two scalar
-    read-modify-writes by itself, and one vector pair is ~15-20% faster per
-    update. Each lane is an ordinary IEEE addition, so results are unchanged.
+    ``arr`` is a 1-D contiguous float64 or int64 array, ``a`` and ``b`` of its
+    type. The histogram loop adds a row's gradient and hessian to two adjacent
+    cells; LLVM does not fuse the two scalar read-modify-writes by itself, and one
+    vector pair is ~15-20% faster per update. Each lane is an ordinary addition
+    (IEEE or two's complement), so results are unchanged.
     """
+    integer = isinstance(arr.dtype, types.Integer)
+    if integer and arr.dtype.bitwidth != 64 or not integer and arr.dtype != types.float64:
+        return None
     sig = types.void(arr, idx, a, b)
 
     def codegen(context, builder, signature, args):
         aryty = signature.args[0]
         ary = context.make_array(aryty)(context, builder, args[0])
         ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
-        vec = _ir.VectorType(_ir.DoubleType(), 2)
+        lane = _ir.IntType(64) if integer else _ir.DoubleType()
+        vec = _ir.VectorType(lane, 2)
         vptr = builder.bitcast(ptr, vec.as_pointer())
         old = builder.load(vptr, align=8)
         new = _ir.Constant(vec, None)
         i32 = _ir.IntType(32)
-        new = builder.insert_element(new, args[2], _ir.Constant(i32, 0))
-        new = builder.insert_element(new, args[3], _ir.Constant(i32, 1))
-        builder.store(builder.fadd(old, new), vptr, align=8)
+        a_val = context.cast(builder, args[2], signature.args[2], aryty.dtype)
+        b_val = context.cast(builder, args[3], signature.args[3], aryty.dtype)
+        new = builder.insert_element(new, a_val, _ir.Constant(i32, 0))
+        new = builder.insert_element(new, b_val, _ir.Constant(i32, 1))
+        total = builder.add(old, new) if integer else builder.fadd(old, new)
+        builder.store(total, vptr, align=8)
         return context.get_dummy_value()
 
     return sig, codegen

@@ -17,13 +17,15 @@ def bin_values_naive(X, edges_list):
 
 
 def histogram_naive(X_binned, g, h, rows, n_bins_max):
-    """hist[f, b] = (sum g, sum h, count) over ``rows`` with X_binned[row, f] == b."""
+    """hist[f, b] = (sum g, sum h, count) over ``rows`` with X_binned[row, f] == b
+    (int64 for fixed-point g and h, else float64)."""
     F = X_binned.shape[1]
-    hist = np.zeros((F, n_bins_max, 3))
+    integer = np.issubdtype(np.asarray(g).dtype, np.integer)
+    hist = np.zeros((F, n_bins_max, 3), dtype=np.int64 if integer else np.float64)
     for r in rows:
         for f in range(F):
             b = X_binned[r, f]
-            hist[f, b] += (g[r], h[r], 1.0)
+            hist[f, b] += (g[r], h[r], 1)
     return hist
 
 

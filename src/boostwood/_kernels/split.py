@@ -16,6 +16,28 @@ from numba import njit, prange
 #: row order and of weights-versus-repeated-rows.
 TIE_RTOL = 1e-6
 
+#: Named positions of the split-settings array that the scan kernels take instead
+#: of eight scalar arguments (see :func:`split_settings`).
+S_LAMBDA, S_ALPHA, S_MAX_DELTA_STEP, S_GAMMA, S_MIN_CHILD_WEIGHT, S_MIN_DATA_IN_LEAF, \
+    S_G_UNIT, S_H_UNIT = range(8)
+N_SETTINGS = 8
+
+
+def split_settings(reg_lambda, reg_alpha, max_delta_step, gamma, min_child_weight,
+                   min_data_in_leaf, units=(1.0, 1.0)):
+    """The float64 settings array of the scan kernels.
+
+    ``units`` are the values of one fixed-point unit of the gradient and of the
+    hessian sums (see :mod:`boostwood.tree.stats`); (1, 1) for float statistics.
+    ``min_data_in_leaf`` below 1 counts as 1 (a child needs a row).
+    """
+    s = np.empty(N_SETTINGS)
+    s[S_LAMBDA], s[S_ALPHA], s[S_MAX_DELTA_STEP] = reg_lambda, reg_alpha, max_delta_step
+    s[S_GAMMA], s[S_MIN_CHILD_WEIGHT] = gamma, min_child_weight
+    s[S_MIN_DATA_IN_LEAF] = max(min_data_in_leaf, 1)
+    s[S_G_UNIT], s[S_H_UNIT] = units[0], units[1]
+    return s
+
 
 @njit(cache=True, nogil=True, inline="always")
 def threshold_l1(G, alpha):
@@ -92,38 +114,41 @@ def _children_score(gl, hl, gr, hr, lam, alpha, max_delta_step, plain):
 
 
 @njit(cache=True, nogil=True)
-def _scan_no_missing(cell, nb, Gt, Ht, Ct, lam, gamma, min_child_weight, min_data_in_leaf,
-                     score_parent, tol, best_left):
+def _scan_no_missing(cell, nb, Gt, Ht, Ct, s, score_parent, tol, best_left):
     """:func:`scan_feature` for the common case: no missing values in the node,
     no L1 penalty, no step clipping. Same candidates, same order, same tie rule,
     without the loop over missing directions (about twice as fast)."""
+    lam, gamma = s[S_LAMBDA], s[S_GAMMA]
+    mcw, mdl = s[S_MIN_CHILD_WEIGHT], s[S_MIN_DATA_IN_LEAF]
+    ug, uh = s[S_G_UNIT], s[S_H_UNIT]
     best = -np.inf
     best_bin = -1
     best_dl = False
-    GL = 0.0
-    HL = 0.0
-    CL = 0.0
+    GL = cell[0, 0] - cell[0, 0]  # zero of the cells' type: sums stay exact integers
+    HL = GL
+    CL = GL
     for b in range(nb - 1):  # the last boundary sends every row left: not a split
         c = cell[b, 2]
-        if c == 0.0:
+        if c == 0:
             continue  # empty bin: same partition as the previous threshold
         GL += cell[b, 0]
         HL += cell[b, 1]
         CL += c
-        gr = Gt - GL
-        hr = Ht - HL
-        if CL < min_data_in_leaf or Ct - CL < min_data_in_leaf:
+        if CL < mdl or Ct - CL < mdl:
             continue
-        if HL < min_child_weight or hr < min_child_weight:
+        hl = HL * uh
+        hr = (Ht - HL) * uh
+        if hl < mcw or hr < mcw:
             continue
-        delta = _children_score(GL, HL, gr, hr, lam, 0.0, 0.0, True) - score_parent
+        delta = _children_score(GL * ug, hl, (Gt - GL) * ug, hr, lam, 0.0, 0.0,
+                                True) - score_parent
         if 0.5 * delta <= tol:
             continue
         gain = 0.5 * delta - gamma
         if best_bin < 0 or gain > best + TIE_RTOL * abs(best):
             best = gain
             best_bin = b
-            best_dl = HL >= hr
+            best_dl = hl >= hr
             best_left[0] = GL
             best_left[1] = HL
             best_left[2] = CL
@@ -131,8 +156,7 @@ def _scan_no_missing(cell, nb, Gt, Ht, Ct, lam, gamma, min_child_weight, min_dat
 
 
 @njit(cache=True, nogil=True)
-def scan_feature(cell, nb, Gt, Ht, Ct, lam, alpha, max_delta_step, gamma,
-                 min_child_weight, min_data_in_leaf, best_left):
+def scan_feature(cell, nb, Gt, Ht, Ct, s, best_left):
     """Best threshold of one feature of one node from its histogram.
 
     Scans the value bins left to right; at each boundary ``b`` (left child =
@@ -142,12 +166,18 @@ def scan_feature(cell, nb, Gt, Ht, Ct, lam, alpha, max_delta_step, gamma,
     child with the larger hessian sum. Finally, with missing values present,
     "all values left, missing right" is tried too.
 
+    The left sums run in the cells' own type (int64 fixed point in training, so
+    the right child ``total - left`` is exact); each candidate is converted to
+    float with the units of ``s`` only to be scored.
+
     Parameters
     ----------
-    cell : ndarray of shape (n_bins_max, 3), float64   # IN
+    cell : ndarray of shape (n_bins_max, 3), int64 (or float64)   # IN
     nb : int, value bins of this feature (the missing bin is ``nb``)
-    Gt, Ht, Ct : float, node totals
-    best_left : ndarray of shape (3,), float64   # OUT, (G, H, count) of the best left child
+    Gt, Ht, Ct : node totals, of the cells' type
+    s : ndarray of shape (N_SETTINGS,), float64   # IN, see :func:`split_settings`
+    best_left : ndarray of shape (3,), of the cells' type   # OUT, (G, H, count) of the
+        best left child
 
     Returns
     -------
@@ -155,45 +185,46 @@ def scan_feature(cell, nb, Gt, Ht, Ct, lam, alpha, max_delta_step, gamma,
     ``min_child_weight`` / ``min_data_in_leaf`` constraints or improves the
     objective by more than rounding noise.
     """
-    score_parent = leaf_score(Gt, Ht, lam, alpha, max_delta_step)
+    lam, alpha, max_delta_step = s[S_LAMBDA], s[S_ALPHA], s[S_MAX_DELTA_STEP]
+    gamma, mcw, mdl = s[S_GAMMA], s[S_MIN_CHILD_WEIGHT], s[S_MIN_DATA_IN_LEAF]
+    ug, uh = s[S_G_UNIT], s[S_H_UNIT]
+    score_parent = leaf_score(Gt * ug, Ht * uh, lam, alpha, max_delta_step)
     plain = alpha == 0.0 and max_delta_step <= 0.0
     # a split whose objective decrease is at rounding level is not a split
     tol = 1e-10 * abs(score_parent)
     Gm = cell[nb, 0]
     Hm = cell[nb, 1]
     Cm = cell[nb, 2]
-    if Cm <= 0.0 and plain:
-        return _scan_no_missing(cell, nb, Gt, Ht, Ct, lam, gamma, min_child_weight,
-                                min_data_in_leaf, score_parent, tol, best_left)
+    if Cm <= 0 and plain:
+        return _scan_no_missing(cell, nb, Gt, Ht, Ct, s, score_parent, tol, best_left)
     best = -np.inf
     best_bin = -1
     best_dl = False
-    GL = 0.0
-    HL = 0.0
-    CL = 0.0
+    GL = cell[0, 0] - cell[0, 0]
+    HL = GL
+    CL = GL
     for b in range(nb):
-        if cell[b, 2] == 0.0 and b < nb - 1:
+        if cell[b, 2] == 0 and b < nb - 1:
             continue  # empty bin: same partition as the previous threshold (ties keep the first)
         GL += cell[b, 0]
         HL += cell[b, 1]
         CL += cell[b, 2]
-        if b == nb - 1 and Cm <= 0.0:
+        if b == nb - 1 and Cm <= 0:
             break  # every row left: not a split
         for try_left in range(2):
-            if try_left == 1 and (Cm <= 0.0 or b == nb - 1):
+            if try_left == 1 and (Cm <= 0 or b == nb - 1):
                 break
-            gl = GL + Gm * try_left
-            hl = HL + Hm * try_left
+            gq = GL + Gm * try_left
+            hq = HL + Hm * try_left
             cl = CL + Cm * try_left
-            gr = Gt - gl
-            hr = Ht - hl
-            cr = Ct - cl
-            if cl < min_data_in_leaf or cr < min_data_in_leaf:
+            if cl < mdl or Ct - cl < mdl:
                 continue
-            if hl < min_child_weight or hr < min_child_weight:
+            hl = hq * uh
+            hr = (Ht - hq) * uh
+            if hl < mcw or hr < mcw:
                 continue
-            delta = _children_score(gl, hl, gr, hr, lam, alpha, max_delta_step,
-                                    plain) - score_parent
+            delta = _children_score(gq * ug, hl, (Gt - gq) * ug, hr, lam, alpha,
+                                    max_delta_step, plain) - score_parent
             if 0.5 * delta <= tol:
                 continue
             gain = 0.5 * delta - gamma
@@ -202,12 +233,12 @@ def scan_feature(cell, nb, Gt, Ht, Ct, lam, alpha, max_delta_step, gamma,
             if best_bin < 0 or gain > best + TIE_RTOL * abs(best):
                 best = gain
                 best_bin = b
-                if Cm > 0.0:
+                if Cm > 0:
                     best_dl = try_left == 1
                 else:
                     best_dl = hl >= hr
-                best_left[0] = gl
-                best_left[1] = hl
+                best_left[0] = gq
+                best_left[1] = hq
                 best_left[2] = cl
     return best, best_bin, best_dl
 
@@ -234,26 +265,25 @@ def pick_best_features(gain, out_best):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def find_best_splits(hist, slots, totals, n_bins, features, feature_mask,
-                     lam, alpha, max_delta_step, gamma, min_child_weight,
-                     min_data_in_leaf, out_gain, out_bin, out_default_left, out_left,
-                     out_best):
+def find_best_splits(hist, slots, totals, n_bins, features, feature_mask, settings,
+                     out_gain, out_bin, out_default_left, out_left, out_best):
     """Best split of every (node, feature) pair of a batch, in parallel, then each
     node's best feature: the lowest feature position whose gain equals the node's
     maximum up to ``TIE_RTOL``.
 
     Parameters
     ----------
-    hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), float64   # IN
+    hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), int64   # IN
     slots : ndarray of shape (n_nodes,), int64   # IN
-    totals : ndarray of shape (n_nodes, 3), float64   # IN, (G, H, count) per node
+    totals : ndarray of shape (n_nodes, 3), int64   # IN, fixed-point (G, H, count) per node
     n_bins : ndarray of shape (n_features,), int32   # IN
     features : ndarray of shape (n_active,), int64   # IN
     feature_mask : ndarray of shape (n_nodes, n_active), uint8   # IN, 0 = not a candidate
+    settings : ndarray of shape (N_SETTINGS,), float64   # IN, see :func:`split_settings`
     out_gain : ndarray of shape (n_nodes, n_active), float64   # OUT, -inf = none
     out_bin : ndarray of shape (n_nodes, n_active), int32   # OUT
     out_default_left : ndarray of shape (n_nodes, n_active), uint8   # OUT
-    out_left : ndarray of shape (n_nodes, n_active, 3), float64   # OUT
+    out_left : ndarray of shape (n_nodes, n_active, 3), int64   # OUT, fixed-point left sums
     out_best : ndarray of shape (n_nodes,), int64   # OUT, position in ``features``; -1 = none
     """
     n_nodes = slots.shape[0]
@@ -267,10 +297,8 @@ def find_best_splits(hist, slots, totals, n_bins, features, feature_mask,
         if feature_mask[node, a] == 0:
             continue
         f = features[a]
-        gain, b, dl = scan_feature(
-            hist[slots[node], f], n_bins[f], totals[node, 0], totals[node, 1],
-            totals[node, 2], lam, alpha, max_delta_step, gamma, min_child_weight,
-            min_data_in_leaf, out_left[node, a])
+        gain, b, dl = scan_feature(hist[slots[node], f], n_bins[f], totals[node, 0],
+                                   totals[node, 1], totals[node, 2], settings, out_left[node, a])
         out_gain[node, a] = gain
         out_bin[node, a] = b
         out_default_left[node, a] = 1 if dl else 0

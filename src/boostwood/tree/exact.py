@@ -14,13 +14,14 @@ values, as in the exact greedy algorithm of Chen & Guestrin (2016, Alg. 1).
 """
 import numpy as np
 
-from .._config import INDEX_DTYPE
+from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._comm import LocalReducer
 from .._kernels.exact import exact_scan, mark_nodes
 from .._kernels.split import pick_best_features
 from .._kernels.histogram import sum_gradients
 from .._kernels.partition import partition_nodes
 from .grower import PARTITION_BLOCK, TreeGrower
+from .stats import FixedPointStats
 
 
 class ExactTreeGrower(TreeGrower):
@@ -51,15 +52,16 @@ class ExactTreeGrower(TreeGrower):
         self.buf = np.empty((2, n_rows), dtype=INDEX_DTYPE)
         self.mask = np.empty(n_rows, dtype=np.uint8)
         self.node_of = np.empty(n_rows, dtype=np.int32)
+        self.stats = FixedPointStats(n_rows, self.reducer)
 
     def _n_rows(self):
         return self.n_rows
 
     def _root(self, nodes, n):
-        totals = np.empty(3)
+        totals = np.empty(3, dtype=HIST_DTYPE)
         sum_gradients(self._gh, self.buf[0], 0, n, totals)
         self.reducer.allreduce_sum(totals)
-        nodes.add(totals[0], totals[1], totals[2], 0, 0, n, 0)
+        nodes.add(int(totals[0]), int(totals[1]), int(totals[2]), 0, 0, n, 0)
         if self._splittable(nodes, 0):
             self._scan(nodes, [0])
 
@@ -104,18 +106,18 @@ class ExactTreeGrower(TreeGrower):
         mask = self._node_feature_mask(B, A)
         if mask is None:
             mask = np.ones((B, A), dtype=np.uint8)
-        totals = np.array([(cols["G"][k], cols["H"][k], cols["C"][k]) for k in scan])
+        totals = np.array([(cols["G"][k], cols["H"][k], cols["C"][k]) for k in scan],
+                          dtype=HIST_DTYPE)
         gain = np.empty((B, A))
         code = np.empty((B, A), dtype=np.int64)
         nxt = np.empty((B, A), dtype=np.int64)
         dl = np.empty((B, A), dtype=np.uint8)
-        left = np.empty((B, A, 3))
+        left = np.empty((B, A, 3), dtype=HIST_DTYPE)
         best = np.empty(B, dtype=np.int64)
         c = self.columns
         exact_scan(c.codes, c.order, c.order_offsets, c.missing_rows, c.missing_offsets, self._gh,
-                   self.node_of, totals, self._features, mask, p.reg_lambda, p.reg_alpha,
-                   p.max_delta_step, p.gamma, p.min_child_weight,
-                   float(max(p.min_data_in_leaf, 1)), self.local_eps, gain, code, nxt, dl, left)
+                   self.node_of, totals, self._features, mask, self._settings, self.local_eps,
+                   gain, code, nxt, dl, left)
         pick_best_features(gain, best)
         for r, k in enumerate(scan):
             a = best[r]
@@ -124,5 +126,6 @@ class ExactTreeGrower(TreeGrower):
                 f = int(self._features[a])
                 thr = c.thresholds([f], [int(code[r, a])], [int(nxt[r, a])])[0]
                 lr = left[r, a]
-                self._cand[k] = (g, f, int(code[r, a]), int(dl[r, a]), lr[0], lr[1], lr[2], thr)
+                self._cand[k] = (g, f, int(code[r, a]), int(dl[r, a]), int(lr[0]), int(lr[1]),
+                                 int(lr[2]), thr)
                 self._push_candidate(g, k)

@@ -12,6 +12,10 @@ Each expansion is: partition the rows of the batch (kernel), build the
 histograms of the smaller children (kernel, then the reducer), derive the
 larger children by subtraction (kernel), and scan every feature of every new
 node for its best split (kernel). Python only does the bookkeeping per node.
+
+Statistics are fixed point (:mod:`.stats`): node totals ``G``, ``H`` are exact
+integers in units of the tree's gradient and hessian units; a float is made of
+them only to check ``min_child_weight``, score a split or set a leaf.
 """
 import heapq
 import warnings
@@ -24,8 +28,9 @@ from numba.core.errors import NumbaPerformanceWarning
 from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import sum_gradients
 from .._kernels.grow import split_and_build, subtract_and_scan
-from .._kernels.split import leaf_weight
+from .._kernels.split import leaf_weight, split_settings
 from .histogram import HIST_BLOCK, HistogramBuilder
+from .stats import FixedPointStats
 from .tree import Tree
 
 # The expansion drivers are parallel=True for the numba cache's sake only (see
@@ -119,6 +124,7 @@ class TreeGrower:
         # two index buffers; a node's rows are a segment of one of them (its side)
         self.buf = np.empty((2, n_rows), dtype=INDEX_DTYPE)
         self.mask = np.empty(n_rows, dtype=np.uint8)
+        self.stats = FixedPointStats(n_rows, self.reducer)
 
     # -- public ------------------------------------------------------------------------
     def grow(self, gh, rows, features, rng):
@@ -127,6 +133,7 @@ class TreeGrower:
         Parameters
         ----------
         gh : ndarray of shape (n_rows, 2), float32, gradient and hessian of each row
+            (quantized to fixed point here, see :mod:`.stats`)
         rows : ndarray of int32 (ascending) or None; the rows in the bag
         features : ndarray of int64 (ascending); features this tree may split on
         rng : numpy.random.Generator, for per-node feature sampling
@@ -141,7 +148,12 @@ class TreeGrower:
             self.buf[0] = np.arange(n, dtype=INDEX_DTYPE)
         else:
             self.buf[0, :n] = rows
-        self._gh, self._features, self._rng = gh, features, rng
+        self._features, self._rng = features, rng
+        self._gh = None if gh is None else self.stats.quantize(gh)
+        p = self.params
+        self._settings = split_settings(p.reg_lambda, p.reg_alpha, p.max_delta_step, p.gamma,
+                                        p.min_child_weight, p.min_data_in_leaf,
+                                        self.stats.units)
         self._n_threads = numba.get_num_threads()
         nodes = _Nodes()
         self._cand = {}
@@ -179,7 +191,7 @@ class TreeGrower:
             # the sum of one feature's cells (no extra pass over the rows, and
             # already summed across shards)
             totals = self.builder.hist[root_slot, features[0]].sum(axis=0)
-        nodes.add(totals[0], totals[1], totals[2], 0, 0, n, 0)
+        nodes.add(int(totals[0]), int(totals[1]), int(totals[2]), 0, 0, n, 0)
         if root_slot is not None:
             self._slot[0] = root_slot
             if self._splittable(nodes, 0):
@@ -212,11 +224,12 @@ class TreeGrower:
         return self._can_split(c["depth"][node], c["C"][node], c["H"][node])
 
     def _can_split(self, depth, count, hess):
-        """May a node of this depth, row count and hessian sum still be split?"""
+        """May a node of this depth, row count and (fixed-point) hessian sum still be split?"""
         p = self.params
         if p.max_depth > 0 and depth >= p.max_depth:
             return False
-        return count >= 2 * p.min_data_in_leaf and hess >= 2 * p.min_child_weight
+        return count >= 2 * p.min_data_in_leaf and \
+            hess * self.stats.units[1] >= 2 * p.min_child_weight
 
     # -- one expansion ---------------------------------------------------------------------
     def _expand(self, nodes, batch):
@@ -335,7 +348,8 @@ class TreeGrower:
                 or self._buffers[0].shape[1] != A:
             cap = max(B, 8)
             self._buffers = (np.empty((cap, A)), np.empty((cap, A), dtype=np.int32),
-                             np.empty((cap, A), dtype=np.uint8), np.empty((cap, A, 3)),
+                             np.empty((cap, A), dtype=np.uint8),
+                             np.empty((cap, A, 3), dtype=HIST_DTYPE),
                              np.empty(cap, dtype=np.int64), np.ones((cap, A), dtype=np.uint8))
             self._views = (0, None)
         if self._views[0] != B:
@@ -357,20 +371,18 @@ class TreeGrower:
         if drawn is not None:
             mask = drawn
         G, H, C = nodes["G"], nodes["H"], nodes["C"]
-        totals = np.array([(G[k], H[k], C[k]) for k in scan])
+        totals = np.array([(G[k], H[k], C[k]) for k in scan], dtype=HIST_DTYPE)
         pair_arr = np.array(pairs, dtype=np.int64).reshape(-1, 2).T.copy()
         subtract_and_scan(self.builder.hist, pair_arr[0], pair_arr[1], self._features,
                           np.array([self._slot[k] for k in scan], dtype=np.int64), totals,
-                          self.n_bins, mask, p.reg_lambda, p.reg_alpha,
-                          p.max_delta_step, p.gamma, p.min_child_weight,
-                          float(max(p.min_data_in_leaf, 1)), gain, best_bin, dl, left, best)
+                          self.n_bins, mask, self._settings, gain, best_bin, dl, left, best)
         for r, k in enumerate(scan):
             a = best[r]
             g = gain[r, a] if a >= 0 else 0.0
             if g > 0.0:
                 lr = left[r, a]
                 self._cand[k] = (g, int(self._features[a]), int(best_bin[r, a]), int(dl[r, a]),
-                                 lr[0], lr[1], lr[2])
+                                 int(lr[0]), int(lr[1]), int(lr[2]))
                 self._push_candidate(g, k)
             else:
                 self.builder.release(self._slot.pop(k))
@@ -378,14 +390,17 @@ class TreeGrower:
     def _finish(self, nodes):
         p = self.params
         n = len(nodes["feature"])
-        value = np.array([p.learning_rate * leaf_weight(nodes["G"][k], nodes["H"][k], p.reg_lambda,
-                                                        p.reg_alpha, p.max_delta_step)
+        ug, uh = (float(u) for u in self.stats.units)
+        G = [ug * float(g) for g in nodes["G"]]
+        H = [uh * float(h) for h in nodes["H"]]
+        value = np.array([p.learning_rate * leaf_weight(G[k], H[k], p.reg_lambda, p.reg_alpha,
+                                                        p.max_delta_step)
                           for k in range(n)])
         feature = np.array(nodes["feature"], dtype=np.int32)
         # thresholds: raw values where the split finder knows them (exact), else
         # filled in from the bin edges by the caller
         tree = Tree(feature, nodes["threshold"], nodes["left"], nodes["right"],
-                    nodes["default_left"], value, nodes["gain"], nodes["H"], nodes["C"],
+                    nodes["default_left"], value, nodes["gain"], H, nodes["C"],
                     threshold_bin=nodes["threshold_bin"])
         leaves = np.nonzero(feature < 0)[0]
         sides = np.array(nodes["side"], dtype=np.int64)[leaves]

@@ -1,0 +1,67 @@
+"""Fixed-point gradients: per-row (g, h) as integer multiples of a power-of-two unit.
+
+Integer sums are associative, so a histogram, a node total or a child obtained
+by subtraction is the same integer whatever the order of the rows, the number of
+threads or the number of data shards that added it up. The unit is chosen by
+:func:`boostwood.tree.stats.fixed_point_units`; these kernels only find the
+largest magnitudes and round.
+"""
+import numpy as np
+from numba import njit, prange
+
+#: Rows per task of the parallel passes below (a constant: results never depend on
+#: threads, and max / round are order-free anyway).
+FIXED_BLOCK = 65536
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def max_abs_gh(gh, out):
+    """out[c] = max over rows of |gh[:, c]| (c = 0 gradient, 1 hessian); NaN if any is NaN.
+
+    gh : ndarray of shape (n_rows, 2), float32 or float64   # IN
+    out : ndarray of shape (2,), float64   # OUT
+    """
+    n = gh.shape[0]
+    n_blocks = (n + FIXED_BLOCK - 1) // FIXED_BLOCK
+    part = np.zeros((max(n_blocks, 1), 2))
+    for t in prange(n_blocks):
+        mg = 0.0
+        mh = 0.0
+        bad = False
+        for i in range(t * FIXED_BLOCK, min(n, (t + 1) * FIXED_BLOCK)):
+            g = abs(np.float64(gh[i, 0]))
+            h = abs(np.float64(gh[i, 1]))
+            if not (g <= 1.7976931348623157e308 and h <= 1.7976931348623157e308):
+                bad = True  # NaN or inf
+            mg = max(mg, g)
+            mh = max(mh, h)
+        part[t, 0] = np.nan if bad else mg
+        part[t, 1] = np.nan if bad else mh
+    out[0] = 0.0
+    out[1] = 0.0
+    for t in range(part.shape[0]):
+        for c in range(2):
+            if np.isnan(part[t, c]) or np.isnan(out[c]):
+                out[c] = np.nan
+            else:
+                out[c] = max(out[c], part[t, c])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def quantize_gh(gh, scales, out):
+    """out[i, c] = round-half-even(gh[i, c] * scales[c]) as int64.
+
+    ``scales`` are powers of two, so the product is exact and only the rounding
+    to an integer loses anything: at most half a unit per row.
+
+    gh : ndarray of shape (n_rows, 2), float32 or float64   # IN
+    scales : ndarray of shape (2,), float64   # IN, 1 / unit of each channel
+    out : ndarray of shape (n_rows, 2), int64   # OUT
+    """
+    n = gh.shape[0]
+    sg = scales[0]
+    sh = scales[1]
+    for t in prange((n + FIXED_BLOCK - 1) // FIXED_BLOCK):
+        for i in range(t * FIXED_BLOCK, min(n, (t + 1) * FIXED_BLOCK)):
+            out[i, 0] = np.int64(np.rint(np.float64(gh[i, 0]) * sg))
+            out[i, 1] = np.int64(np.rint(np.float64(gh[i, 1]) * sh))
