@@ -201,8 +201,8 @@ def test_approx_global_proposes_about_one_over_eps_weighted_percentiles():
     x = r.normal(size=20000)
     h = np.where(x > 1.0, 10.0, 0.1)  # the hessian mass sits in the right tail
     prop = GlobalProposal(SortedColumns(as_feature_matrix(x[:, None], "data")), 0.1)
-    prop.propose(h)
-    cuts = prop.columns.values[0][prop.cut_codes[0]]
+    prop.propose(np.rint(h * 2.0 ** 20).astype(np.int64), 2.0 ** -20)  # fixed-point hessians
+    cuts = prop.cut_values[0]
     assert 9 <= cuts.size <= 12
     # weighted percentiles: most candidates land where the hessian is
     assert (cuts > 1.0).sum() >= 7

@@ -1,16 +1,43 @@
 """Layer 1: where per-shard sums meet.
 
 Training code never adds statistics across data shards itself; it hands them
-to a Reducer. Single-process training uses :class:`LocalReducer` (one shard,
-nothing to add). Distributed training swaps in a reducer that sums the same
-arrays across workers; the grower stays the same.
+to a reducer. Every shard runs the same training loop on its own rows and calls
+the same collectives in the same order; the reducer makes each call return the
+same result on every shard:
+
+* ``allreduce_sum(array)``: the elementwise sum over shards (int64 arrays:
+  fixed-point histograms and totals, exact-sum accumulators, row counts --
+  exact in any order);
+* ``allreduce_histograms(hist, slots)``: the same for some slots of a histogram pool;
+* ``allreduce_max(array)``: the elementwise maximum (float64);
+* ``allgather(obj)``: the list of every shard's ``obj``, in shard order.
+
+Single-process training uses :class:`LocalReducer` (one shard, nothing to add).
+:class:`SimulatedShards` runs k shards in k threads of one process and adds
+their contributions in a shuffled order at every call, so tests show that a
+model does not depend on how rows are split or in what order shards are added.
+A distributed reducer (Dask) implements the same four calls; the grower stays
+the same.
+
+Sums of floats that fixed point cannot hold (labels for the initial score,
+metric terms) are exact too: :func:`exact_sums` accumulates them into integer
+cells (:mod:`boostwood._kernels.exact_sum`), all-reduces the cells and rounds
+the exact total once.
 """
+import random
+import threading
+from fractions import Fraction
+
+import numpy as np
+
+from ._kernels.exact_sum import E0, SPLIT, accumulate, new_accumulator
 
 
 class LocalReducer:
-    """Reducer of a single shard: every all-reduce is the identity."""
+    """Reducer of a single shard: every collective is the identity."""
 
     n_shards = 1
+    shard = 0
 
     def allreduce_histograms(self, hist, slots):
         """Sum the histogram slots ``slots`` of ``hist`` across shards, in place."""
@@ -18,9 +45,150 @@ class LocalReducer:
 
     def allreduce_sum(self, array):
         """Sum a small array across shards, in place. int64 arrays (fixed-point totals,
-        row counts) add up exactly in any order."""
+        exact-sum accumulators, row counts) add up exactly in any order."""
         return array
 
     def allreduce_max(self, array):
         """Elementwise maximum of a small float64 array across shards, in place."""
         return array
+
+    def allgather(self, obj):
+        """Every shard's ``obj``, in shard order."""
+        return [obj]
+
+
+class _ShardReducer:
+    """The reducer one shard of a :class:`SimulatedShards` group trains with."""
+
+    def __init__(self, group, shard):
+        self._group, self.shard = group, shard
+        self.n_shards = group.n_shards
+
+    def allreduce_histograms(self, hist, slots):
+        slots = np.asarray(slots, dtype=np.int64)
+        total = self._group.collective(self.shard, hist[slots], _shuffled_sum)
+        hist[slots] = total
+        return hist
+
+    def allreduce_sum(self, array):
+        array[...] = self._group.collective(self.shard, np.array(array), _shuffled_sum)
+        return array
+
+    def allreduce_max(self, array):
+        array[...] = self._group.collective(self.shard, np.array(array),
+                                            lambda parts, rng: np.max(np.stack(parts), axis=0))
+        return array
+
+    def allgather(self, obj):
+        return self._group.collective(self.shard, obj, lambda parts, rng: list(parts))
+
+
+def _shuffled_sum(parts, rng):
+    """Sum of ``parts`` added in a random order (exact for integers, so order-free)."""
+    order = list(range(len(parts)))
+    rng.shuffle(order)
+    total = np.array(parts[order[0]])
+    for i in order[1:]:
+        total += parts[i]
+    return total
+
+
+class SimulatedShards:
+    """k data shards trained in k threads of this process, meeting in collectives.
+
+    Parameters
+    ----------
+    n_shards : int
+    seed : int, seeds the order in which contributions are added
+    timeout : float, seconds a shard waits for the others at a collective
+
+    Use :meth:`run` with a function ``fn(reducer, shard)``: it is called once per
+    shard, each in its own thread, with that shard's reducer.
+    """
+
+    def __init__(self, n_shards, seed=0, timeout=600.0):
+        if n_shards < 1:
+            raise ValueError(f"n_shards must be >= 1, got {n_shards}")
+        self.n_shards = int(n_shards)
+        self._barrier = threading.Barrier(self.n_shards, timeout=timeout)
+        self._slots = [None] * self.n_shards
+        self._result = None
+        self._rng = random.Random(seed)
+
+    def reducer(self, shard):
+        return _ShardReducer(self, shard)
+
+    def collective(self, shard, value, combine):
+        """Deposit ``value``; once every shard has, one of them computes
+        ``combine(values in shard order, rng)``; every shard returns that result."""
+        self._slots[shard] = value
+        if self._barrier.wait() == 0:
+            self._result = combine(list(self._slots), self._rng)
+        self._barrier.wait()
+        result = self._result
+        self._barrier.wait()  # all have read the result before the next call replaces it
+        return result
+
+    def run(self, fn):
+        """``[fn(reducer(s), s) for each shard s]``, the shards in parallel threads.
+
+        Kernels run concurrently from several threads, which numba's OpenMP and TBB
+        threading layers support; under the workqueue layer this raises instead.
+        """
+        import numba
+        from ._config import set_threads
+        set_threads(0)  # compiles nothing; makes numba pick its threading layer
+        _probe()
+        if numba.threading_layer() not in ("omp", "tbb"):
+            raise RuntimeError("simulated shards need numba's OpenMP or TBB threading layer "
+                               f"(this process uses {numba.threading_layer()!r})")
+        results = [None] * self.n_shards
+        errors = []
+
+        def work(s):
+            try:
+                results[s] = fn(self.reducer(s), s)
+            except threading.BrokenBarrierError:
+                pass  # another shard failed first
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+                errors.append(exc)
+                self._barrier.abort()
+
+        threads = [threading.Thread(target=work, args=(s,)) for s in range(self.n_shards)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+        return results
+
+
+def _probe():
+    """Run one tiny parallel kernel so that numba's threading layer is chosen."""
+    from ._kernels.fixed import max_abs_gh
+    max_abs_gh(np.zeros((1, 2)), np.empty(2))
+
+
+def exact_value(acc):
+    """The float64 nearest to the exact sum held by one accumulator (2, N_CELLS)."""
+    total = 0
+    for part, shift in ((0, SPLIT), (1, 0)):
+        for cell in np.nonzero(acc[part])[0]:
+            total += int(acc[part, cell]) << (int(cell) + shift)
+    return float(Fraction(total) * Fraction(2) ** E0)
+
+
+def exact_sums(values, reducer=None):
+    """Exact column sums of ``values`` (n_rows, n_sums), summed across the reducer's
+    shards, each rounded once to float64."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if values.ndim == 1:
+        values = values[:, None]
+    if not np.all(np.isfinite(values)):
+        raise ValueError("cannot sum NaN or infinite values exactly")
+    acc = new_accumulator(values.shape[1])
+    accumulate(values, acc)
+    if reducer is not None:
+        reducer.allreduce_sum(acc)
+    return np.array([exact_value(acc[j]) for j in range(values.shape[1])])

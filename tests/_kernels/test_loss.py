@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from boostwood.data import RowInfo
 from boostwood.objectives import get_objective
 
 _binary = lambda r, n: r.integers(0, 2, n).astype(float)  # noqa: E731
@@ -33,7 +34,7 @@ def test_gradient_and_hessian_match_finite_differences(name, k, labels):
     raw = r.normal(size=(n, K)) * (0.5 if name in ("reg:tweedie", "count:poisson",
                                                      "reg:gamma") else 2)
     gh = np.empty((K, n, 2), np.float32)
-    obj.gradient(y, raw, w, gh)
+    obj.gradient(RowInfo.of(y, w), raw, gh)
     eps = 1e-5
     for c in range(K):
         up, down = raw.copy(), raw.copy()
@@ -43,8 +44,8 @@ def test_gradient_and_hessian_match_finite_differences(name, k, labels):
         np.testing.assert_allclose(gh[c, :, 0], num_g, rtol=1e-4, atol=1e-5)
         # hessian (diagonal) from differences of the analytic gradient
         gu, gd = np.empty_like(gh), np.empty_like(gh)
-        obj.gradient(y, up, w, gu)
-        obj.gradient(y, down, w, gd)
+        obj.gradient(RowInfo.of(y, w), up, gu)
+        obj.gradient(RowInfo.of(y, w), down, gd)
         num_h = (gu[c, :, 0].astype(float) - gd[c, :, 0]) / (2 * eps)
         if name in UNIT_HESSIAN:
             np.testing.assert_allclose(gh[c, :, 1], w.astype(np.float32))
@@ -60,7 +61,7 @@ def test_extreme_margins_give_finite_derivatives(name, k, labels):
     y = labels(r, n)
     raw = np.where(r.random((n, obj.n_outputs)) < 0.5, -800.0, 800.0)
     gh = np.empty((obj.n_outputs, n, 2), np.float32)
-    obj.gradient(y, raw, np.ones(n), gh)
+    obj.gradient(RowInfo.of(y), raw, gh)
     assert np.all(np.isfinite(gh)) and np.all(gh[:, :, 1] > 0)
     assert np.all(np.isfinite(obj.transform(raw)))
 
@@ -72,7 +73,7 @@ def test_initial_score_minimises_the_loss(name, k, labels):
     n = 300
     y = labels(r, n)
     w = r.uniform(0.1, 3.0, n)
-    c = obj.init_score(y, w)
+    c = obj.init_score(RowInfo.of(y, w))
     best = np.sum(w * obj.loss(y, np.tile(c, (n, 1))))
     for _ in range(20):
         other = c + r.normal(size=c.shape) * 0.05

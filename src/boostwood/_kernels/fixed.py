@@ -65,3 +65,23 @@ def quantize_gh(gh, scales, out):
         for i in range(t * FIXED_BLOCK, min(n, (t + 1) * FIXED_BLOCK)):
             out[i, 0] = np.int64(np.rint(np.float64(gh[i, 0]) * sg))
             out[i, 1] = np.int64(np.rint(np.float64(gh[i, 1]) * sh))
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def code_weight_sums(codes, weights, n_values, out):
+    """out[f, c] = sum of the fixed-point ``weights`` of the rows whose code of feature f
+    is c, for c < n_values[f] (missing codes are skipped). Exact (int64).
+
+    codes : ndarray of shape (n_features, n_rows), uint32   # IN, rank codes
+    weights : ndarray of shape (n_rows,), int64   # IN
+    n_values : ndarray of shape (n_features,), int64   # IN
+    out : ndarray of shape (n_features, max n_values), int64   # OUT
+    """
+    for f in prange(codes.shape[0]):
+        out[f, :] = 0
+        nv = n_values[f]
+        col = codes[f]
+        for i in range(codes.shape[1]):
+            c = np.int64(col[i])
+            if c < nv:
+                out[f, c] += weights[i]

@@ -190,19 +190,12 @@ def scan_feature(cell, nb, Gt, Ht, Ct, s, best_left):
     ug, uh = s[S_G_UNIT], s[S_H_UNIT]
     score_parent = leaf_score(Gt * ug, Ht * uh, lam, alpha, max_delta_step)
     plain = alpha == 0.0 and max_delta_step <= 0.0
-    # a split whose objective decrease is at rounding level is not a split
-    tol = 1e-10 * abs(score_parent)
-    Gm = cell[nb, 0]
-    Hm = cell[nb, 1]
-    Cm = cell[nb, 2]
+    tol = 1e-10 * abs(score_parent)  # a decrease at rounding level is not a split
+    Gm, Hm, Cm = cell[nb, 0], cell[nb, 1], cell[nb, 2]
     if Cm <= 0 and plain:
         return _scan_no_missing(cell, nb, Gt, Ht, Ct, s, score_parent, tol, best_left)
-    best = -np.inf
-    best_bin = -1
-    best_dl = False
-    GL = cell[0, 0] - cell[0, 0]
-    HL = GL
-    CL = GL
+    best, best_bin, best_dl = -np.inf, -1, False
+    GL = HL = CL = cell[0, 0] - cell[0, 0]  # zero of the cells' type
     for b in range(nb):
         if cell[b, 2] == 0 and b < nb - 1:
             continue  # empty bin: same partition as the previous threshold (ties keep the first)

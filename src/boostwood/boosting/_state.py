@@ -5,8 +5,10 @@ only sequences rounds and callbacks.
 """
 import numpy as np
 
+from .._comm import LocalReducer
 from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
 from .._kernels.predict import add_leaf_values, add_tree_binned, predict_raw
+from .._kernels.random import STREAM_BAGGING, row_uniforms
 from ..tree import ExactTreeGrower, GrowerParams, TreeGrower
 from ..tree.approx import GlobalProposal
 from ..objectives import CustomObjective
@@ -23,14 +25,28 @@ def _grower_params(p):
         learning_rate=p["eta"])
 
 
+def _check_shardable(p, objective, obj, custom_metric):
+    """Raise for what a run over several data shards cannot do (yet)."""
+    if p["tree_method"] == "exact" or (p["tree_method"] == "approx"
+                                       and p["approx_proposal"] == "local"):
+        raise ValueError("tree_method='exact' and local approx proposals search one "
+                         "machine's sorted columns; use 'hist' or global 'approx' on shards")
+    if p["boosting"] == "gradient" or objective.line_search:
+        raise ValueError(f"leaf line searches ({objective.name}, boosting='gradient') need "
+                         "every row of a leaf and are not supported on several shards")
+    if obj is not None or custom_metric is not None:
+        raise ValueError("custom objectives and metrics see one shard's rows only and are "
+                         "not supported on several shards")
+
+
 class _EvalSet:
     """An evaluation set with its running margins."""
 
     def __init__(self, dataset, name, objective, raw):
         self.dataset, self.name, self.raw = dataset, name, raw
         self.label = objective.check_labels(dataset.label)
-        w = dataset.weight
-        self.weight = np.ones(dataset.num_row()) if w is None else w
+        self.info = dataset.row_info(self.label)
+        self.weight = self.info.weight
 
 
 class _CustomMetric:
@@ -55,12 +71,17 @@ class TrainingState:
     dtrain : Dataset with labels
     evals : list of (Dataset, name)
     booster : Booster, receives the base score and the trees
+    reducer : where the shards of a distributed run meet (see :mod:`boostwood._comm`);
+        None for one process
     """
 
     def __init__(self, params, dtrain, evals, booster, obj=None, custom_metric=None,
-                 init_model=None):
+                 init_model=None, reducer=None):
         self.params = p = params
         self.nthread = set_threads(p["nthread"])
+        self.reducer = LocalReducer() if reducer is None else reducer
+        if self.reducer.n_shards > 1:
+            _check_shardable(p, booster.objective, obj, custom_metric)
         self.obj = booster.objective
         if obj is not None:
             if not callable(obj):
@@ -72,27 +93,30 @@ class TrainingState:
         given = p["_given"]
         dtrain.set_binning(**{k: p[k] for k in ("max_bin", "bin_construct_sample_cnt")
                               if k in given}, seed=p["seed"] if "seed" in given else None)
-        dtrain.construct()
+        dtrain.construct(self.reducer)
         self.dtrain = dtrain
         self.y = self.obj.check_labels(dtrain.label)
         n, K = dtrain.num_row(), self.obj.n_outputs
-        self.w = np.ones(n) if dtrain.weight is None else dtrain.weight
+        self.info = dtrain.row_info(self.y)
+        self.w = self.info.weight
         self.init_model, self.round = init_model, 0
         if init_model is not None:
             base = self._continue_from(init_model, dtrain)
         elif p["base_score"] is not None:
             base = self.obj.base_margin_from_score(p["base_score"])
         else:
-            base = self.obj.init_score(self.y, self.w)
+            base = self.obj.init_score(self.info, self.reducer)
         if init_model is None:
             booster._start(base, dtrain.feature_names)
         self.raw = self._initial_raw(dtrain, base)
         self.gh = np.empty((K, n, 2), dtype=G_H_DTYPE)
         mapper = dtrain.bin_mapper
         self.mapper = mapper
-        trivial = (mapper.n_bins == 1) & ~dtrain.has_missing()
+        missing = dtrain.has_missing().astype(np.float64)
+        self.reducer.allreduce_max(missing)  # a feature missing on any shard
+        trivial = (mapper.n_bins == 1) & ~(missing > 0)
         self.active = np.nonzero(~trivial)[0].astype(np.int64)
-        self.grower, self.proposal = self._make_grower(p, dtrain)
+        self.grower, self.proposal = self._make_grower(p, dtrain, self.reducer)
         self.exact = isinstance(self.grower, ExactTreeGrower)
         self.weighted_rows = None
         if p["tree_method"] != "hist" and np.any(self.w == 0):
@@ -133,19 +157,20 @@ class TrainingState:
         return init.base_score
 
     @staticmethod
-    def _make_grower(p, dtrain):
+    def _make_grower(p, dtrain, reducer):
         """The grower for ``tree_method`` (and, for global approx, the per-tree proposal)."""
         gp = _grower_params(p)
         if p["tree_method"] == "exact":
-            return ExactTreeGrower(dtrain.sorted_columns(), gp), None
+            return ExactTreeGrower(dtrain.sorted_columns(), gp, reducer), None
         if p["tree_method"] == "approx" and p["approx_proposal"] == "local":
-            return ExactTreeGrower(dtrain.sorted_columns(), gp, local_eps=p["sketch_eps"]), None
+            return ExactTreeGrower(dtrain.sorted_columns(), gp, reducer,
+                                   local_eps=p["sketch_eps"]), None
         if p["tree_method"] == "approx":
-            prop = GlobalProposal(dtrain.sorted_columns(), p["sketch_eps"])
-            return TreeGrower(prop.X_binned, prop.n_bins, prop.n_bins_max, gp,
+            prop = GlobalProposal(dtrain.sorted_columns(), p["sketch_eps"], reducer)
+            return TreeGrower(prop.X_binned, prop.n_bins, prop.n_bins_max, gp, reducer,
                               X_columns=prop.X_columns), prop
         m = dtrain.bin_mapper
-        return TreeGrower(dtrain.X_binned, m.n_bins, m.n_bins_max, gp), None
+        return TreeGrower(dtrain.X_binned, m.n_bins, m.n_bins_max, gp, reducer), None
 
     def _initial_raw(self, d, base):
         n, K = d.num_row(), self.obj.n_outputs
@@ -164,9 +189,11 @@ class TrainingState:
     def _sample(self):
         p, n = self.params, self.dtrain.num_row()
         rows = None
-        if p["subsample"] < 1.0:
-            k = max(1, int(round(p["subsample"] * n)))
-            rows = np.sort(self.rng.choice(n, k, replace=False)).astype(np.int32)
+        if p["subsample"] < 1.0:  # a row is in the bag by a draw keyed by (seed, round, row id)
+            u = np.empty(n)
+            row_uniforms(int(p["seed"]) & 0x7FFFFFFFFFFFFFFF, STREAM_BAGGING, self.round,
+                         self.info.row_ids, u)
+            rows = np.nonzero(u < p["subsample"])[0].astype(np.int32)
         if self.weighted_rows is not None:
             # exact / approx: rows of weight 0 take no part in growing at all (their
             # values would otherwise place thresholds), exactly as if removed
@@ -183,19 +210,19 @@ class TrainingState:
         set_threads(self.nthread)
         self.rng = self._round_rng()
         self.round += 1
-        self.obj.gradient(self.y, self.raw, self.w, self.gh)
+        self.obj.gradient(self.info, self.raw, self.gh)
         if self.friedman is not None:
             self.friedman.prepare(self.gh)
         rows, feats = self._sample()
         trees = []
         X_binned, missing_bins = self.dtrain.X_binned, self.mapper.missing_bins
         for k in range(self.obj.n_outputs):
+            gh = self.grower.stats.quantize(self.gh[k])
             if self.proposal is not None:  # approx, global: this tree's candidate cuts
-                self.proposal.propose(self.gh[k][:, 1], rows)
+                self.proposal.propose(gh[:, 1], self.grower.stats.units[1], rows)
                 X_binned, missing_bins = self.proposal.X_binned, self.proposal.n_bins
-            tree, (sides, starts, counts, values) = self.grower.grow(self.gh[k], rows, feats,
-                                                                     self.rng)
-            if self.friedman is not None or getattr(self.obj, "line_search", False):
+            tree, (sides, starts, counts, values) = self.grower.grow(gh, rows, feats, self.rng)
+            if self.friedman is not None or self.obj.line_search:
                 values = self._reestimate_leaves(tree, sides, starts, counts, k)
             split = tree.feature >= 0
             if self.proposal is not None:
@@ -252,5 +279,5 @@ class TrainingState:
                     name, value = m.evaluate(pred, ev.dataset)
                     log.setdefault(name, []).append(value)
                     continue
-                log.setdefault(m.name, []).append(m(ev.label, pred, ev.weight))
+                log.setdefault(m.name, []).append(m.evaluate(ev.info, pred, self.reducer))
         return evals_log

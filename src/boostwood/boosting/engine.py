@@ -19,7 +19,7 @@ def _check_evals(evals):
 
 def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
           early_stopping_rounds=None, verbose_eval=True, evals_result=None, obj=None,
-          custom_metric=None, init_model=None):
+          custom_metric=None, init_model=None, reducer=None):
     """Train a gradient boosted tree model.
 
     Parameters
@@ -54,6 +54,12 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
         more rounds are added (XGBoost's ``xgb_model``). Round r draws its random
         numbers from (seed, r), so training 50 rounds and then 50 more gives the
         model of 100 rounds in one go.
+    reducer : optional
+        For distributed drivers: this process trains one shard of the data (``dtrain``
+        and every ``evals`` set hold this shard's rows, with their global ``row_ids``),
+        and the reducer sums statistics with the other shards (see
+        :mod:`boostwood._comm`). Every shard then builds the same model, the same as
+        one process holding all rows.
 
     Returns
     -------
@@ -79,7 +85,7 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
         init_model = Booster(model_file=init_model)
     booster = Booster(params)
     state = TrainingState(p, dtrain, evals, booster, obj=obj, custom_metric=custom_metric,
-                          init_model=init_model)
+                          init_model=init_model, reducer=reducer)
     booster = container.before_training(booster)
     evals_log = {}
     for epoch in range(num_boost_round):

@@ -22,6 +22,8 @@ Every leaf is then shrunk by the learning rate.
 """
 import numpy as np
 
+from ..data.rowinfo import RowInfo
+
 _TINY = 1e-150
 
 
@@ -59,7 +61,7 @@ class GradientBoosting:
         self.obj, self.line_search, self.y, self.w = obj, line_search, y, w
         self.hess = None
         #: Friedman's (K - 1)/K for the multinomial deviance (003 eq. 20); 1 otherwise
-        self.scale = getattr(obj, "gradient_leaf_scale", 1.0)
+        self.scale = obj.gradient_leaf_scale
 
     def prepare(self, gh):
         """Keep the loss's hessians for the leaf steps and grow on h = w (least squares)."""
@@ -75,7 +77,7 @@ class GradientBoosting:
         """
         G, W = leaves.sums(gh_k[:, 0]), leaves.sums(self.w)
         if self.line_search == "leaf":
-            if getattr(self.obj, "line_search", False):
+            if self.obj.line_search:
                 gamma = np.array([self.obj.leaf_values(self.y[idx], raw[idx, k], self.w[idx],
                                                        output=k)
                                   for idx in (leaves.of(j) for j in range(leaves.n_leaves))])
@@ -100,11 +102,12 @@ class GradientBoosting:
         base = np.ascontiguousarray(raw[rows], dtype=np.float64)
         K = base.shape[1]
         gh = np.empty((K, rows.size, 2), dtype=np.float32)
+        info = RowInfo.of(y, w)
 
         def slope(rho):
             trial = base.copy()
             trial[:, k] += rho * h
-            self.obj.gradient(y, trial, w, gh)
+            self.obj.gradient(info, trial, gh)
             return float(np.dot(gh[k, :, 0].astype(np.float64), h))
 
         lo, f_lo = 0.0, slope(0.0)

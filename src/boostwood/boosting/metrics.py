@@ -1,14 +1,16 @@
 """Evaluation metrics.
 
-An additive metric returns ``(sum, weight)`` for a block of rows, so that
-blocks (or data shards) add up exactly before ``finalize`` turns the totals
-into the reported value. AUC is not additive and is computed on all rows.
+An additive metric gives per-row terms whose exact totals, summed across data
+shards by the reducer, ``finalize`` turns into the reported value. AUC is not
+additive and is computed on all rows (gathered in global row order).
 Predictions passed in are on the output scale (probabilities for
 classification), labels as the objective sees them.
 """
 import numpy as np
 
+from .._comm import exact_sums
 from .._kernels.loss import log_factorial
+from ..data.rowinfo import RowInfo, gather_rows
 
 _EPS = 1e-15
 
@@ -16,26 +18,64 @@ _EPS = 1e-15
 class Metric:
     """A named metric.
 
+    An additive metric gives per-row ``terms`` (a numerator and a weight per row);
+    their totals are exact sums (:mod:`boostwood._kernels.exact_sum`) passed through
+    the reducer before ``finalize`` turns them into the value, so the value is the
+    same whatever the row order or the sharding.
+
     Attributes
     ----------
     name : str
     higher_better : bool, direction used by early stopping
-    additive : bool, whether ``partial`` sums add up across blocks
+    additive : bool, whether the value is a function of per-row sums
     """
 
     name = None
     higher_better = False
     additive = True
 
-    def partial(self, y, pred, w):
-        """(sum, weight) over these rows."""
+    def terms(self, y, pred, w):
+        """(numerator, weight) per row: arrays of shape (n_rows,)."""
+        raise NotImplementedError
+
+    def from_rows(self, y, pred, w):
+        """The value from every row (metrics that are not additive)."""
         raise NotImplementedError
 
     def finalize(self, total, weight):
         return total / weight if weight > 0 else float("nan")
 
+    def partial(self, y, pred, w):
+        """Exact (sum, weight) over these rows."""
+        return _totals(*self.terms(y, pred, w), len(y), None)
+
+    def evaluate(self, info, pred, reducer=None):
+        """The metric over the rows of ``info`` (a :class:`~boostwood.data.RowInfo`) of every
+        shard of ``reducer``, with output-scale predictions ``pred`` of these rows."""
+        y, w = info.label, info.weight
+        if not self.additive:
+            y, pred, w = gather_rows(info, reducer, y, pred, w)
+            return float(self.from_rows(y, pred, w))
+        return float(self.finalize(*_totals(*self.terms(y, pred, w), len(y), reducer)))
+
     def __call__(self, y, pred, w):
-        return float(self.finalize(*self.partial(y, pred, w)))
+        return self.evaluate(RowInfo.of(y, w), pred)
+
+
+def _totals(num, wt, n, reducer):
+    """Exact totals of per-row numerators and weights across shards. A NaN or infinite
+    term makes the total what IEEE addition would make it (NaN, or +-inf)."""
+    cols = np.column_stack([np.broadcast_to(num, (n,)), np.broadcast_to(wt, (n,))])
+    finite = np.isfinite(cols)
+    flags = np.array([np.isnan(cols).any(), (cols == np.inf).any(), (cols == -np.inf).any()],
+                     dtype=np.float64)
+    if reducer is not None:
+        reducer.allreduce_max(flags)
+    total, weight = exact_sums(np.where(finite, cols, 0.0), reducer)
+    if flags.any():
+        nan, pos, neg = flags > 0
+        total = np.nan if nan or (pos and neg) else (np.inf if pos else -np.inf)
+    return float(total), float(weight)
 
 
 class RMSE(Metric):
@@ -43,8 +83,8 @@ class RMSE(Metric):
 
     name = "rmse"
 
-    def partial(self, y, pred, w):
-        return float(np.sum(w * (y - pred) ** 2)), float(np.sum(w))
+    def terms(self, y, pred, w):
+        return w * (y - pred) ** 2, w
 
     def finalize(self, total, weight):
         return np.sqrt(total / weight) if weight > 0 else float("nan")
@@ -55,8 +95,8 @@ class MAE(Metric):
 
     name = "mae"
 
-    def partial(self, y, pred, w):
-        return float(np.sum(w * np.abs(y - pred))), float(np.sum(w))
+    def terms(self, y, pred, w):
+        return w * np.abs(y - pred), w
 
 
 class LogLoss(Metric):
@@ -64,9 +104,9 @@ class LogLoss(Metric):
 
     name = "logloss"
 
-    def partial(self, y, pred, w):
+    def terms(self, y, pred, w):
         p = np.clip(pred, _EPS, 1 - _EPS)
-        return float(-np.sum(w * (y * np.log(p) + (1 - y) * np.log(1 - p)))), float(np.sum(w))
+        return -(w * (y * np.log(p) + (1 - y) * np.log(1 - p))), w
 
 
 class ErrorRate(Metric):
@@ -74,8 +114,8 @@ class ErrorRate(Metric):
 
     name = "error"
 
-    def partial(self, y, pred, w):
-        return float(np.sum(w * ((pred > 0.5) != (y > 0.5)))), float(np.sum(w))
+    def terms(self, y, pred, w):
+        return w * ((pred > 0.5) != (y > 0.5)), w
 
 
 class MultiLogLoss(Metric):
@@ -83,9 +123,9 @@ class MultiLogLoss(Metric):
 
     name = "mlogloss"
 
-    def partial(self, y, pred, w):
+    def terms(self, y, pred, w):
         p = np.clip(pred[np.arange(y.shape[0]), y.astype(np.int64)], _EPS, 1.0)
-        return float(-np.sum(w * np.log(p))), float(np.sum(w))
+        return -(w * np.log(p)), w
 
 
 class MultiError(Metric):
@@ -93,8 +133,8 @@ class MultiError(Metric):
 
     name = "merror"
 
-    def partial(self, y, pred, w):
-        return float(np.sum(w * (np.argmax(pred, axis=1) != y))), float(np.sum(w))
+    def terms(self, y, pred, w):
+        return w * (np.argmax(pred, axis=1) != y), w
 
 
 class AUC(Metric):
@@ -104,11 +144,8 @@ class AUC(Metric):
     higher_better = True
     additive = False
 
-    def partial(self, y, pred, w):
-        return roc_auc(y, pred, w), 1.0
-
-    def finalize(self, total, weight):
-        return total
+    def from_rows(self, y, pred, w):
+        return roc_auc(y, pred, w)
 
 
 def roc_auc(y, score, w=None):
@@ -135,8 +172,8 @@ class MAPE(Metric):
 
     name = "mape"
 
-    def partial(self, y, pred, w):
-        return float(np.sum(w * np.abs(y - pred) / np.maximum(np.abs(y), _EPS))), float(np.sum(w))
+    def terms(self, y, pred, w):
+        return w * np.abs(y - pred) / np.maximum(np.abs(y), _EPS), w
 
 
 class _WithParam(Metric):
@@ -154,10 +191,10 @@ class HuberMetric(_WithParam):
 
     name, param_name, param_default = "huber", "huber_delta", 1.0
 
-    def partial(self, y, pred, w):
+    def terms(self, y, pred, w):
         r = np.abs(y - pred)
         d = self.param
-        return float(np.sum(w * np.where(r <= d, 0.5 * r * r, d * (r - 0.5 * d)))), float(np.sum(w))
+        return w * np.where(r <= d, 0.5 * r * r, d * (r - 0.5 * d)), w
 
 
 class PseudoHuberMetric(_WithParam):
@@ -165,9 +202,9 @@ class PseudoHuberMetric(_WithParam):
 
     name, param_name, param_default = "mphe", "huber_slope", 1.0
 
-    def partial(self, y, pred, w):
+    def terms(self, y, pred, w):
         r = (y - pred) / self.param
-        return float(np.sum(w * self.param ** 2 * (np.sqrt(1 + r * r) - 1))), float(np.sum(w))
+        return w * self.param ** 2 * (np.sqrt(1 + r * r) - 1), w
 
 
 class QuantileMetric(_WithParam):
@@ -185,7 +222,7 @@ class QuantileMetric(_WithParam):
         super().__init__(float(alphas[0]))
         self.alphas = alphas
 
-    def partial(self, y, pred, w):
+    def terms(self, y, pred, w):
         pred = pred.reshape(len(y), -1)
         if pred.shape[1] != self.alphas.size:
             raise ValueError(f"the quantile metric has {self.alphas.size} levels but the model "
@@ -193,7 +230,7 @@ class QuantileMetric(_WithParam):
         r = y[:, None] - pred
         a = self.alphas[None, :]
         loss = np.where(r >= 0, a * r, (a - 1) * r).mean(axis=1)
-        return float(np.sum(w * loss)), float(np.sum(w))
+        return w * loss, w
 
 
 class PoissonNLogLik(Metric):
@@ -201,11 +238,11 @@ class PoissonNLogLik(Metric):
 
     name = "poisson-nloglik"
 
-    def partial(self, y, pred, w):
+    def terms(self, y, pred, w):
         p = np.maximum(pred, _EPS)
         lg = np.empty(len(y))
         log_factorial(np.ascontiguousarray(y, dtype=np.float64), lg)
-        return float(np.sum(w * (p - y * np.log(p) + lg))), float(np.sum(w))
+        return w * (p - y * np.log(p) + lg), w
 
 
 class GammaDeviance(Metric):
@@ -213,10 +250,10 @@ class GammaDeviance(Metric):
 
     name = "gamma-deviance"
 
-    def partial(self, y, pred, w):
+    def terms(self, y, pred, w):
         p = np.maximum(pred, _EPS)
         yy = np.maximum(y, _EPS)
-        return float(np.sum(w * 2 * ((y - p) / p - np.log(yy / p)))), float(np.sum(w))
+        return w * 2 * ((y - p) / p - np.log(yy / p)), w
 
 
 class TweedieNLogLik(_WithParam):
@@ -225,11 +262,11 @@ class TweedieNLogLik(_WithParam):
 
     name, param_name, param_default = "tweedie-nloglik", "tweedie_variance_power", 1.5
 
-    def partial(self, y, pred, w):
+    def terms(self, y, pred, w):
         r = self.param
         p = np.maximum(pred, _EPS)
         val = -y * p ** (1 - r) / (1 - r) + p ** (2 - r) / (2 - r)
-        return float(np.sum(w * val)), float(np.sum(w))
+        return w * val, w
 
 
 class ExponentialLoss(Metric):
@@ -237,10 +274,10 @@ class ExponentialLoss(Metric):
 
     name = "exponential"
 
-    def partial(self, y, pred, w):
+    def terms(self, y, pred, w):
         p = np.clip(pred, _EPS, 1 - _EPS)
         F = 0.5 * np.log(p / (1 - p))
-        return float(np.sum(w * np.exp(-(2 * y - 1) * F))), float(np.sum(w))
+        return w * np.exp(-(2 * y - 1) * F), w
 
 
 METRICS = {cls.name: cls for cls in (RMSE, MAE, LogLoss, ErrorRate, MultiLogLoss, MultiError, AUC,

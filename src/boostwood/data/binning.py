@@ -12,6 +12,7 @@ import numpy as np
 
 from .._config import X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE
 from .._kernels.binning import bin_dense, bin_values
+from .._kernels.random import STREAM_BIN_SAMPLE, row_hashes
 from .sketch import Summary
 
 
@@ -72,8 +73,8 @@ class BinMapper:
     max_bin : int, default=255
         Maximum number of value bins per feature (the missing bin is extra).
     sample_cnt : int, default=200000
-        Bin edges are fitted on at most this many rows, drawn without
-        replacement with ``seed`` (dense input; sparse input uses every row).
+        Bin edges are fitted on at most this many rows: those of smallest hash of
+        (``seed``, row id) (dense input; sparse input uses every row).
     seed : int, default=0
 
     Attributes
@@ -90,7 +91,7 @@ class BinMapper:
         self.sample_cnt = int(sample_cnt)
         self.seed = int(seed)
 
-    def fit(self, features, weight=None):
+    def fit(self, features, weight=None, row_ids=None, reducer=None):
         """Fit the edges on a :class:`~boostwood.data.validation.FeatureMatrix`.
 
         Rows of zero ``weight`` are left out: a row that does not count in
@@ -99,50 +100,73 @@ class BinMapper:
         quantiles, read from a weighted quantile summary
         (:class:`~boostwood.data.sketch.Summary`), so a row of weight k places
         the edges like k copies of it.
+
+        Dense data with more than ``sample_cnt`` candidate rows is fitted on a
+        sample: the ``sample_cnt`` rows of smallest hash of (seed, global row id)
+        (``row_ids``, default 0..n-1), so that data split into shards samples the
+        very rows a single process would. With a ``reducer`` of several shards,
+        the sampled rows of every shard are gathered, in global row order, and
+        every shard fits the same edges on them.
         """
-        n_rows, n_features = features.shape
-        edges = []
+        n_rows = features.shape[0]
+        row_ids = np.arange(n_rows, dtype=np.int64) if row_ids is None else row_ids
         keep = None if weight is None or np.all(weight > 0) else np.nonzero(weight > 0)[0]
+        rows = keep if features.dense is None else self._sample_rows(n_rows, keep, row_ids,
+                                                                     reducer)
+        if rows is not None:
+            features = features.take_rows(rows)
+            weight = None if weight is None else weight[rows]
+            row_ids = row_ids[rows]
+        if reducer is not None and reducer.n_shards > 1:
+            features, weight = _gather_rows(features, weight, row_ids, reducer)
         # unequal weights: weighted quantiles (all-equal weights give the same edges as none)
         weighted = None
-        if weight is not None and np.ptp(weight[weight > 0]) > 0:
+        if weight is not None and weight.size and np.ptp(weight) > 0:
             weighted = np.asarray(weight, dtype=np.float64)
-        if keep is not None and features.dense is None:
-            from .validation import FeatureMatrix
-            features = FeatureMatrix(csc=features.csc[keep].tocsc())
-            n_rows = keep.size
         if features.dense is not None:
-            X = features.dense
-            rows = keep
-            n_candidates = n_rows if keep is None else keep.size
-            if n_candidates > self.sample_cnt:
-                rng = np.random.default_rng(self.seed)
-                pick = np.sort(rng.choice(n_candidates, self.sample_cnt, replace=False))
-                rows = pick if keep is None else keep[pick]
-            w_rows = None if weighted is None else (weighted if rows is None else weighted[rows])
-            for f in range(n_features):
-                col = X[:, f] if rows is None else X[rows, f]
-                distinct, counts = _value_weights(col.astype(np.float64, copy=False), w_rows)
-                edges.append(edges_from_counts(distinct, counts, self.max_bin))
+            edges = [edges_from_counts(*_value_weights(
+                features.dense[:, f].astype(np.float64, copy=False), weighted), self.max_bin)
+                for f in range(features.shape[1])]
         else:
-            csc = features.csc
-            w_all = None if weighted is None else (weighted if keep is None else weighted[keep])
-            for f in range(n_features):
-                s, e = csc.indptr[f], csc.indptr[f + 1]
-                data = csc.data[s:e]
-                w_col = None if w_all is None else w_all[csc.indices[s:e]]
-                n_zero = n_rows - data.size if w_all is None else w_all.sum() - w_col.sum()
-                distinct, counts = _value_weights(data, w_col)
-                if n_zero > 0:
-                    pos = np.searchsorted(distinct, 0.0)
-                    if pos < distinct.size and distinct[pos] == 0.0:
-                        counts[pos] += n_zero
-                    else:
-                        distinct = np.insert(distinct, pos, 0.0)
-                        counts = np.insert(counts, pos, n_zero)
-                edges.append(edges_from_counts(distinct, counts, self.max_bin))
+            edges = self._sparse_edges(features.csc, weighted)
         self._set_edges(edges)
         return self
+
+    def _sample_rows(self, n_rows, keep, row_ids, reducer):
+        """Ascending local rows of the binning sample (None: every row)."""
+        cand = np.arange(n_rows) if keep is None else keep
+        total = cand.size
+        if reducer is not None:
+            total = int(reducer.allreduce_sum(np.array([cand.size], dtype=np.int64))[0])
+        if total <= self.sample_cnt:
+            return keep
+        h = np.empty(cand.size, dtype=np.uint64)
+        row_hashes(self.seed & 0x7FFFFFFFFFFFFFFF, STREAM_BIN_SAMPLE, 0, row_ids[cand], h)
+        k = self.sample_cnt
+        smallest = np.partition(h, k - 1)[:k] if h.size > k else h
+        if reducer is not None and reducer.n_shards > 1:
+            smallest = np.concatenate(reducer.allgather(smallest))
+        threshold = np.partition(smallest, k - 1)[k - 1]
+        return cand[h <= threshold]
+
+    def _sparse_edges(self, csc, weighted):
+        n_rows = csc.shape[0]
+        edges = []
+        for f in range(csc.shape[1]):
+            s, e = csc.indptr[f], csc.indptr[f + 1]
+            data = csc.data[s:e]
+            w_col = None if weighted is None else weighted[csc.indices[s:e]]
+            n_zero = n_rows - data.size if weighted is None else weighted.sum() - w_col.sum()
+            distinct, counts = _value_weights(data, w_col)
+            if n_zero > 0:
+                pos = np.searchsorted(distinct, 0.0)
+                if pos < distinct.size and distinct[pos] == 0.0:
+                    counts[pos] += n_zero
+                else:
+                    distinct = np.insert(distinct, pos, 0.0)
+                    counts = np.insert(counts, pos, n_zero)
+            edges.append(edges_from_counts(distinct, counts, self.max_bin))
+        return edges
 
     def _set_edges(self, edges):
         self.edges = [np.asarray(e, dtype=np.float64) for e in edges]
@@ -178,3 +202,21 @@ class BinMapper:
     def bin_thresholds(self, features, bins):
         """Raw threshold (upper edge) of bin ``bins[i]`` of feature ``features[i]``."""
         return self.edges_flat[self.edge_offsets[features] + bins]
+
+
+def _gather_rows(features, weight, row_ids, reducer):
+    """Every shard's rows (features and weights), concatenated in global row order."""
+    from .validation import FeatureMatrix
+    dense = features.dense is not None
+    block = features.dense if dense else features.csc.tocsr()
+    parts = reducer.allgather((row_ids, block, weight))
+    order = np.argsort(np.concatenate([p[0] for p in parts]), kind="stable")
+    if dense:
+        X = np.concatenate([np.asarray(p[1], dtype=np.float64) for p in parts])[order]
+        fm = FeatureMatrix(dense=X)
+    else:
+        import scipy.sparse as sp
+        fm = FeatureMatrix(csc=sp.vstack([p[1] for p in parts]).tocsr()[order].tocsc())
+    if any(p[2] is None for p in parts):
+        return fm, None
+    return fm, np.concatenate([p[2] for p in parts])[order]

@@ -3,6 +3,7 @@ import numpy as np
 
 from .binning import BinMapper
 from .columns import SortedColumns
+from .rowinfo import RowInfo
 from .validation import as_feature_matrix, check_positive_int, check_vector
 
 
@@ -30,6 +31,12 @@ class Dataset:
         Rows sampled to fit the bin edges.
     seed : int, default=0
         Seed of that sample.
+    row_ids : array-like of shape (n_rows,), int, optional
+        Global ids of these rows when they are one shard of a larger data set
+        (distributed training); distinct non-negative integers, default 0..n-1. Per-row
+        randomness (bagging, the binning sample) is keyed by them, so that a shard
+        draws for its rows what a single process holding every row would. A shard
+        may be empty.
 
     Binning happens lazily, at the first :meth:`construct` (which ``train``
     calls), so that ``train``'s ``max_bin`` can still apply.
@@ -37,14 +44,22 @@ class Dataset:
 
     def __init__(self, data, label=None, weight=None, base_margin=None,
                  feature_names=None, reference=None, max_bin=255,
-                 bin_construct_sample_cnt=200000, seed=0):
-        self.features = as_feature_matrix(data, "data", feature_names)
+                 bin_construct_sample_cnt=200000, seed=0, row_ids=None):
+        self.features = as_feature_matrix(data, "data", feature_names,
+                                          allow_empty_rows=row_ids is not None)
         n_rows, n_features = self.features.shape
+        self.row_ids = None
+        if row_ids is not None:
+            ids = np.asarray(row_ids)
+            if ids.shape != (n_rows,) or not np.issubdtype(ids.dtype, np.integer) \
+                    or (n_rows and ids.min() < 0) or np.unique(ids).size != n_rows:
+                raise ValueError("row_ids must hold one distinct non-negative integer per row")
+            self.row_ids = ids.astype(np.int64)
         self.label = None if label is None else check_vector(label, n_rows, "label")
         self.weight = None
         if weight is not None:
             self.weight = check_vector(weight, n_rows, "weight", nonnegative=True)
-            if not np.any(self.weight > 0):
+            if n_rows and not np.any(self.weight > 0) and row_ids is None:
                 raise ValueError("weight must have at least one positive entry")
         self.base_margin = None
         if base_margin is not None:
@@ -99,15 +114,31 @@ class Dataset:
             setattr(self, key, value)
         return self
 
-    def construct(self):
-        """Fit the bins (or take the reference's) and bin the features. Idempotent."""
+    def global_row_ids(self):
+        """Global ids of the rows (``row_ids``, default 0..n-1), int64."""
+        if self.row_ids is not None:
+            return self.row_ids
+        return np.arange(self.num_row(), dtype=np.int64)
+
+    def row_info(self, label=None):
+        """The :class:`RowInfo` of these rows (``label`` replaces the stored labels)."""
+        w = np.ones(self.num_row()) if self.weight is None else self.weight
+        return RowInfo(self.label if label is None else label, w, None, self.base_margin,
+                       self.global_row_ids())
+
+    def construct(self, reducer=None):
+        """Fit the bins (or take the reference's) and bin the features. Idempotent.
+
+        With the ``reducer`` of a distributed run, every shard fits the same bins
+        (see :meth:`BinMapper.fit`)."""
         if self.X_binned is not None:
             return self
         if self.reference is not None:
             self.bin_mapper = self.reference.construct().bin_mapper
         else:
             self.bin_mapper = BinMapper(self.max_bin, self.bin_construct_sample_cnt,
-                                        self.seed).fit(self.features, self.weight)
+                                        self.seed).fit(self.features, self.weight,
+                                                       self.global_row_ids(), reducer)
         self.X_binned = self.bin_mapper.transform(self.features)
         return self
 

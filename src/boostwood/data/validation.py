@@ -38,6 +38,12 @@ class FeatureMatrix:
     def shape(self):
         return self.dense.shape if self.dense is not None else self.csc.shape
 
+    def take_rows(self, rows):
+        """A FeatureMatrix of the given rows (same names)."""
+        if self.dense is not None:
+            return FeatureMatrix(dense=self.dense[rows], feature_names=self.feature_names)
+        return FeatureMatrix(csc=self.csc[rows].tocsc(), feature_names=self.feature_names)
+
     def row_chunks(self, chunk_rows=65536):
         """Yield (start, dense block) of at most ``chunk_rows`` rows, float, row-major."""
         n = self.shape[0]

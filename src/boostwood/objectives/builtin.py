@@ -7,7 +7,9 @@ and the check that labels are in its domain.
 """
 import numpy as np
 
+from .._comm import exact_sums
 from .._kernels.loss import logistic_grad, softmax_grad, squared_error_grad
+from ..data.rowinfo import gather_rows
 
 _EPS = 1e-15
 
@@ -46,11 +48,20 @@ class Objective:
     name : str, the name users pass as ``objective``
     n_outputs : int, margins per row (number of trees per round)
     default_metric : str
+    line_search : bool, leaves are re-estimated by :meth:`leaf_values` after the tree
+        is grown (losses whose hessian carries no curvature information)
+    gradient_leaf_scale : float, factor on a leaf's line-search step in first-order
+        boosting (Friedman's (K - 1) / K for softmax)
+
+    Objectives see the rows through one :class:`~boostwood.data.RowInfo` record
+    (label, weight, query boundaries, base margin, global row ids).
     """
 
     name = None
     default_metric = None
     n_outputs = 1
+    line_search = False
+    gradient_leaf_scale = 1.0
 
     def __init__(self, num_class=None):
         self.num_class = num_class
@@ -59,16 +70,41 @@ class Objective:
         """Return the labels as float64, or raise ValueError when out of the domain."""
         return y
 
-    def init_score(self, y, w):
-        """Constant margin(s) minimising sum_i w_i L(y_i, c); shape (n_outputs,)."""
+    def init_score(self, info, reducer=None):
+        """Constant margin(s) minimising sum_i w_i L(y_i, c) over every row of every shard;
+        shape (n_outputs,).
+
+        Objectives whose minimiser is a function of a few sums declare them
+        (:meth:`init_terms`, :meth:`init_from_totals`); those sums are exact
+        (:mod:`boostwood._kernels.exact_sum`) and go through the reducer, so the margin
+        does not depend on the row order or the sharding. The others (quantiles, Huber)
+        see every row in global row order (:meth:`init_from_rows`).
+        """
+        terms = self.init_terms(info.label, info.weight)
+        if terms is not None:
+            return self.init_from_totals(exact_sums(terms, reducer))
+        y, w = gather_rows(info, reducer, info.label, info.weight)
+        return self.init_from_rows(y, w)
+
+    def init_terms(self, y, w):
+        """Per-row columns whose totals determine the initial margin, or None."""
+        return None
+
+    def init_from_totals(self, totals):
+        """The initial margin from the exact totals of :meth:`init_terms`."""
+        raise NotImplementedError
+
+    def init_from_rows(self, y, w):
+        """The initial margin from all labels and weights (when no totals suffice)."""
         raise NotImplementedError
 
     def base_margin_from_score(self, base_score):
         """Margins for a user ``base_score`` given on the prediction scale."""
         return np.full(self.n_outputs, float(base_score))
 
-    def gradient(self, y, raw, w, gh_out):
-        """Fill gh_out (shape (n_outputs, n_rows, 2), float32: g then h) at margins raw (n_rows, n_outputs)."""
+    def gradient(self, info, raw, gh_out):
+        """Fill gh_out (shape (n_outputs, n_rows, 2), float32: g then h) at margins raw
+        (n_rows, n_outputs) for the rows of ``info``."""
         raise NotImplementedError
 
     def transform(self, raw):
@@ -86,11 +122,14 @@ class SquaredError(Objective):
     name = "reg:squarederror"
     default_metric = "rmse"
 
-    def init_score(self, y, w):
-        return np.array([np.average(y, weights=w)])
+    def init_terms(self, y, w):
+        return np.column_stack([w * y, w])
 
-    def gradient(self, y, raw, w, gh_out):
-        squared_error_grad(y, raw, w, gh_out)
+    def init_from_totals(self, totals):
+        return np.array([totals[0] / totals[1] if totals[1] > 0 else 0.0])
+
+    def gradient(self, info, raw, gh_out):
+        squared_error_grad(info.label, raw, info.weight, gh_out)
 
     def loss(self, y, raw):
         return 0.5 * (y - raw[:, 0]) ** 2
@@ -109,15 +148,18 @@ class Logistic(Objective):
     def check_labels(self, y):
         return check_binary_labels(self.name, y)
 
-    def init_score(self, y, w):
-        p = np.clip(np.average(y, weights=w), _EPS, 1 - _EPS)
+    def init_terms(self, y, w):
+        return np.column_stack([w * y, w])
+
+    def init_from_totals(self, totals):
+        p = np.clip(totals[0] / totals[1] if totals[1] > 0 else 0.5, _EPS, 1 - _EPS)
         return np.array([np.log(p / (1 - p))])
 
     def base_margin_from_score(self, base_score):
         return probability_margin(self.name, base_score)
 
-    def gradient(self, y, raw, w, gh_out):
-        logistic_grad(y, raw, w, gh_out)
+    def gradient(self, info, raw, gh_out):
+        logistic_grad(info.label, raw, info.weight, gh_out)
 
     def transform(self, raw):
         return _sigmoid(raw[:, 0])
@@ -153,14 +195,17 @@ class Softmax(Objective):
                              f"labels in [0, {self.num_class - 1}], got {bad.tolist()}")
         return y
 
-    def init_score(self, y, w):
-        prior = np.bincount(y.astype(np.int64), weights=w, minlength=self.num_class)
-        prior = np.maximum(prior / prior.sum(), _EPS)
+    def init_terms(self, y, w):
+        return w[:, None] * (y[:, None] == np.arange(self.num_class)[None, :])
+
+    def init_from_totals(self, totals):
+        total = totals.sum()
+        prior = np.maximum(totals / total if total > 0 else totals + 1.0, _EPS)
         logp = np.log(prior)
         return logp - logp.mean()
 
-    def gradient(self, y, raw, w, gh_out):
-        softmax_grad(y, raw, w, gh_out)
+    def gradient(self, info, raw, gh_out):
+        softmax_grad(info.label, raw, info.weight, gh_out)
 
     def transform(self, raw):
         z = raw - raw.max(axis=1, keepdims=True)

@@ -63,10 +63,11 @@ class CustomObjective:
     def __getattr__(self, name):  # link, loss, checks: the base objective's
         return getattr(self.base, name)
 
-    def init_score(self, y, w):
+    def init_score(self, info, reducer=None):
         return np.zeros(self.n_outputs)
 
-    def gradient(self, y, raw, w, gh_out):
+    def gradient(self, info, raw, gh_out):
+        y, w = info.label, info.weight
         if isinstance(self.fn, CompiledObjective):
             if self.n_outputs != 1:
                 raise ValueError("a compiled elementwise objective supports one output per row")

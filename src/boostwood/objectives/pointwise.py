@@ -57,16 +57,13 @@ class Pointwise(Objective):
         super().__init__(num_class)
         self.param = float(self.param_default if param is None else param)
 
-    def gradient(self, y, raw, w, gh_out):
-        K.pointwise_grad(self.kind, y, raw, w, self.param, gh_out)
+    def gradient(self, info, raw, gh_out):
+        K.pointwise_grad(self.kind, info.label, raw, info.weight, self.param, gh_out)
 
     def _minimise(self, y, w):
         y, w = np.ascontiguousarray(y, dtype=np.float64), np.ascontiguousarray(w, dtype=np.float64)
         return _minimise_convex(lambda c: K.pointwise_grad_sum(self.kind, y, c, w, self.param),
                                 float(y.min()) - 1.0, float(y.max()) + 1.0)
-
-    #: whether leaves are re-estimated by :meth:`leaf_values` after the tree is grown
-    line_search = False
 
     def leaf_values(self, y, raw, w, output=0):
         """The line-search value gamma of a leaf from its rows' labels, margins and weights
@@ -80,7 +77,7 @@ class AbsoluteError(Pointwise):
     name, kind, default_metric = "reg:absoluteerror", K.ABSOLUTE, "mae"
     line_search = True
 
-    def init_score(self, y, w):
+    def init_from_rows(self, y, w):
         return np.array([weighted_quantile(y, w, 0.5)])
 
     def leaf_values(self, y, raw, w, output=0):
@@ -117,11 +114,12 @@ class Quantile(Pointwise):
         super().__init__(num_class, float(self.alphas[0]))
         self.n_outputs = int(self.alphas.size)
 
-    def gradient(self, y, raw, w, gh_out):
+    def gradient(self, info, raw, gh_out):
         for k, a in enumerate(self.alphas):
-            K.pointwise_grad(self.kind, y, raw[:, k:k + 1], w, a, gh_out[k:k + 1])
+            K.pointwise_grad(self.kind, info.label, raw[:, k:k + 1], info.weight, a,
+                             gh_out[k:k + 1])
 
-    def init_score(self, y, w):
+    def init_from_rows(self, y, w):
         return np.array([weighted_quantile(y, w, a) for a in self.alphas])
 
     def base_margin_from_score(self, base_score):
@@ -149,7 +147,7 @@ class Huber(Pointwise):
     line_search = True
     param_name, param_default = "huber_delta", 1.0
 
-    def init_score(self, y, w):
+    def init_from_rows(self, y, w):
         return np.array([self._minimise(y, w)])
 
     def leaf_values(self, y, raw, w, output=0):
@@ -170,7 +168,7 @@ class PseudoHuber(Pointwise):
     name, kind, default_metric = "reg:pseudohubererror", K.PSEUDO_HUBER, "mphe"
     param_name, param_default = "huber_slope", 1.0
 
-    def init_score(self, y, w):
+    def init_from_rows(self, y, w):
         return np.array([self._minimise(y, w)])
 
     def loss(self, y, raw):
@@ -181,8 +179,12 @@ class PseudoHuber(Pointwise):
 class _LogLink(Pointwise):
     """Log link: predictions exp(F); the initial margin is log of the weighted mean."""
 
-    def init_score(self, y, w):
-        return np.array([np.log(max(np.average(y, weights=w), _EPS))])
+    def init_terms(self, y, w):
+        return np.column_stack([w * y, w])
+
+    def init_from_totals(self, totals):
+        mean = totals[0] / totals[1] if totals[1] > 0 else 1.0
+        return np.array([np.log(max(mean, _EPS))])
 
     def base_margin_from_score(self, base_score):
         if base_score <= 0:
@@ -249,8 +251,11 @@ class _Binary(Pointwise):
     def check_labels(self, y):
         return check_binary_labels(self.name, y)
 
-    def init_score(self, y, w):
-        p = np.clip(np.average(y, weights=w), _EPS, 1 - _EPS)
+    def init_terms(self, y, w):
+        return np.column_stack([w * y, w])
+
+    def init_from_totals(self, totals):
+        p = np.clip(totals[0] / totals[1] if totals[1] > 0 else 0.5, _EPS, 1 - _EPS)
         return np.array([0.5 * np.log(p / (1 - p))])
 
     def base_margin_from_score(self, base_score):

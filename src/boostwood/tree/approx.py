@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .._kernels.fixed import code_weight_sums
 from ..data.sketch import Summary
 
 
@@ -22,12 +23,15 @@ class GlobalProposal:
 
     Parameters
     ----------
-    columns : SortedColumns of the training data
+    columns : SortedColumns of the training data (of this shard)
     eps : float, sketch_eps: about 1 / eps candidates per feature
+    reducer : optional; with several shards, every shard proposes the same cuts
+        from the weights of all of them
     """
 
-    def __init__(self, columns, eps):
+    def __init__(self, columns, eps, reducer=None):
         self.columns = columns
+        self.reducer = reducer
         self.n_cand = int(math.ceil(1.0 / eps))
         self.n_bins_max = self.n_cand + 2  # value bins (at most n_cand + 1) and the missing bin
         n_features, n_rows = columns.codes.shape
@@ -37,38 +41,54 @@ class GlobalProposal:
         self.X_columns = np.empty((n_features, n_rows), dtype=self.dtype)
         self.X_binned = np.empty((n_rows, n_features), dtype=self.dtype)
         self.n_bins = np.ones(n_features, dtype=np.int32)
-        self.cut_codes = [np.zeros(1, dtype=np.int64)] * n_features
+        self.cut_values = [np.zeros(1)] * n_features
+        self._n_values = np.asarray(columns.n_values, dtype=np.int64)
+        self._sums = np.empty((n_features, max(int(self._n_values.max(initial=0)), 1)),
+                              dtype=np.int64)
 
-    def propose(self, hess, rows=None):
-        """Re-propose every feature's cuts from the hessians ``hess`` of the rows in
-        the bag (all rows when ``rows`` is None) and re-bin the training matrix."""
+    def propose(self, hess, unit, rows=None):
+        """Re-propose every feature's cuts from the fixed-point hessians ``hess`` (int64,
+        one unit = ``unit``) of the rows in the bag (all rows when ``rows`` is None) and
+        re-bin the training matrix.
+
+        Each distinct value's weight is an exact integer sum, added across shards, so
+        the proposal is the same however the rows are split."""
         c = self.columns
-        w = np.asarray(hess, dtype=np.float64)
+        w = np.asarray(hess, dtype=np.int64)
         if rows is not None:
             bag = np.zeros_like(w)
             bag[rows] = w[rows]
             w = bag
+        code_weight_sums(c.codes, np.ascontiguousarray(w), self._n_values, self._sums)
         for f in range(c.codes.shape[0]):
-            n_values = int(c.n_values[f])
-            codes = c.codes[f]
-            present = codes < n_values
-            weight = np.bincount(codes[present], weights=w[present], minlength=n_values)
-            summary = Summary.from_value_weights(np.arange(n_values, dtype=np.float64), weight)
+            n_values = int(self._n_values[f])
+            values, weight = self._merged(c.values[f][:n_values], self._sums[f, :n_values])
+            summary = Summary.from_value_weights(values, weight * unit)
             if len(summary) == 0:
-                cuts = np.array([max(n_values - 1, 0)], dtype=np.int64)
+                cuts = values[-1:] if values.size else np.array([np.inf])
             else:
-                cuts = summary.cuts(self.n_cand).astype(np.int64)
-                cuts[-1] = n_values - 1  # the last bin reaches the largest value
-            self.cut_codes[f] = cuts
-            lut = np.searchsorted(cuts, np.arange(n_values + 1), side="left").astype(self.dtype)
+                cuts = summary.cuts(self.n_cand)
+                cuts[-1] = values[-1]  # the last bin reaches the largest value
+            self.cut_values[f] = cuts
+            lut = np.empty(n_values + 1, dtype=self.dtype)
+            lut[:n_values] = np.searchsorted(cuts, c.values[f][:n_values], side="left")
             lut[n_values] = cuts.size  # missing bin
-            self.X_columns[f] = lut[codes]
+            self.X_columns[f] = lut[c.codes[f]]
             self.n_bins[f] = cuts.size
         self.X_binned[:] = self.X_columns.T
         return self
 
+    def _merged(self, values, weight):
+        """Distinct values of all shards and their total weights (exact)."""
+        if self.reducer is None or self.reducer.n_shards == 1:
+            return values, weight
+        parts = self.reducer.allgather((values, weight))
+        every, inverse = np.unique(np.concatenate([p[0] for p in parts]), return_inverse=True)
+        total = np.zeros(every.size, dtype=np.int64)
+        np.add.at(total, inverse, np.concatenate([p[1] for p in parts]))
+        return every, total
+
     def thresholds(self, features, bins):
         """Raw thresholds of splits "bin <= b": the candidate value s_b itself, so the
         split is "x <= s_b" (buckets are (s_{b-1}, s_b], as in the paper's Alg. 2)."""
-        cut = [self.cut_codes[f][b] for f, b in zip(features, bins)]
-        return np.array([self.columns.values[f][c] for f, c in zip(features, cut)])
+        return np.array([self.cut_values[f][b] for f, b in zip(features, bins)])

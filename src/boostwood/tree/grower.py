@@ -25,7 +25,7 @@ import numba
 import numpy as np
 from numba.core.errors import NumbaPerformanceWarning
 
-from .._config import HIST_DTYPE, INDEX_DTYPE
+from .._config import GQ_DTYPE, HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import sum_gradients
 from .._kernels.grow import split_and_build, subtract_and_scan
 from .._kernels.split import leaf_weight, split_settings
@@ -133,7 +133,8 @@ class TreeGrower:
         Parameters
         ----------
         gh : ndarray of shape (n_rows, 2), float32, gradient and hessian of each row
-            (quantized to fixed point here, see :mod:`.stats`)
+            (quantized to fixed point here, see :mod:`.stats`), or int64 when already
+            quantized by ``self.stats``
         rows : ndarray of int32 (ascending) or None; the rows in the bag
         features : ndarray of int64 (ascending); features this tree may split on
         rng : numpy.random.Generator, for per-node feature sampling
@@ -149,7 +150,9 @@ class TreeGrower:
         else:
             self.buf[0, :n] = rows
         self._features, self._rng = features, rng
-        self._gh = None if gh is None else self.stats.quantize(gh)
+        if gh is not None and gh.dtype != GQ_DTYPE:
+            gh = self.stats.quantize(gh)
+        self._gh = gh
         p = self.params
         self._settings = split_settings(p.reg_lambda, p.reg_alpha, p.max_delta_step, p.gamma,
                                         p.min_child_weight, p.min_data_in_leaf,

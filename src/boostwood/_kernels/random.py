@@ -1,0 +1,62 @@
+"""Counter-based random numbers: a value per (seed, stream, counter, row id).
+
+A data shard holding rows 17, 40 and 99 draws for them exactly what a single
+process holding every row draws, because nothing depends on how many numbers
+were drawn before: each value is a hash of its coordinates. The hash is
+SplitMix64's finaliser (Steele, Lea & Flood 2014), applied once per coordinate;
+it passes BigCrush as a generator and is what counter-based uses need here
+(bagging rows, sampling rows for the bin edges), not cryptographic strength.
+"""
+import numpy as np
+from numba import njit, prange, uint64
+
+#: Streams: independent uses of the same seed.
+STREAM_BAGGING = 1
+STREAM_BIN_SAMPLE = 2
+
+_GOLDEN = uint64(0x9E3779B97F4A7C15)
+_M1 = uint64(0xBF58476D1CE4E5B9)
+_M2 = uint64(0x94D049BB133111EB)
+_BLOCK = 65536
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mix(z):
+    z = (z ^ (z >> uint64(30))) * _M1
+    z = (z ^ (z >> uint64(27))) * _M2
+    return z ^ (z >> uint64(31))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def counter_hash(seed, stream, counter, row):
+    """uint64 hash of (seed, stream, counter, row); every argument an integer >= 0."""
+    z = _mix(uint64(seed) + _GOLDEN)
+    z = _mix(z ^ (uint64(stream) * _GOLDEN + uint64(counter)))
+    return _mix(z ^ (uint64(row) + _GOLDEN))
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def row_hashes(seed, stream, counter, row_ids, out):
+    """out[i] = counter_hash(seed, stream, counter, row_ids[i]).
+
+    row_ids : ndarray of shape (n,), int64   # IN, global row ids
+    out : ndarray of shape (n,), uint64   # OUT
+    """
+    n = row_ids.shape[0]
+    for t in prange((n + _BLOCK - 1) // _BLOCK):
+        for i in range(t * _BLOCK, min(n, (t + 1) * _BLOCK)):
+            out[i] = counter_hash(seed, stream, counter, row_ids[i])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def row_uniforms(seed, stream, counter, row_ids, out):
+    """out[i] = a uniform float in [0, 1) for (seed, stream, counter, row_ids[i]) (53 bits).
+
+    row_ids : ndarray of shape (n,), int64   # IN, global row ids
+    out : ndarray of shape (n,), float64   # OUT
+    """
+    n = row_ids.shape[0]
+    for t in prange((n + _BLOCK - 1) // _BLOCK):
+        for i in range(t * _BLOCK, min(n, (t + 1) * _BLOCK)):
+            h = counter_hash(seed, stream, counter, row_ids[i])
+            out[i] = np.float64(h >> uint64(11)) * (1.0 / 9007199254740992.0)

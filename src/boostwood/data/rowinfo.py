@@ -1,0 +1,56 @@
+"""RowInfo: what objectives and metrics know about the rows, in one record."""
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class RowInfo:
+    """Per-row information of one (shard of a) data set.
+
+    Attributes
+    ----------
+    label : ndarray of shape (n_rows,), float64, or None (unlabelled data)
+    weight : ndarray of shape (n_rows,), float64; ones when the data has no weights
+    group_ptr : ndarray of shape (n_groups + 1,), int64, or None; query boundaries
+        (rows ``group_ptr[q]:group_ptr[q + 1]`` form query q) for ranking objectives
+    base_margin : ndarray of shape (n_rows,) or (n_rows, n_outputs), or None
+    row_ids : ndarray of shape (n_rows,), int64; global ids of the rows (0..n-1 in a
+        single process; a shard's own slice of the whole in distributed training).
+        Per-row randomness and exact reductions that need all rows are keyed by them.
+    """
+
+    label: np.ndarray
+    weight: np.ndarray
+    group_ptr: np.ndarray = None
+    base_margin: np.ndarray = None
+    row_ids: np.ndarray = None
+
+    @property
+    def n_rows(self):
+        return self.weight.shape[0]
+
+    @classmethod
+    def of(cls, label, weight=None, base_margin=None, row_ids=None, group_ptr=None):
+        """A RowInfo from plain arrays (weights default to ones, ids to 0..n-1)."""
+        label = None if label is None else np.asarray(label, dtype=np.float64)
+        n = label.shape[0] if weight is None else np.asarray(weight).shape[0]
+        weight = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64)
+        row_ids = np.arange(n, dtype=np.int64) if row_ids is None else \
+            np.asarray(row_ids, dtype=np.int64)
+        return cls(label, weight, group_ptr, base_margin, row_ids)
+
+    def with_label(self, label):
+        """The same rows with other (e.g. checked) labels."""
+        return RowInfo(label, self.weight, self.group_ptr, self.base_margin, self.row_ids)
+
+
+def gather_rows(info, reducer, *arrays):
+    """Every shard's ``arrays`` (per-row, aligned with ``info``), concatenated in global
+    row order: what a single process holding all rows would see. One shard: as given."""
+    if reducer is None or reducer.n_shards == 1:
+        return arrays
+    parts = reducer.allgather((info.row_ids,) + tuple(arrays))
+    ids = np.concatenate([p[0] for p in parts])
+    order = np.argsort(ids, kind="stable")
+    return tuple(np.concatenate([p[j + 1] for p in parts])[order] for j in range(len(arrays)))

@@ -1,0 +1,174 @@
+"""Training on k data shards gives the model of one process holding every row, to the byte.
+
+:class:`boostwood._comm.SimulatedShards` runs k shards of the training and
+validation rows in k threads; each calls ``train`` with its shard's reducer, which
+adds their contributions in a shuffled order at every collective. Histograms,
+node totals, the binning sample, the initial score, bagging draws and metric sums
+are all exact and keyed by global row ids, so every shard builds the single
+process's model.
+"""
+import json
+
+import numpy as np
+import pytest
+
+import boostwood as bw
+from boostwood._comm import LocalReducer, SimulatedShards
+from boostwood._comm import exact_sums
+
+from conftest import make_classification
+
+
+def _split(n, k, kind, seed=0):
+    """Global row ids of each of k shards."""
+    r = np.random.default_rng(seed)
+    if kind == "skewed":
+        p = np.array([0.72, 0.2, 0.06, 0.02][:k])
+        assign = r.choice(k, size=n, p=p / p.sum())
+    elif kind == "one-empty":
+        assign = r.integers(1, k, size=n) if k > 1 else np.zeros(n, dtype=np.int64)
+    else:
+        assign = r.integers(0, k, size=n)
+    return [np.nonzero(assign == s)[0] for s in range(k)]
+
+
+def _json(booster):
+    m = booster._to_dict()
+    m.pop("boostwood_version", None)
+    return json.dumps(m, sort_keys=True)
+
+
+def _data(objective, n=3000, seed=0):
+    X, y = make_classification(n, 6, seed=seed, missing=0.1)
+    if objective.startswith("multi"):
+        y = np.digitize(X[:, 0] + np.nan_to_num(X[:, 1]), [-0.7, 0.7]).astype(float)
+    return X, y
+
+
+def _single(params, rounds, X, y, Xv, yv):
+    res = {}
+    b = bw.train(params, bw.Dataset(X, y), rounds, evals=[(bw.Dataset(Xv, yv), "valid")],
+                 early_stopping_rounds=3, verbose_eval=False, evals_result=res)
+    return _json(b), res
+
+
+def _sharded(params, rounds, X, y, Xv, yv, k, kind):
+    parts, vparts = _split(len(y), k, kind, seed=k), _split(len(yv), k, "random", seed=7 * k)
+
+    def shard(reducer, s):
+        idx, vidx = parts[s], vparts[s]
+        d = bw.Dataset(X[idx], y[idx], row_ids=idx)
+        dv = bw.Dataset(Xv[vidx], yv[vidx], row_ids=vidx, reference=d)
+        res = {}
+        b = bw.train(params, d, rounds, evals=[(dv, "valid")], early_stopping_rounds=3,
+                     verbose_eval=False, evals_result=res, reducer=reducer)
+        return _json(b), res
+
+    out = SimulatedShards(k, seed=k).run(shard)
+    for other in out[1:]:
+        assert other == out[0]  # every shard holds the same model
+    return out[0]
+
+
+CASES = {
+    "hist-depthwise-bagging": dict(objective="binary:logistic", max_depth=4, subsample=0.7,
+                                   colsample_bynode=0.6, eta=0.3),
+    "hist-lossguide": dict(objective="binary:logistic", grow_policy="lossguide", max_leaves=12,
+                           max_depth=0, colsample_bytree=0.8, subsample=0.8, eta=0.3),
+    "approx-global": dict(objective="binary:logistic", tree_method="approx", max_depth=3,
+                          subsample=0.8, colsample_bynode=0.7, eta=0.3),
+    "hist-multiclass": dict(objective="multi:softprob", num_class=3, max_depth=3,
+                            subsample=0.8, colsample_bynode=0.7, eta=0.3),
+    "approx-multiclass": dict(objective="multi:softprob", num_class=3, tree_method="approx",
+                              max_depth=3, subsample=0.9, eta=0.3),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_k_shards_give_the_single_process_model(name):
+    params = {**CASES[name], "seed": 5, "bin_construct_sample_cnt": 1500}
+    X, y = _data(params["objective"])
+    Xv, yv = _data(params["objective"], n=800, seed=1)
+    rounds = 12
+    expected = _single(params, rounds, X, y, Xv, yv)
+    for k, kind in [(1, "random"), (2, "random"), (3, "skewed"), (4, "one-empty"),
+                    (4, "random")]:
+        got = _sharded(params, rounds, X, y, Xv, yv, k, kind)
+        assert got[1] == expected[1], (k, kind)  # the same metric values every round
+        assert got[0] == expected[0], (k, kind)
+
+
+def test_early_stopping_happens_identically_on_shards():
+    """A validation set the model overfits: early stopping stops at the same round."""
+    params = {"objective": "binary:logistic", "max_depth": 6, "eta": 1.0, "seed": 1}
+    X, y = _data("binary", n=1200)
+    Xv, yv = _data("binary", n=400, seed=3)
+    yv = np.where(np.random.default_rng(0).random(yv.size) < 0.3, 1 - yv, yv)  # noisy
+    model, log = _sharded(params, 60, X, y, Xv, yv, 3, "skewed")
+    single_model, single_log = _single(params, 60, X, y, Xv, yv)
+    assert len(log["valid"]["logloss"]) < 60  # it did stop early
+    assert model == single_model and log == single_log
+
+
+def test_unsupported_settings_are_refused_on_shards():
+    X, y = _data("binary", n=300)
+    parts = _split(300, 2, "random")
+    for params in ({"tree_method": "exact"}, {"objective": "reg:absoluteerror"},
+                   {"boosting": "gradient"}):
+        def shard(reducer, s, params=params):
+            d = bw.Dataset(X[parts[s]], y[parts[s]], row_ids=parts[s])
+            return bw.train(params, d, 2, verbose_eval=False, reducer=reducer)
+        with pytest.raises(ValueError, match="shards"):
+            SimulatedShards(2).run(shard)
+
+
+def test_collectives_of_the_simulated_reducer():
+    def shard(reducer, s):
+        a = np.array([s + 1, 10 * s], dtype=np.int64)
+        reducer.allreduce_sum(a)
+        m = np.array([float(s), -float(s)])
+        reducer.allreduce_max(m)
+        hist = np.full((3, 2), s, dtype=np.int64)
+        reducer.allreduce_histograms(hist, np.array([2]))
+        return a.tolist(), m.tolist(), hist.tolist(), reducer.allgather(s)
+
+    out = SimulatedShards(3).run(shard)
+    for s, (a, m, hist, gathered) in enumerate(out):
+        assert a == [6, 30] and m == [2.0, 0.0] and gathered == [0, 1, 2]
+        assert hist == [[s, s], [s, s], [3, 3]]  # only slot 2 is summed: 0 + 1 + 2
+    lr = LocalReducer()
+    assert lr.allgather("x") == ["x"] and lr.n_shards == 1
+
+
+def test_exact_sums_are_order_free_and_correctly_rounded():
+    import math
+    r = np.random.default_rng(0)
+    v = np.exp(25 * r.normal(size=20_000)) * np.sign(r.normal(size=20_000))
+    v[:3] = [1e308, -1e308, 5e-324]
+    expect = math.fsum(v)
+    assert exact_sums(v)[0] == expect
+    assert exact_sums(r.permutation(v))[0] == expect
+
+    def shard(reducer, s):
+        return exact_sums(v[s::3], reducer)[0]
+
+    assert SimulatedShards(3).run(shard) == [expect] * 3
+
+
+def test_a_failing_shard_fails_the_run_instead_of_hanging():
+    def shard(reducer, s):
+        if s == 1:
+            raise KeyError("shard 1 broke")
+        reducer.allreduce_sum(np.zeros(1, dtype=np.int64))
+        return s
+
+    with pytest.raises(KeyError, match="shard 1"):
+        SimulatedShards(3, timeout=60).run(shard)
+
+
+def test_row_ids_are_validated():
+    X = np.zeros((3, 2))
+    for ids in ([0, 1], [0, 0, 1], [-1, 0, 1], [0.5, 1, 2]):
+        with pytest.raises(ValueError, match="row_ids"):
+            bw.Dataset(X, row_ids=np.array(ids))
+    assert bw.Dataset(np.zeros((0, 2)), label=np.zeros(0), row_ids=np.zeros(0, int)).num_row() == 0
