@@ -1,12 +1,12 @@
 """boostwood: gradient boosted decision trees in Python, with numba-compiled kernels.
 
-Native API: :class:`Dataset`, :func:`train`, :class:`Booster`, callbacks.
+Native API: :class:`Dataset`, :func:`train`, :func:`cv`, :class:`Booster`, callbacks.
 scikit-learn API: :class:`GBDTRegressor`, :class:`GBDTClassifier`, :class:`LeafEncoder`
 (needs scikit-learn). Plots: :mod:`boostwood.plotting` (needs matplotlib).
 """
 from ._version import __version__
 from .boosting import (Booster, EarlyStopping, EvaluationMonitor, RecordEvaluation,
-                       TrainingCallback, train)
+                       TrainingCallback, cv, train)
 from .data import Dataset
 from .objectives import objective
 
@@ -14,7 +14,7 @@ __all__ = ["AdaBoostClassifier", "AdaBoostRegressor", "Booster", "Dataset",
            "DecisionTreeClassifier", "DecisionTreeRegressor", "EarlyStopping",
            "EvaluationMonitor", "ExtraTreesClassifier", "ExtraTreesRegressor", "GBDTClassifier",
            "GBDTRegressor", "LeafEncoder", "RandomForestClassifier", "RandomForestRegressor",
-           "RecordEvaluation", "TrainingCallback", "__version__", "objective", "train"]
+           "RecordEvaluation", "TrainingCallback", "__version__", "cv", "objective", "train"]
 
 
 _SKLEARN = ("GBDTRegressor", "GBDTClassifier", "LeafEncoder", "DecisionTreeClassifier",

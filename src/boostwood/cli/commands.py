@@ -5,7 +5,8 @@ import time
 
 import numpy as np
 
-from ..boosting import Booster, EvaluationMonitor, TrainingCallback, train
+from ..boosting import Booster, EvaluationMonitor, TrainingCallback, cv, train
+from ..boosting.cv import fold_ids
 from ..boosting.metrics import get_metric
 from ..data import Dataset
 from .data import DataError, DataSpec, iter_chunks, read_table
@@ -290,23 +291,16 @@ def cmd_cv(args):
         raise CLIError("cv needs --data or [data] train in the config")
     t = read_table(data_spec(cfg["data"]["train"], cfg["data"]))
     rounds = int(args.rounds or cfg["train"].get("num_boost_round", 100))
-    folds = np.random.default_rng(args.seed).permutation(t.X.shape[0]) % args.nfold
-    scores = []
-    for f in range(args.nfold):
-        tr, te = folds != f, folds == f
-        sub = (lambda a: None if a is None else a[tr]), (lambda a: None if a is None else a[te])
-        dtr = Dataset(t.X[tr], t.y[tr], weight=sub[0](t.weight), feature_names=t.feature_names)
-        dte = Dataset(t.X[te], t.y[te], weight=sub[1](t.weight), feature_names=t.feature_names,
-                      reference=dtr)
-        log = {}
-        try:
-            train(cfg["params"], dtr, rounds, evals=[(dte, "valid")], evals_result=log,
-                  verbose_eval=False)
-        except (ValueError, TypeError) as exc:
-            raise CLIError(str(exc)) from None
-        metric = list(log["valid"])[-1]
-        scores.append(log["valid"][metric][-1])
-        print(f"fold {f}: {metric} {scores[-1]:.6g}")
+    try:
+        data = Dataset(t.X, t.y, weight=t.weight, feature_names=t.feature_names)
+        folds = fold_ids(t.X.shape[0], args.nfold, args.seed)
+        _, logs = cv(cfg["params"], data, rounds, folds=folds, return_folds=True)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(str(exc)) from None
+    metric = list(logs[0]["test"])[-1]
+    scores = [log["test"][metric][-1] for log in logs]
+    for f, score in enumerate(scores):
+        print(f"fold {f}: {metric} {score:.6g}")
     print(f"{args.nfold}-fold {metric}: {np.mean(scores):.6g} +- {np.std(scores):.6g}")
     return 0
 

@@ -11,6 +11,9 @@
   and average loss L_m, beta_m = L_m / (1 - L_m), weights are multiplied by
   beta_m^(lr (1 - e_i)), and the prediction is the weighted median of the trees
   with weights log(1 / beta_m).
+
+The loops themselves are :mod:`boostwood.ensemble.adaboost` (no scikit-learn needed);
+these estimators validate, clone the base tree per round and predict.
 """
 import numbers
 
@@ -19,6 +22,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from ..ensemble.adaboost import R2_LOSSES, adaboost_r2, samme, weighted_median
 from ..tree.tree import feature_importance as _tree_importance
 from .trees import DecisionTreeClassifier, DecisionTreeRegressor, seed_of
 
@@ -96,29 +100,14 @@ class AdaBoostClassifier(ClassifierMixin, _AdaBoost):
             raise ValueError(f"AdaBoostClassifier needs samples of at least 2 classes; got {K} "
                              f"class")
         base = self._base(DecisionTreeClassifier(max_depth=1))
+
+        def fit_tree(weight, seed):
+            tree = clone(base).set_params(random_state=seed).fit(X, y, sample_weight=weight)
+            return tree, tree.predict(X)
+
         rng = np.random.default_rng(seed_of(self.random_state))
-        self.estimators_, weights, errors = [], [], []
-        for _ in range(self.n_estimators):
-            tree = clone(base).set_params(random_state=int(rng.integers(2 ** 31 - 1)))
-            tree.fit(X, y, sample_weight=w)
-            wrong = tree.predict(X) != y
-            err = float(np.sum(w[wrong]) / np.sum(w))
-            if err >= 1.0 - 1.0 / K:  # no better than chance: stop (keep nothing of it)
-                if not self.estimators_:
-                    raise ValueError("the first tree is no better than chance; AdaBoost "
-                                     "cannot continue")
-                break
-            self.estimators_.append(tree)
-            errors.append(err)
-            if err <= 0.0:  # a perfect tree: it decides alone
-                weights.append(1.0)
-                break
-            alpha = self.learning_rate * (np.log((1.0 - err) / err) + np.log(K - 1.0))
-            weights.append(alpha)
-            w = w * np.exp(alpha * wrong)
-            w /= w.sum()
-        self.estimator_weights_ = np.array(weights)
-        self.estimator_errors_ = np.array(errors)
+        self.estimators_, self.estimator_weights_, self.estimator_errors_ = samme(
+            fit_tree, y, w, K, self.n_estimators, self.learning_rate, rng)
         return self
 
     def _votes(self, X):
@@ -197,48 +186,23 @@ class AdaBoostRegressor(RegressorMixin, _AdaBoost):
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
-        if self.loss not in ("linear", "square", "exponential"):
+        if self.loss not in R2_LOSSES:
             raise ValueError(f"loss must be 'linear', 'square' or 'exponential', got {self.loss!r}")
         X, y, w = self._check(X, y, sample_weight, classifier=False)
         y = np.asarray(y, dtype=np.float64)
         base = self._base(DecisionTreeRegressor(max_depth=3))
+
+        def fit_tree(counts, seed):
+            tree = clone(base).set_params(random_state=seed).fit(X, y, sample_weight=counts)
+            return tree, tree.predict(X)
+
         rng = np.random.default_rng(seed_of(self.random_state))
-        n = len(y)
-        self.estimators_, weights, errors = [], [], []
-        for _ in range(self.n_estimators):
-            counts = rng.multinomial(n, w).astype(np.float64)  # weighted bootstrap
-            tree = clone(base).set_params(random_state=int(rng.integers(2 ** 31 - 1)))
-            tree.fit(X, y, sample_weight=counts)
-            e = np.abs(tree.predict(X) - y)
-            top = e.max()
-            if top > 0:
-                e = e / top
-            if self.loss == "square":
-                e = e ** 2
-            elif self.loss == "exponential":
-                e = 1.0 - np.exp(-e)
-            avg = float(np.sum(w * e))
-            if avg >= 0.5 and self.estimators_:
-                break
-            self.estimators_.append(tree)
-            errors.append(avg)
-            if avg <= 0.0:
-                weights.append(1.0)
-                break
-            beta = avg / (1.0 - avg)
-            weights.append(self.learning_rate * np.log(1.0 / beta))
-            w = w * beta ** ((1.0 - e) * self.learning_rate)
-            w /= w.sum()
-        self.estimator_weights_ = np.array(weights)
-        self.estimator_errors_ = np.array(errors)
+        self.estimators_, self.estimator_weights_, self.estimator_errors_ = adaboost_r2(
+            fit_tree, y, w, self.n_estimators, self.learning_rate, self.loss, rng)
         return self
 
     def _median(self, preds, weights):
-        """Weighted median of each row's predictions (the lower one at exactly half)."""
-        order = np.argsort(preds, axis=1, kind="stable")
-        cum = np.cumsum(weights[order], axis=1)
-        k = np.argmax(cum >= 0.5 * cum[:, -1:], axis=1)
-        return preds[np.arange(preds.shape[0]), order[np.arange(preds.shape[0]), k]]
+        return weighted_median(preds, weights)
 
     def staged_predict(self, X):
         """Predictions after each round (weighted median of the trees so far)."""

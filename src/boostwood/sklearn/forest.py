@@ -1,39 +1,21 @@
-"""Random forests, extra trees and AdaBoost on boostwood's decision trees.
+"""Random forests and extra trees as scikit-learn estimators.
 
-Bootstrap samples are integer sample weights (how many times each row was
-drawn), never copies of rows; out-of-bag rows are those of weight 0. The
-columns are sorted (or binned) once and shared by every tree. Trees are grown
-in parallel, one per thread of ``n_jobs`` (when numba's threading layer is
-OpenMP or TBB; with its workqueue layer, one after the other with each level
-parallel over features). Every tree depends only on its own seed, so the forest
-is the same for any ``n_jobs`` given ``random_state``.
+The forest itself -- bootstrap weights, one tree per seed, trees grown in
+parallel, one per thread of ``n_jobs`` -- is :func:`boostwood.ensemble.forest.grow_forest`,
+which needs no scikit-learn; this module validates, encodes and maps parameters.
+Every tree depends only on its own seed, so the forest is the same for any
+``n_jobs`` given ``random_state``.
 """
 import numbers
-from concurrent.futures import ThreadPoolExecutor
-
-import numba
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from .._config import set_threads
-from ..ensemble import cart
+from ..ensemble import cart, forest
 from ..tree.tree import feature_importance as _tree_importance
 from .trees import _check_X_predict, _fit_inputs, _leaves, _TreeParams, class_targets, seed_of
-
-
-def _threadsafe_numba():
-    """Whether numba's threading layer may be entered from several threads at once (its
-    OpenMP and TBB layers may; the fallback workqueue layer may not)."""
-    try:
-        return numba.threading_layer() in ("omp", "tbb")
-    except ValueError:  # not chosen yet: run one parallel kernel to choose it
-        from .._kernels.criterion import count_by_node
-        count_by_node(np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int64),
-                      np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int32),
-                      np.zeros((1, 1), dtype=np.int64))
-        return numba.threading_layer() in ("omp", "tbb")
 
 
 class _Forest(_TreeParams, BaseEstimator):
@@ -76,41 +58,12 @@ class _Forest(_TreeParams, BaseEstimator):
         spec = self._tree_spec(n, fm.shape[1], w.sum())
         splitter = self._splitter()
         columns = cart.search_columns(fm, splitter, self.max_bin, int(seed), w)
-        n_boot = self._n_bootstrap(n)
-
-        def grow_trees(worker, n_workers):
-            """Trees worker, worker + n_workers, ... with the worker's own grower."""
-            if n_workers > 1:
-                numba.set_num_threads(1)  # thread-local: one thread per tree
-            grower = cart.make_grower(columns, spec, K, fm.shape[1], splitter == "random")
-            out = []
-            for i in range(worker, len(seeds), n_workers):
-                r = np.random.default_rng(int(seeds[i]))
-                counts = np.bincount(r.integers(0, n, n_boot), minlength=n).astype(np.float64) \
-                    if self.bootstrap else np.ones(n)
-                wt = w * counts
-                if not np.any(wt > 0):
-                    wt = w.copy()
-                tree, stats = cart.grow(grower, channel, stat * counts, wt,
-                                        int(r.integers(2 ** 31)))
-                out.append((i, tree, stats, counts > 0))
-            return out
-
-        n_workers = min(n_threads, len(seeds)) if _threadsafe_numba() else 1
-        if n_workers > 1:  # trees in parallel; each tree is the same whoever grows it
-            with ThreadPoolExecutor(n_workers) as pool:
-                parts = list(pool.map(lambda k: grow_trees(k, n_workers), range(n_workers)))
-            grown = sorted((item for part in parts for item in part), key=lambda t: t[0])
-        else:
-            grown = grow_trees(0, 1)
-        self.trees_ = [t for _, t, _, _ in grown]
-        self.node_stats_ = [s for _, _, s, _ in grown]
-        imp = np.zeros(fm.shape[1])
-        for t in self.trees_:
-            ti = cart.importances(t, fm.shape[1])
-            imp += ti / ti.sum() if ti.sum() > 0 else ti
-        self.feature_importances_ = imp / imp.sum() if imp.sum() > 0 else imp
-        return np.array([b for _, _, _, b in grown])
+        grown = forest.grow_forest(columns, spec, channel, stat, w, K, fm.shape[1], seeds,
+                                   self.bootstrap, self._n_bootstrap(n), n_threads,
+                                   splitter == "random")
+        self.trees_, self.node_stats_ = grown.trees, grown.node_stats
+        self.feature_importances_ = grown.importances
+        return grown.in_bag
 
     def feature_importance(self, importance_type="gain"):
         """Importance types over all trees (``split``, ``gain``, ``total_gain``, ``cover``,

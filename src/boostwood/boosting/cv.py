@@ -1,0 +1,105 @@
+"""``cv``: k-fold cross-validation of the boosting loop."""
+import numpy as np
+
+from ..data import Dataset
+from .engine import train
+
+
+def fold_ids(n_rows, nfold, seed=0, shuffle=True, labels=None):
+    """Fold of each row: a seeded permutation of 0..n-1 modulo ``nfold`` (``shuffle``;
+    else the rows dealt round-robin in order); with ``labels`` (stratified) the rows,
+    in that random order and sorted by label, are dealt round-robin, so every fold has
+    each class in the same proportion up to one row."""
+    if not isinstance(nfold, (int, np.integer)) or isinstance(nfold, bool) or nfold < 2:
+        raise ValueError(f"nfold must be an integer >= 2, got {nfold!r}")
+    if n_rows < nfold:
+        raise ValueError(f"nfold={nfold} needs at least {nfold} rows, got {n_rows}")
+    order = np.random.default_rng(seed).permutation(n_rows) if shuffle else np.arange(n_rows)
+    if labels is None:
+        return order % nfold
+    order = order[np.argsort(np.asarray(labels)[order], kind="stable")]
+    folds = np.empty(n_rows, dtype=np.int64)
+    folds[order] = np.arange(n_rows) % nfold
+    return folds
+
+
+def subset(data, rows, reference=None):
+    """A Dataset of the given rows of ``data`` (labels, weights, base margins, names and
+    binning settings kept)."""
+    pick = (lambda a: None if a is None else a[rows])  # noqa: E731
+    f = data.features.take_rows(rows)
+    return Dataset(f.dense if f.dense is not None else f.csc, pick(data.label),
+                   weight=pick(data.weight), base_margin=pick(data.base_margin),
+                   feature_names=data.feature_names, reference=reference,
+                   max_bin=data.max_bin, bin_construct_sample_cnt=data.bin_construct_sample_cnt,
+                   seed=data.seed)
+
+
+def cv(params, dtrain, num_boost_round=10, nfold=3, stratified=False, folds=None,
+       early_stopping_rounds=None, seed=0, shuffle=True, obj=None, custom_metric=None,
+       callbacks=None, return_folds=False):
+    """Cross-validate ``train`` on ``nfold`` folds of ``dtrain``.
+
+    Parameters
+    ----------
+    params, num_boost_round, obj, custom_metric, callbacks : as in :func:`train`
+    dtrain : Dataset with labels
+    nfold : int, default=3
+    stratified : bool, default=False; folds keep the class proportions (classification)
+    folds : array-like of shape (n_rows,), optional; the fold of every row (overrides
+        ``nfold``, ``stratified``, ``seed`` and ``shuffle``)
+    early_stopping_rounds : int, optional
+        Cut the curves at the round with the best mean test value of the last metric
+        if it did not improve for this many rounds after it.
+    seed, shuffle : how rows are dealt to folds
+    return_folds : bool, default=False; also return each fold's evaluation log
+
+    Returns
+    -------
+    dict ``{"train-<metric>-mean": array, "train-<metric>-std": ..., "test-<metric>-mean":
+    ..., "test-<metric>-std": ...}`` (one value per round, as XGBoost's ``cv``), and with
+    ``return_folds`` the list of per-fold ``{"train": {...}, "test": {...}}`` logs.
+    """
+    if not isinstance(dtrain, Dataset):
+        raise TypeError(f"dtrain must be a boostwood.Dataset, got {type(dtrain).__name__}")
+    if dtrain.label is None:
+        raise ValueError("cv needs a Dataset with labels")
+    n = dtrain.num_row()
+    if folds is None:
+        folds = fold_ids(n, nfold, seed, shuffle, dtrain.label if stratified else None)
+    else:
+        folds = np.asarray(folds)
+        if folds.shape != (n,) or not np.issubdtype(folds.dtype, np.integer):
+            raise ValueError("folds must hold one integer fold id per row")
+    logs = []
+    for f in np.unique(folds):
+        dtr = subset(dtrain, np.nonzero(folds != f)[0])
+        dte = subset(dtrain, np.nonzero(folds == f)[0], reference=dtr)
+        log = {}
+        train(params, dtr, num_boost_round, evals=[(dtr, "train"), (dte, "test")],
+              evals_result=log, verbose_eval=False, obj=obj, custom_metric=custom_metric,
+              callbacks=callbacks)
+        logs.append(log)
+    result = {}
+    for name in ("train", "test"):
+        for metric in logs[0][name]:
+            curves = np.array([log[name][metric] for log in logs])
+            result[f"{name}-{metric}-mean"] = curves.mean(axis=0)
+            result[f"{name}-{metric}-std"] = curves.std(axis=0)
+    if early_stopping_rounds is not None:
+        result = _early_stop(result, logs, params, early_stopping_rounds)
+    return (result, logs) if return_folds else result
+
+
+def _early_stop(result, logs, params, rounds):
+    from .metrics import get_metric
+    metric = list(logs[0]["test"])[-1]
+    mean = result[f"test-{metric}-mean"]
+    try:
+        higher = get_metric(metric, params).higher_better
+    except ValueError:  # a custom metric: lower is better
+        higher = False
+    best = int(np.argmax(mean) if higher else np.argmin(mean))
+    if len(mean) - 1 - best >= rounds:
+        return {k: v[:best + 1] for k, v in result.items()}
+    return result

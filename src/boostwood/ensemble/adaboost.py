@@ -1,0 +1,102 @@
+"""The AdaBoost loops: SAMME (multiclass) and AdaBoost.R2 (regression).
+
+They need no scikit-learn: a round is "fit a weak learner to the weighted rows,
+predict the training rows", given as a function, so the scikit-learn estimators
+(:mod:`boostwood.sklearn.adaboost`) and plain engine trees drive the same loop.
+
+SAMME (Zhu, Zou, Rosset & Hastie 2009): with weighted error ``err`` of a round,
+``alpha = lr (log((1 - err) / err) + log(K - 1))`` and the weights of the rows it
+got wrong are multiplied by ``exp(alpha)``. AdaBoost.R2 (Drucker 1997): losses
+``e_i`` scaled to [0, 1] by the largest error (linear, square or exponential),
+``avg = sum w e``, ``beta = avg / (1 - avg)``, estimator weight ``lr log(1/beta)``,
+row weights multiplied by ``beta ** ((1 - e_i) lr)``; trees are fitted on
+weighted bootstraps.
+"""
+import numpy as np
+
+
+def samme(fit, y, w, n_classes, n_estimators, learning_rate, rng):
+    """Run SAMME.
+
+    Parameters
+    ----------
+    fit : callable ``fit(sample_weight, seed) -> (model, predicted labels of the rows)``
+    y : ndarray of shape (n_rows,), class labels
+    w : ndarray of shape (n_rows,), float64, row weights summing to 1
+    n_classes, n_estimators : int
+    learning_rate : float
+    rng : numpy Generator, draws each round's seed
+
+    Returns
+    -------
+    models : list, weights : ndarray, errors : ndarray
+    """
+    K = n_classes
+    models, weights, errors = [], [], []
+    for _ in range(n_estimators):
+        model, pred = fit(w, int(rng.integers(2 ** 31 - 1)))
+        wrong = pred != y
+        err = float(np.sum(w[wrong]) / np.sum(w))
+        if err >= 1.0 - 1.0 / K:  # no better than chance: stop (keep nothing of it)
+            if not models:
+                raise ValueError("the first tree is no better than chance; AdaBoost "
+                                 "cannot continue")
+            break
+        models.append(model)
+        errors.append(err)
+        if err <= 0.0:  # a perfect tree: it decides alone
+            weights.append(1.0)
+            break
+        alpha = learning_rate * (np.log((1.0 - err) / err) + np.log(K - 1.0))
+        weights.append(alpha)
+        w = w * np.exp(alpha * wrong)
+        w /= w.sum()
+    return models, np.array(weights), np.array(errors)
+
+
+R2_LOSSES = ("linear", "square", "exponential")
+
+
+def adaboost_r2(fit, y, w, n_estimators, learning_rate, loss, rng):
+    """Run AdaBoost.R2 (arguments as in :func:`samme`; ``fit`` returns predicted values,
+    and receives bootstrap counts drawn from the row weights as its sample weights)."""
+    if loss not in R2_LOSSES:
+        raise ValueError(f"loss must be one of {R2_LOSSES}, got {loss!r}")
+    n = len(y)
+    models, weights, errors = [], [], []
+    for _ in range(n_estimators):
+        counts = rng.multinomial(n, w).astype(np.float64)  # weighted bootstrap
+        model, pred = fit(counts, int(rng.integers(2 ** 31 - 1)))
+        e = np.abs(pred - y)
+        top = e.max()
+        if top > 0:
+            e = e / top
+        if loss == "square":
+            e = e ** 2
+        elif loss == "exponential":
+            e = 1.0 - np.exp(-e)
+        avg = float(np.sum(w * e))
+        if avg >= 0.5 and models:
+            break
+        models.append(model)
+        errors.append(avg)
+        if avg <= 0.0:
+            weights.append(1.0)
+            break
+        beta = avg / (1.0 - avg)
+        weights.append(learning_rate * np.log(1.0 / beta))
+        w = w * beta ** ((1.0 - e) * learning_rate)
+        w /= w.sum()
+    return models, np.array(weights), np.array(errors)
+
+
+def weighted_median(preds, weights):
+    """Per row, the weighted median of its predictions (the lower one at exactly half).
+
+    preds : ndarray of shape (n_rows, n_models); weights : ndarray of shape (n_models,)
+    """
+    order = np.argsort(preds, axis=1, kind="stable")
+    cum = np.cumsum(weights[order], axis=1)
+    k = np.argmax(cum >= 0.5 * cum[:, -1:], axis=1)
+    rows = np.arange(preds.shape[0])
+    return preds[rows, order[rows, k]]
