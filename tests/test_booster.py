@@ -33,7 +33,9 @@ def test_save_load_round_trip_is_bit_identical(tmp_path, multiclass_model):
     assert loaded.num_boosted_rounds() == 15 and loaded.feature_names == b.feature_names
     # the file is strict JSON (no NaN / Infinity literals) with a format header
     doc = json.loads(path.read_text(), parse_constant=lambda c: pytest.fail(f"literal {c}"))
-    assert doc["format"] == "boostwood-model" and doc["version"] == 1
+    # (the version written is the current one; tests/test_model_compat.py keeps v1 files)
+    from boostwood.boosting.model_io import FORMAT_VERSION
+    assert doc["format"] == "boostwood-model" and doc["version"] == FORMAT_VERSION == 2
 
 
 def test_infinite_threshold_survives_the_file(tmp_path):

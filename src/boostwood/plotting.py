@@ -8,7 +8,7 @@ Models may be a :class:`~boostwood.Booster` or a fitted scikit-learn estimator.
 import numpy as np
 
 from .boosting import Booster
-from .boosting.dump import tree_layout as _layout
+from .boosting.dump import condition, tree_layout as _layout
 
 
 def _plt():
@@ -93,8 +93,8 @@ def plot_metric(evals_result, metric=None, ax=None, title="Learning curve", xlab
 def _node_label(tree, node, names, precision):
     if tree.feature[node] < 0:
         return f"leaf {tree.value[node]:.{precision}g}\ncover {tree.cover[node]:.{precision}g}"
-    name = names[tree.feature[node]] if names else f"f{tree.feature[node]}"
-    return f"{name} <= {tree.threshold[node]:.{precision}g}\ngain {tree.gain[node]:.{precision}g}"
+    rule = condition(tree, node, names or None, sep=" ", precision=precision)
+    return f"{rule}\ngain {tree.gain[node]:.{precision}g}"
 
 
 def plot_tree(model, tree_index=0, ax=None, precision=4, fontsize=8, figsize=None):

@@ -5,6 +5,7 @@ import pytest
 from boostwood._kernels.grow import split_and_build, subtract_and_scan
 from boostwood._kernels.reference import best_split_naive, histogram_naive, partition_naive
 from boostwood._kernels.split import split_settings
+from boostwood._kernels.splits import NO_CATEGORIES, pack_splits
 
 # the drivers are parallel=True without a parallel loop of their own (see grow.py)
 pytestmark = pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning")
@@ -35,7 +36,8 @@ def test_split_build_subtract_scan_match_naive(build_left, hist_block):
     n_left = np.empty(1, dtype=np.int64)
     # split on feature 2 at bin 3, missing left
     split_and_build(np.ascontiguousarray(X.T), X, gh, buf, np.empty(n, np.uint8), one(100),
-                    one(2000), one(2), one(3), one(1), one(0), np.full(F, nb, np.int32), 128,
+                    one(2000), pack_splits([2], [3], [1]), NO_CATEGORIES, one(0),
+                    np.full(F, nb, np.int32), 128,
                     one(int(build_left)), one(1), feats, hist_block, 2, hist,
                     np.empty((2000 // hist_block + 2, F, nb + 1, 3), np.int64), n_left)
     goes_left = (X[rows, 2] <= 3) | (X[rows, 2] == nb)

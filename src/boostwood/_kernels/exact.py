@@ -137,7 +137,8 @@ def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, n
             if k < 0 or feature_mask[k, a] == 0:
                 continue
             c = np.int64(col[r])
-            if last[k] >= 0 and c != last[k] and run[k, 1] * uh >= target[k]:
+            if last[k] >= 0 and c != last[k] and (step[k] == 0.0
+                                                  or run[k, 1] * uh >= target[k]):
                 if step[k] > 0.0:  # the next proposal: the first boundary past the next percentile
                     target[k] = (np.floor(run[k, 1] * uh / step[k]) + 1.0) * step[k]
                 _consider(k, a, run, miss, totals, parent, last[k], c, settings, out_gain,

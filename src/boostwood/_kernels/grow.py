@@ -29,17 +29,16 @@ from .split import find_best_splits
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def split_and_build(X_columns, X_binned, gh, buf, mask, starts, counts, split_features,
-                    threshold_bins, default_left, sides, missing_bins, partition_block,
-                    small_left, small_slots, features, hist_block, n_threads, hist, partial,
-                    out_left_counts):
+def split_and_build(X_columns, X_binned, gh, buf, mask, starts, counts, splits, cat_bits,
+                    sides, missing_bins, partition_block, small_left, small_slots, features,
+                    hist_block, n_threads, hist, partial, out_left_counts):
     """Partition a batch of nodes, then build the histogram of each one's smaller child.
 
     Parameters
     ----------
     X_columns, buf, mask, starts, counts, sides, missing_bins, partition_block :
         as in :func:`boostwood._kernels.partition.partition_nodes`
-    split_features, threshold_bins, default_left : ndarray of shape (n_nodes,), int64   # IN
+    splits, cat_bits : the batch's splits, as in :func:`partition_nodes`   # IN
     n_threads : int, threads of the parallel loops (only decides how work is cut)
     X_binned, gh, features, hist_block, hist, partial :
         as in :func:`boostwood._kernels.histogram.build_histograms`; ``partial``
@@ -48,9 +47,8 @@ def split_and_build(X_columns, X_binned, gh, buf, mask, starts, counts, split_fe
     small_slots : ndarray of shape (n_nodes,), int64   # IN, slot of the built child; -1 = none
     out_left_counts : ndarray of shape (n_nodes,), int64   # OUT, rows that went left
     """
-    partition_nodes(X_columns, buf, sides, mask, starts, counts, split_features,
-                    threshold_bins, default_left, missing_bins, partition_block,
-                    out_left_counts)
+    partition_nodes(X_columns, buf, sides, mask, starts, counts, splits, cat_bits,
+                    missing_bins, partition_block, out_left_counts)
     n_nodes = starts.shape[0]
     m = 0
     for i in range(n_nodes):

@@ -22,13 +22,8 @@ import numpy as np
 from numba import njit, prange
 
 from .intrinsics import PREFETCH_DISTANCE, prefetch
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _goes_left(bin_value, missing_bin, threshold_bin, default_left):
-    if bin_value == missing_bin:
-        return default_left
-    return bin_value <= threshold_bin
+from .splits import (SP_BIN, SP_CAT_LEN, SP_CAT_START, SP_DEFAULT_LEFT, SP_FEATURE, SP_KIND,
+                     goes_left_binned)
 
 
 @njit(cache=True, nogil=True)
@@ -47,9 +42,8 @@ def _block_layout(counts, block_size):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def partition_nodes(X_columns, buf, sides, mask, starts, counts, features,
-                    threshold_bins, default_left, missing_bins, block_size,
-                    out_left_counts):
+def partition_nodes(X_columns, buf, sides, mask, starts, counts, splits, cat_bits,
+                    missing_bins, block_size, out_left_counts):
     """Split the segments of a batch of nodes into left | right.
 
     Parameters
@@ -60,8 +54,9 @@ def partition_nodes(X_columns, buf, sides, mask, starts, counts, features,
     sides : ndarray of shape (n_nodes,), int64   # IN, buffer holding each node's rows
     mask : ndarray of shape (n_partition,), uint8   # OUT (workspace: 1 = row goes left)
     starts, counts : ndarray of shape (n_nodes,), int64   # IN
-    features, threshold_bins : ndarray of shape (n_nodes,), int64   # IN, the splits
-    default_left : ndarray of shape (n_nodes,), integer   # IN, nonzero = missing goes left
+    splits : ndarray of shape (n_nodes, N_SPLIT_FIELDS), int64   # IN, each node's split
+        (feature, bin, default_left, kind, category words; see ``splits.py``)
+    cat_bits : ndarray, uint32   # IN, the category words of the batch's categorical splits
     missing_bins : ndarray of shape (n_features,), int32   # IN, missing bin id per feature
     block_size : int, rows per block (a constant, so results do not depend on threads)
     out_left_counts : ndarray of shape (n_nodes,), int64   # OUT
@@ -76,16 +71,16 @@ def partition_nodes(X_columns, buf, sides, mask, starts, counts, features,
         k = block_node[j]
         lo = starts[k] + (j - blocks_per_node[k]) * block_size
         hi = min(lo + block_size, starts[k] + counts[k])
-        col = X_columns[features[k]]
-        mb = missing_bins[features[k]]
-        tb = threshold_bins[k]
-        dl = default_left[k] != 0
+        f, tb, dl = splits[k, SP_FEATURE], splits[k, SP_BIN], splits[k, SP_DEFAULT_LEFT]
+        kind, cs, cl = splits[k, SP_KIND], splits[k, SP_CAT_START], splits[k, SP_CAT_LEN]
+        col = X_columns[f]
+        mb = missing_bins[f]
         indices = buf[sides[k]]
         c = 0
         for i in range(lo, hi):
             if i + PREFETCH_DISTANCE < hi:
                 prefetch(col, indices[i + PREFETCH_DISTANCE])
-            left = _goes_left(col[indices[i]], mb, tb, dl)
+            left = goes_left_binned(col[indices[i]], mb, kind, tb, dl, cat_bits, cs, cl)
             mask[i] = left
             c += left
         n_left[j] = c

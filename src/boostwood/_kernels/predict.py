@@ -2,12 +2,19 @@
 
 A model is a forest of flat trees concatenated into one set of node arrays;
 ``tree_offsets[t]`` is the first node of tree ``t`` and child ids are relative
-to it. A node is a leaf when ``feature[node] < 0``. Rows go left when
-``x <= threshold`` (raw) or ``bin <= threshold_bin`` (binned); NaN (the missing
-bin) follows ``default_left``.
+to it. A node is a leaf when ``feature[node] < 0``. Where a row goes at a split
+is :func:`boostwood._kernels.splits.goes_left` (raw values) or
+:func:`~boostwood._kernels.splits.goes_left_binned` (bins): numeric thresholds or
+category sets, NaN (the missing bin) by ``default_left``.
+
+The node arrays travel as one tuple ``nodes = (feature, threshold, left, right,
+default_left, split_kind, cat_start, cat_len, cat_bits)`` (:meth:`Tree.nodes`;
+binned traversal takes ``threshold_bin`` in the threshold's place).
 """
 import numpy as np
 from numba import njit, prange
+
+from .splits import goes_left, goes_left_binned
 
 #: Rows per block of the raw-value traversals (at most): each block runs the trees one
 #: after the other over its rows, so a tree's nodes are read from cache, not memory, for
@@ -23,28 +30,26 @@ def _row_block(n_rows):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _leaf_of_raw(X, i, base, feature, threshold, left, right, default_left):
+def _leaf_of_raw(X, i, base, nodes):
+    feature, threshold, left, right, default_left, kind, cat_start, cat_len, cat_bits = nodes
     node = 0
     while feature[base + node] >= 0:
         j = base + node
-        x = X[i, feature[j]]
-        if np.isnan(x):
-            go_left = default_left[j] != 0
+        if goes_left(X[i, feature[j]], j, kind, threshold, default_left, cat_start, cat_len,
+                     cat_bits):
+            node = left[j]
         else:
-            go_left = x <= threshold[j]
-        node = left[j] if go_left else right[j]
+            node = right[j]
     return node
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def predict_raw(X, feature, threshold, left, right, default_left, value,
-                tree_offsets, tree_group, out):
+def predict_raw(X, nodes, value, tree_offsets, tree_group, out):
     """Add every tree's leaf value to ``out[:, group]``, rows in parallel.
 
     X : ndarray of shape (n_rows, n_features), float32 or float64   # IN
-    feature, left, right : ndarray of shape (n_nodes_total,), int32   # IN
-    threshold, value : ndarray of shape (n_nodes_total,), float64   # IN
-    default_left : ndarray of shape (n_nodes_total,), uint8   # IN
+    nodes : tuple of the node arrays of every tree, concatenated (see above)   # IN
+    value : ndarray of shape (n_nodes_total,), float64   # IN
     tree_offsets, tree_group : ndarray of shape (n_trees,), int64   # IN
     out : ndarray of shape (n_rows, n_groups), float64   # IN/OUT, margins to add to
     """
@@ -56,13 +61,12 @@ def predict_raw(X, feature, threshold, left, right, default_left, value,
         for t in range(n_trees):  # a tree at a time over the block: its nodes stay cached
             base = tree_offsets[t]
             for i in range(lo, hi):
-                node = _leaf_of_raw(X, i, base, feature, threshold, left, right, default_left)
+                node = _leaf_of_raw(X, i, base, nodes)
                 out[i, tree_group[t]] += value[base + node]
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def predict_leaf_raw(X, feature, threshold, left, right, default_left,
-                     tree_offsets, out):
+def predict_leaf_raw(X, nodes, tree_offsets, out):
     """Leaf node id of every row in every tree.
 
     out : ndarray of shape (n_rows, n_trees), int32   # OUT
@@ -74,33 +78,32 @@ def predict_leaf_raw(X, feature, threshold, left, right, default_left,
         lo, hi = b * size, min((b + 1) * size, n_rows)
         for t in range(n_trees):
             for i in range(lo, hi):
-                out[i, t] = _leaf_of_raw(X, i, tree_offsets[t], feature, threshold,
-                                         left, right, default_left)
+                out[i, t] = _leaf_of_raw(X, i, tree_offsets[t], nodes)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def add_tree_binned(X_binned, missing_bins, feature, threshold_bin, left, right,
-                    default_left, value, out, group):
+def add_tree_binned(X_binned, missing_bins, nodes, value, out, group):
     """Add one tree's prediction to ``out[:, group]`` from binned data.
 
     X_binned : ndarray of shape (n_rows, n_features), uint8 or uint16   # IN
     missing_bins : ndarray of shape (n_features,), int32   # IN
-    feature, threshold_bin, left, right : ndarray of shape (n_nodes,), int32   # IN
-    default_left : ndarray of shape (n_nodes,), uint8   # IN
+    nodes : the tree's node tuple with ``threshold_bin`` in the threshold's place
+        (category sets over bin ids)   # IN
     value : ndarray of shape (n_nodes,), float64   # IN
     out : ndarray of shape (n_rows, n_groups), float64   # IN/OUT
     """
+    feature, threshold_bin, left, right, default_left, kind, cat_start, cat_len, cat_bits = \
+        nodes
     n_rows = X_binned.shape[0]
     for i in prange(n_rows):
         node = 0
         while feature[node] >= 0:
             f = feature[node]
-            b = X_binned[i, f]
-            if b == missing_bins[f]:
-                go_left = default_left[node] != 0
+            if goes_left_binned(X_binned[i, f], missing_bins[f], kind[node], threshold_bin[node],
+                                default_left[node], cat_bits, cat_start[node], cat_len[node]):
+                node = left[node]
             else:
-                go_left = b <= threshold_bin[node]
-            node = left[node] if go_left else right[node]
+                node = right[node]
         out[i, group] += value[node]
 
 

@@ -65,14 +65,26 @@ def best_split_naive(X_binned, g, h, rows, n_bins, lam, gamma, min_child_weight,
     return best
 
 
-def predict_tree_naive(X, feature, threshold, left, right, default_left, value):
+def naive_goes_left(x, node, threshold, default_left, categories=None):
+    """The split rule in plain Python: NaN by default_left; at a categorical node
+    (``categories``: dict node -> set of ints) x goes left iff it is an integer of the
+    set; else x <= threshold."""
+    if np.isnan(x):
+        return bool(default_left[node])
+    if categories is not None and node in categories:
+        return float(x).is_integer() and int(x) in categories[node]
+    return x <= threshold[node]
+
+
+def predict_tree_naive(X, feature, threshold, left, right, default_left, value,
+                       categories=None):
     """Walk one tree per row with plain Python."""
     out = np.empty(X.shape[0])
     for i in range(X.shape[0]):
         node = 0
         while feature[node] >= 0:
             x = X[i, feature[node]]
-            go_left = default_left[node] if np.isnan(x) else x <= threshold[node]
+            go_left = naive_goes_left(x, node, threshold, default_left, categories)
             node = left[node] if go_left else right[node]
         out[i] = value[node]
     return out
@@ -102,16 +114,17 @@ def _subsets(items, size):
 
 def _expected_value_naive(x, tree, present):
     """E[f(x) | x_S] for S = ``present`` (a set of features): at a split on a feature of S
-    follow x, else average both children weighted by their training cover."""
-    feature, threshold, left, right, default_left, value, cover = tree
+    follow x, else average both children weighted by their training cover. ``tree`` is
+    (feature, threshold, left, right, default_left, value, cover[, categories])."""
+    feature, threshold, left, right, default_left, value, cover = tree[:7]
+    categories = tree[7] if len(tree) > 7 else None
 
     def walk(node):
         f = feature[node]
         if f < 0:
             return value[node]
         if f in present:
-            v = x[f]
-            go_left = bool(default_left[node]) if np.isnan(v) else v <= threshold[node]
+            go_left = naive_goes_left(x[f], node, threshold, default_left, categories)
             return walk(left[node] if go_left else right[node])
         lo, hi = left[node], right[node]
         return (cover[lo] * walk(lo) + cover[hi] * walk(hi)) / cover[node]

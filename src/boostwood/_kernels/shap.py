@@ -28,6 +28,8 @@ node never overwrites its parent's path.
 import numpy as np
 from numba import njit, prange
 
+from .splits import goes_left
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _extend(pd, pz, po, pw, s, n, zero, one, feat):
@@ -76,8 +78,8 @@ def _unwound_sum(pz, po, pw, s, n, k):
 
 
 @njit(cache=True, nogil=True)
-def _tree_shap(x, base, feature, threshold, left, right, default_left, value, cover, phi,
-               pd, pz, po, pw, fr, ff, state, cond, cond_feature):
+def _tree_shap(x, base, nodes, value, cover, phi, pd, pz, po, pw, fr, ff, state, cond,
+               cond_feature):
     """Add one tree's SHAP values of row ``x`` to ``phi``.
 
     Algorithm 2 as a flat depth-first walk whose stack level is the recursion
@@ -87,6 +89,7 @@ def _tree_shap(x, base, feature, threshold, left, right, default_left, value, co
     zero fraction, one fraction, hot and cold conditioning shares) what its
     children need; ``state[level]`` records which children were visited.
     """
+    feature, threshold, left, right, default_left, kind, cat_start, cat_len, cat_bits = nodes
     level, node, n, zero, one, feat, frac = 0, 0, 0, 1.0, 1.0, -1, 1.0
     visit = True
     lvl = -1
@@ -113,8 +116,8 @@ def _tree_shap(x, base, feature, threshold, left, right, default_left, value, co
                     w = _unwound_sum(pz, po, pw, s, n, i)
                     phi[pd[s + i]] += w * (po[s + i] - pz[s + i]) * value[j] * frac
                 continue
-            xv = x[f]
-            go_left = (default_left[j] != 0) if np.isnan(xv) else xv <= threshold[j]
+            go_left = goes_left(x[f], j, kind, threshold, default_left, cat_start, cat_len,
+                                cat_bits)
             hot = left[j] if go_left else right[j]
             cold = right[j] if go_left else left[j]
             c = cover[j]
@@ -172,13 +175,11 @@ def _frames(scratch):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def shap_values(X, feature, threshold, left, right, default_left, value, cover, tree_offsets,
-                tree_group, scratch, out):
+def shap_values(X, nodes, value, cover, tree_offsets, tree_group, scratch, out):
     """Add every tree's SHAP values of every row to ``out[row, group, :n_features]``.
 
     X : ndarray of shape (n_rows, n_features), float32 or float64   # IN
-    feature, left, right : int32; threshold, value, cover : float64;
-    default_left : uint8 -- node arrays of the packed forest   # IN
+    nodes : node tuple of the packed forest (see ``predict.py``); value, cover : float64   # IN
     tree_offsets, tree_group : ndarray of shape (n_trees,), int64   # IN
     scratch : int, path buffer length (``_scratch_size(max depth)``)
     out : ndarray of shape (n_rows, n_groups, n_features + 1), float64   # IN/OUT
@@ -189,21 +190,21 @@ def shap_values(X, feature, threshold, left, right, default_left, value, cover, 
         phi = np.zeros(n_features)
         for t in range(tree_offsets.shape[0]):
             phi[:] = 0.0
-            _tree_shap(X[i], tree_offsets[t], feature, threshold, left, right, default_left,
-                       value, cover, phi, pd, pz, po, pw, fr, ff, state, 0, -1)
+            _tree_shap(X[i], tree_offsets[t], nodes, value, cover, phi, pd, pz, po, pw, fr, ff,
+                       state, 0, -1)
             g = tree_group[t]
             for f in range(n_features):
                 out[i, g, f] += phi[f]
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def shap_interactions(X, feature, threshold, left, right, default_left, value, cover,
-                      tree_offsets, tree_group, scratch, out):
+def shap_interactions(X, nodes, value, cover, tree_offsets, tree_group, scratch, out):
     """Add every tree's SHAP interaction values to ``out[row, group, i, j]`` (i, j <
     n_features; the diagonal holds the main effects phi_i - sum_{j != i} phi_ij).
 
     out : ndarray of shape (n_rows, n_groups, n_features + 1, n_features + 1)   # IN/OUT
     """
+    feature = nodes[0]
     n_rows, n_features = X.shape
     for i in prange(n_rows):
         pd, pz, po, pw, fr, ff, state = _frames(scratch)
@@ -213,8 +214,8 @@ def shap_interactions(X, feature, threshold, left, right, default_left, value, c
         for t in range(tree_offsets.shape[0]):
             base, g = tree_offsets[t], tree_group[t]
             phi[:] = 0.0
-            _tree_shap(X[i], base, feature, threshold, left, right, default_left, value, cover,
-                       phi, pd, pz, po, pw, fr, ff, state, 0, -1)
+            _tree_shap(X[i], base, nodes, value, cover, phi, pd, pz, po, pw, fr, ff, state, 0,
+                       -1)
             for f in range(n_features):
                 out[i, g, f, f] += phi[f]
             used = np.zeros(n_features, dtype=np.uint8)
@@ -227,10 +228,10 @@ def shap_interactions(X, feature, threshold, left, right, default_left, value, c
                     continue
                 on[:] = 0.0
                 off[:] = 0.0
-                _tree_shap(X[i], base, feature, threshold, left, right, default_left, value,
-                           cover, on, pd, pz, po, pw, fr, ff, state, 1, a)
-                _tree_shap(X[i], base, feature, threshold, left, right, default_left, value,
-                           cover, off, pd, pz, po, pw, fr, ff, state, -1, a)
+                _tree_shap(X[i], base, nodes, value, cover, on, pd, pz, po, pw, fr, ff, state, 1,
+                           a)
+                _tree_shap(X[i], base, nodes, value, cover, off, pd, pz, po, pw, fr, ff, state,
+                           -1, a)
                 for b in range(n_features):
                     if b != a:
                         v = 0.5 * (on[b] - off[b])

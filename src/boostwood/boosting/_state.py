@@ -236,8 +236,9 @@ class TrainingState:
             elif self.exact:  # out-of-bag rows: walk the tree on raw values
                 self._add_tree_raw(self.dtrain, self.raw, tree, k)
             else:
-                add_tree_binned(X_binned, missing_bins, tree.feature, tree.threshold_bin,
-                                tree.left, tree.right, tree.default_left, tree.value, self.raw, k)
+                nodes = tree.nodes()
+                add_tree_binned(X_binned, missing_bins, (nodes[0], tree.threshold_bin) + nodes[2:],
+                                tree.value, self.raw, k)
             for ev in self.evals:
                 if ev.raw is not self.raw:
                     self._add_tree_raw(ev.dataset, ev.raw, tree, k)
@@ -266,8 +267,7 @@ class TrainingState:
         offsets = np.zeros(1, dtype=np.int64)
         groups = np.full(1, group, dtype=np.int64)
         for s, X in dataset.features.row_chunks():
-            predict_raw(X, tree.feature, tree.threshold, tree.left, tree.right, tree.default_left,
-                        tree.value, offsets, groups, raw[s:s + X.shape[0]])
+            predict_raw(X, tree.nodes(), tree.value, offsets, groups, raw[s:s + X.shape[0]])
 
     def evaluate(self, evals_log):
         """Append this round's metric values to ``evals_log``."""

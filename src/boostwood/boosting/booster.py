@@ -9,7 +9,7 @@ from .._kernels.predict import predict_leaf_raw, predict_raw
 from ..data import Dataset, as_feature_matrix
 from ..objectives import get_objective
 from ..tree import Tree
-from ..tree.tree import feature_importance as tree_importance
+from ..tree.tree import feature_importance as tree_importance, pack_trees
 from . import dump, explain, model_io
 from .params import resolve_params
 
@@ -33,6 +33,9 @@ class Booster:
     best_iteration : int or None, the best round found by early stopping (0-based)
     best_score : float or None
     feature_names : list of str
+    feature_types : list of str, "numeric" or "categorical" per feature
+    category_dictionaries : dict, feature index -> list of category labels (the label
+        of category code c is entry c); empty while no feature is categorical
     """
 
     def __init__(self, params=None, model_file=None):
@@ -58,6 +61,8 @@ class Booster:
         self.base_score = np.asarray(base_score, dtype=np.float64)
         self.feature_names = list(feature_names)
         self.n_features = len(feature_names)
+        self.feature_types = ["numeric"] * self.n_features
+        self.category_dictionaries = {}
         self.trees = []
         self._packed = {}
 
@@ -101,18 +106,7 @@ class Booster:
         key = (start, stop)
         if key not in self._packed:
             K = self.n_outputs
-            trees = self.trees[start * K: stop * K]
-            sizes = np.array([t.n_nodes for t in trees], dtype=np.int64)
-            offsets = np.zeros(len(trees), dtype=np.int64)
-            if len(trees):
-                offsets[1:] = np.cumsum(sizes)[:-1]
-            cat = (lambda name, dt: np.concatenate([getattr(t, name) for t in trees]).astype(dt)
-                   if trees else np.zeros(0, dtype=dt))
-            self._packed = {key: dict(
-                feature=cat("feature", np.int32), threshold=cat("threshold", np.float64),
-                left=cat("left", np.int32), right=cat("right", np.int32),
-                default_left=cat("default_left", np.uint8), value=cat("value", np.float64),
-                cover=cat("cover", np.float64), offsets=offsets, group=np.arange(len(trees), dtype=np.int64) % K)}
+            self._packed = {key: pack_trees(self.trees[start * K: stop * K], K)}
         return self._packed[key]
 
     def _features_of(self, data, validate_features):
@@ -172,9 +166,7 @@ class Booster:
         if pred_leaf:
             out = np.zeros((n_rows, len(packed["offsets"])), dtype=np.int32)
             for s, X in fm.row_chunks():
-                predict_leaf_raw(X, packed["feature"], packed["threshold"], packed["left"],
-                                 packed["right"], packed["default_left"], packed["offsets"],
-                                 out[s:s + X.shape[0]])
+                predict_leaf_raw(X, packed["nodes"], packed["offsets"], out[s:s + X.shape[0]])
             return out
         raw = np.empty((n_rows, self.n_outputs), dtype=np.float64)
         if base_margin is not None:
@@ -182,9 +174,8 @@ class Booster:
         else:
             raw[:] = self.base_score
         for s, X in fm.row_chunks():
-            predict_raw(X, packed["feature"], packed["threshold"], packed["left"], packed["right"],
-                        packed["default_left"], packed["value"], packed["offsets"],
-                        packed["group"], raw[s:s + X.shape[0]])
+            predict_raw(X, packed["nodes"], packed["value"], packed["offsets"], packed["group"],
+                        raw[s:s + X.shape[0]])
         if output_margin:
             return raw[:, 0] if self.n_outputs == 1 else raw
         return self.objective.transform(raw)
@@ -249,7 +240,10 @@ class Booster:
                 "n_features": self.n_features, "feature_names": self.feature_names,
                 "base_score": self.base_score.tolist(), "params": params,
                 "best_iteration": self.best_iteration, "best_score": self.best_score,
-                "trees": trees}
+                "feature_types": list(self.feature_types),
+                "category_dictionaries": {str(f): list(v) for f, v in
+                                          sorted(self.category_dictionaries.items())},
+                "certificates": {}, "trees": trees}
 
     def save_model(self, fname):
         """Save to a JSON file (atomically: a crash never leaves a half-written file)."""
@@ -292,7 +286,14 @@ class Booster:
                 trees.append(Tree.from_dict(d, n_features))
             except ValueError as exc:
                 raise ValueError(f"{source}: tree {i}: {exc}") from None
+        types, dictionaries = model_io.read_feature_types(m, n_features, source)
+        model_io.check_certificates(m, source)
+        for i, t in enumerate(trees):
+            cat_features = t.feature[t.split_kind == 1]
+            if any(types[f] != "categorical" for f in cat_features):
+                raise ValueError(f"{source}: tree {i} has a categorical split on a numeric feature")
         self._start(base, names)
+        self.feature_types, self.category_dictionaries = types, dictionaries
         self.trees = trees
         self.best_iteration = None if best_iteration is None else int(best_iteration)
         self.best_score = best_score

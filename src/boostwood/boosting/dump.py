@@ -1,14 +1,17 @@
 """Readable forms of a fitted model: text and JSON dumps, a pandas table, ``export_text``.
 
 Conventions (all forms): node ids are those of :class:`~boostwood.tree.Tree`
-(root 0); a row goes to ``yes`` (the left child) when ``x <= threshold``, and a
-missing value goes to ``missing``; ``gain`` is the split gain of eq. 7 of Chen &
+(root 0); a row goes to ``yes`` (the left child) when ``x <= threshold``, or, at a
+categorical split, when ``x`` is one of the node's categories (:func:`condition`
+writes both), and a missing value goes to ``missing``; ``gain`` is the split gain of eq. 7 of Chen &
 Guestrin (with its 1/2), ``cover`` the training hessian sum of the node, and
 leaf values include the learning rate.
 """
 import json
 
 import numpy as np
+
+from .._kernels.splits import CATEGORICAL
 
 
 def _fmt(x, decimals=None):
@@ -17,6 +20,24 @@ def _fmt(x, decimals=None):
 
 def _feature_name(names, f):
     return names[f] if names is not None else f"f{f}"
+
+
+def _category_text(tree, node):
+    return "{" + ",".join(str(c) for c in tree.categories(node)) + "}"
+
+
+def condition(tree, node, names=None, decimals=None, negate=False, sep="", precision=None):
+    """The rule sending a row left at split ``node``, as text: ``f1<=0.5`` or ``f3 in {1,4}``
+    (``negate``: the rule of the right branch, ``f1>0.5`` / ``f3 not in {1,4}``; ``sep`` is
+    put around a numeric comparison; ``decimals`` or ``precision`` (significant digits)
+    format the threshold)."""
+    name = _feature_name(names, tree.feature[node])
+    if tree.split_kind[node] == CATEGORICAL:
+        return f"{name} {'not in' if negate else 'in'} {_category_text(tree, node)}"
+    op = ">" if negate else "<="
+    thr = tree.threshold[node]
+    number = f"{thr:.{precision}g}" if precision is not None else _fmt(thr, decimals)
+    return f"{name}{sep}{op}{sep}{number}"
 
 
 def _missing(tree, node):
@@ -52,24 +73,27 @@ def tree_to_text(tree, names=None, with_stats=True):
         if tree.feature[node] < 0:
             lines.append(f"{pad}{node}:leaf={_fmt(tree.value[node])}{stats}")
             continue
-        name = _feature_name(names, tree.feature[node])
         gain = f",gain={_fmt(tree.gain[node])}" if with_stats else ""
-        lines.append(f"{pad}{node}:[{name}<={_fmt(tree.threshold[node])}] "
+        lines.append(f"{pad}{node}:[{condition(tree, node, names)}] "
                      f"yes={tree.left[node]},no={tree.right[node]},"
                      f"missing={_missing(tree, node)}{gain}{stats}")
     return "\n".join(lines) + "\n"
 
 
 def tree_to_dict(tree, names=None, with_stats=True, node=0, depth=0):
-    """One tree as nested dicts (XGBoost's JSON dump layout, ``split_condition`` with
-    the ``<=`` rule)."""
+    """One tree as nested dicts (XGBoost's JSON dump layout: ``split_condition`` with the
+    ``<=`` rule, or ``split_type`` "categorical" with the ``categories`` that go ``yes``)."""
     out = {"nodeid": int(node), "depth": depth}
     if tree.feature[node] < 0:
         out["leaf"] = float(tree.value[node])
     else:
-        out.update(split=_feature_name(names, tree.feature[node]),
-                   split_condition=float(tree.threshold[node]), yes=int(tree.left[node]),
-                   no=int(tree.right[node]), missing=_missing(tree, node))
+        out["split"] = _feature_name(names, tree.feature[node])
+        if tree.split_kind[node] == CATEGORICAL:
+            out.update(split_type="categorical", categories=tree.categories(node).tolist())
+        else:
+            out.update(split_type="numerical", split_condition=float(tree.threshold[node]))
+        out.update(yes=int(tree.left[node]), no=int(tree.right[node]),
+                   missing=_missing(tree, node))
     if with_stats:
         out["cover"] = float(tree.cover[node])
         if tree.feature[node] >= 0:
@@ -98,7 +122,8 @@ def dump_model(booster, fout=None, format="text", with_stats=True):
 
 def trees_to_dataframe(booster):
     """One row per node of every tree (pandas DataFrame): Tree, Node, ID, Feature (``Leaf``
-    at leaves), Split, Yes, No, Missing, Gain, Cover, Count, Value."""
+    at leaves), Split (the threshold), Category (the categories going ``Yes`` at a
+    categorical split), Yes, No, Missing, Gain, Cover, Count, Value."""
     try:
         import pandas as pd
     except ImportError:
@@ -109,11 +134,13 @@ def trees_to_dataframe(booster):
     for t_id, t in enumerate(booster.trees):
         for node in range(t.n_nodes):
             leaf = t.feature[node] < 0
+            categorical = t.split_kind[node] == CATEGORICAL
             kid = (lambda c: np.nan if leaf else f"{t_id}-{c}")
             rows.append(dict(
                 Tree=t_id, Node=node, ID=f"{t_id}-{node}",
                 Feature="Leaf" if leaf else _feature_name(names, t.feature[node]),
-                Split=np.nan if leaf else float(t.threshold[node]),
+                Split=np.nan if leaf or categorical else float(t.threshold[node]),
+                Category=t.categories(node).tolist() if categorical else np.nan,
                 Yes=kid(t.left[node]), No=kid(t.right[node]),
                 Missing=np.nan if leaf else f"{t_id}-{_missing(t, node)}",
                 Gain=float(t.gain[node]), Cover=float(t.cover[node]), Count=float(t.count[node]),
@@ -139,13 +166,15 @@ def export_text(tree, feature_names=None, decimals=3, show_missing=True, leaf_la
             label = leaf_label(node) if leaf_label is not None else None
             lines.append(f"{bar}{label or 'value: ' + _fmt(tree.value[node], decimals)}")
             return
-        name = _feature_name(feature_names, tree.feature[node])
-        thr = _fmt(tree.threshold[node], decimals)
+        yes = condition(tree, node, feature_names, decimals, sep=" ")
+        no = condition(tree, node, feature_names, decimals, negate=True, sep=" ")
+        if tree.split_kind[node] != CATEGORICAL:
+            no = no.replace(" > ", " >  ")  # aligned with "<="
         side = "left" if tree.default_left[node] else "right"
         note = f" (missing: {side})" if show_missing else ""
-        lines.append(f"{bar}{name} <= {thr}{note if side == 'left' else ''}")
+        lines.append(f"{bar}{yes}{note if side == 'left' else ''}")
         walk(int(tree.left[node]), depth + 1)
-        lines.append(f"{bar}{name} >  {thr}{note if side == 'right' else ''}")
+        lines.append(f"{bar}{no}{note if side == 'right' else ''}")
         walk(int(tree.right[node]), depth + 1)
 
     walk(0, 0)

@@ -43,8 +43,7 @@ def contributions(booster, fm, base_margin, start, stop, interactions=False):
         bias[i % K] += tree_expected_value(t)
     kernel = shap_interactions if interactions else shap_values
     for s, X in fm.row_chunks():
-        kernel(X, packed["feature"], packed["threshold"], packed["left"], packed["right"],
-               packed["default_left"], packed["value"], packed["cover"], packed["offsets"],
+        kernel(X, packed["nodes"], packed["value"], packed["cover"], packed["offsets"],
                packed["group"], scratch, out[s:s + X.shape[0]])
     if base_margin is not None:  # a row's own starting margin replaces the base score
         bias = bias[None, :] - booster.base_score[None, :] + base_margin.reshape(n, K)
@@ -78,7 +77,7 @@ def partial_dependence(booster, feature, grid, start, stop):
                 continue
             lo, hi = int(t.left[node]), int(t.right[node])
             if t.feature[node] == feature:
-                go = grid <= t.threshold[node]
+                go = t.goes_left(node, grid)
                 weight[lo], weight[hi] = w * go, w * ~go
             else:
                 c = t.cover[node]

@@ -11,7 +11,11 @@ import os
 import tempfile
 
 FORMAT_NAME = "boostwood-model"
-FORMAT_VERSION = 1
+#: Version written. 2 added split kinds and category sets to trees, and feature types,
+#: category dictionaries and a (reserved) certificates section to the model; version 1
+#: files are read as all-numeric models.
+FORMAT_VERSION = 2
+FEATURE_TYPES = ("numeric", "categorical")
 
 
 def _canonical(model):
@@ -61,6 +65,49 @@ def loads(text, source="model"):
     if doc.get("checksum") != expected:
         raise ValueError(f"{source} failed its checksum: the file was modified or corrupted")
     return model
+
+
+def read_feature_types(model, n_features, source="model"):
+    """(feature_types, category_dictionaries) of a model section, validated; a version-1
+    model has neither and is all numeric."""
+    types = model.get("feature_types", ["numeric"] * n_features)
+    if not isinstance(types, list) or len(types) != n_features \
+            or any(t not in FEATURE_TYPES for t in types):
+        raise ValueError(f"{source}: feature_types must list 'numeric' or 'categorical' for "
+                         f"each of the {n_features} features")
+    raw = model.get("category_dictionaries", {})
+    if not isinstance(raw, dict):
+        raise ValueError(f"{source}: category_dictionaries must be an object")
+    dictionaries = {}
+    for key, labels in raw.items():
+        if not (isinstance(key, str) and key.isdigit() and int(key) < n_features
+                and types[int(key)] == "categorical"):
+            raise ValueError(f"{source}: category_dictionaries has a key {key!r} that is not "
+                             "the index of a categorical feature")
+        if not isinstance(labels, list) or len(set(map(repr, labels))) != len(labels) \
+                or any(not isinstance(v, (str, int, float)) or isinstance(v, bool)
+                       for v in labels):
+            raise ValueError(f"{source}: the category dictionary of feature {key} must be a "
+                             "list of distinct strings or numbers")
+        dictionaries[int(key)] = list(labels)
+    return list(types), dictionaries
+
+
+#: Certificate kinds this version can check (none yet: monotone and interaction
+#: constraint certificates will be added with the constraints themselves).
+CERTIFICATE_KINDS = ()
+
+
+def check_certificates(model, source="model"):
+    """The reserved ``certificates`` section: an object whose keys are certificate kinds
+    this version knows (an unknown kind cannot be checked, so the file is refused)."""
+    certs = model.get("certificates", {})
+    if not isinstance(certs, dict):
+        raise ValueError(f"{source}: certificates must be an object")
+    unknown = sorted(set(certs) - set(CERTIFICATE_KINDS))
+    if unknown:
+        raise ValueError(f"{source} carries certificates of kinds {unknown} that this "
+                         "version of boostwood cannot check; upgrade boostwood")
 
 
 def write_atomic(path, text):

@@ -3,7 +3,7 @@ import html
 
 import numpy as np
 
-from ..boosting.dump import tree_layout
+from ..boosting.dump import condition, tree_layout
 
 
 def _esc(text):
@@ -79,8 +79,7 @@ def tree_drawing(tree, names, precision=4):
         if leaf:
             lines = (f"leaf {tree.value[n]:.{precision}g}", f"cover {tree.cover[n]:.{precision}g}")
         else:
-            name = names[tree.feature[n]] if names else f"f{tree.feature[n]}"
-            lines = (f"{name} <= {tree.threshold[n]:.{precision}g}",
+            lines = (condition(tree, n, names or None, sep=" ", precision=precision),
                      f"gain {tree.gain[n]:.{precision}g}")
         fill = "#e8f4e8" if leaf else "#e8eef8"
         parts.append(f'<rect x="{cx(n) - box_w / 2:.0f}" y="{cy(n) - box_h / 2:.0f}" '

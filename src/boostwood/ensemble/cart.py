@@ -18,6 +18,7 @@ from ..data import Dataset
 from ..data.columns import SortedColumns
 from ..tree import GrowerParams
 from ..tree.criterion import BinnedColumns, CriterionTreeGrower
+from ..tree.tree import pack_trees
 
 
 @dataclass
@@ -71,14 +72,9 @@ def grow(grower, y_channel, stat, weight, seed):
 
 def leaf_ids(trees, X):
     """Leaf node id of every row of ``X`` (float array) in every tree: (n_rows, n_trees)."""
-    sizes = np.array([t.n_nodes for t in trees], dtype=np.int64)
-    offsets = np.zeros(len(trees), dtype=np.int64)
-    offsets[1:] = np.cumsum(sizes)[:-1]
-    cat = (lambda name, dt: np.concatenate([getattr(t, name) for t in trees]).astype(dt))
+    packed = pack_trees(trees)
     out = np.zeros((X.shape[0], len(trees)), dtype=np.int32)
-    predict_leaf_raw(X, cat("feature", np.int32), cat("threshold", np.float64),
-                     cat("left", np.int32), cat("right", np.int32),
-                     cat("default_left", np.uint8), offsets, out)
+    predict_leaf_raw(X, packed["nodes"], packed["offsets"], out)
     return out
 
 

@@ -20,6 +20,7 @@ from .._kernels.exact import exact_scan, mark_nodes
 from .._kernels.split import pick_best_features
 from .._kernels.histogram import sum_gradients
 from .._kernels.partition import partition_nodes
+from .._kernels.splits import NO_CATEGORIES, pack_splits
 from .grower import PARTITION_BLOCK, TreeGrower
 from .stats import FixedPointStats
 
@@ -76,8 +77,9 @@ class ExactTreeGrower(TreeGrower):
                        dtype=np.int64).reshape(6, B)
         starts, counts, feats, codes, dleft, sides = arr
         n_left = np.empty(B, dtype=np.int64)
-        partition_nodes(self.X_columns, self.buf, sides, self.mask, starts, counts, feats, codes,
-                        dleft, self.missing_bins, PARTITION_BLOCK, n_left)
+        partition_nodes(self.X_columns, self.buf, sides, self.mask, starts, counts,
+                        pack_splits(feats, codes, dleft), NO_CATEGORIES, self.missing_bins,
+                        PARTITION_BLOCK, n_left)
         to_scan = []
         for i, k in enumerate(batch):
             left, right = self._record_split(nodes, k, splits[i], int(n_left[i]))

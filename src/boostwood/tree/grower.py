@@ -29,6 +29,7 @@ from .._config import GQ_DTYPE, HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import sum_gradients
 from .._kernels.grow import split_and_build, subtract_and_scan
 from .._kernels.split import leaf_weight, split_settings
+from .._kernels.splits import NO_CATEGORIES, pack_splits
 from .histogram import HIST_BLOCK, HistogramBuilder
 from .stats import FixedPointStats
 from .tree import Tree
@@ -280,10 +281,9 @@ class TreeGrower:
         n_left = np.empty(B, dtype=np.int64)
         builder.reserve_partials(B + sum(count_of[k] for k in batch) // HIST_BLOCK)
         split_and_build(self.X_columns, self.X_binned, self._gh, self.buf, self.mask, starts,
-                        counts, feats, bins, dleft, sides, self.missing_bins, PARTITION_BLOCK,
-                        sleft, sslots, self._features, HIST_BLOCK, self._n_threads,
-                        builder.hist,
-                        builder.partial, n_left)
+                        counts, pack_splits(feats, bins, dleft), NO_CATEGORIES, sides,
+                        self.missing_bins, PARTITION_BLOCK, sleft, sslots, self._features,
+                        HIST_BLOCK, self._n_threads, builder.hist, builder.partial, n_left)
         built = [x for x in small_slots if x >= 0]
         if built:
             self.reducer.allreduce_histograms(builder.hist, np.array(built, dtype=np.int64))

@@ -22,6 +22,7 @@ from .._kernels.criterion_bins import binned_node_scan, pack_row_stats
 from .._kernels.exact import mark_nodes
 from .._kernels.levels import choose_splits, record_level
 from .._kernels.partition import partition_nodes
+from .._kernels.splits import NO_CATEGORIES, pack_splits
 from .criterion import BinnedColumns
 from .grower import PARTITION_BLOCK
 from .tree import Tree
@@ -177,8 +178,8 @@ def grow_levels(g, n_root):
             thr = g.columns.thresholds(feats, codes, nexts)
         n_left = np.empty(split.size, dtype=np.int64)
         partition_nodes(g.X_columns, g.buf, A["side"][split], g.mask, A["start"][split],
-                        A["count"][split], feats, codes, dls, g.missing_bins, PARTITION_BLOCK,
-                        n_left)
+                        A["count"][split], pack_splits(feats, codes, dls), NO_CATEGORIES,
+                        g.missing_bins, PARTITION_BLOCK, n_left)
         first = nodes.add(2 * split.size)
         level = record_level(split, feats, codes, dls, decs, thr, lefts, tots, n_left, first,
                              A["feature"], A["threshold"], A["left"], A["right"],

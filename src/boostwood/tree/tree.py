@@ -2,8 +2,12 @@
 import numpy as np
 
 from .._config import NODE_DTYPE
+from .._kernels.splits import CATEGORICAL, NUMERIC, bitset_of, categories_of, goes_left_many
 
 _INT_FIELDS = ("feature", "left", "right")
+#: Largest category id + 1 a categorical split may hold (a set of 2**20 categories
+#: is a 128 KiB bitset per node).
+MAX_CATEGORY = 2 ** 20
 _FLOAT_FIELDS = ("threshold", "value", "gain", "cover", "count")
 
 
@@ -21,6 +25,14 @@ class Tree:
     gain : ndarray, float64; split gain (eq. 7 of Chen & Guestrin), 0 at leaves
     cover : ndarray, float64; sum of hessians of the node's training rows
     count : ndarray, float64; number of training rows of the node
+    split_kind : ndarray, uint8; NUMERIC (0) or CATEGORICAL (1) (see
+        :mod:`boostwood._kernels.splits`); leaves are NUMERIC
+    cat_start, cat_len : ndarray, int32; a categorical node's set is the words
+        ``cat_bits[cat_start:cat_start + cat_len]`` (0, 0 for other nodes)
+    cat_bits : ndarray, uint32; the category bitsets of this tree's categorical nodes
+
+    Where a row goes is decided by :func:`boostwood._kernels.splits.goes_left` (or
+    :meth:`goes_left` from Python) and nowhere else.
     """
 
     def __init__(self, feature, threshold, left, right, default_left, value,
@@ -36,6 +48,44 @@ class Tree:
         self.count = np.asarray(count, dtype=np.float64)
         self.threshold_bin = (None if threshold_bin is None
                               else np.asarray(threshold_bin, dtype=NODE_DTYPE))
+        n = self.feature.shape[0]
+        self.split_kind = np.full(n, NUMERIC, dtype=np.uint8)
+        self.cat_start = np.zeros(n, dtype=np.int32)
+        self.cat_len = np.zeros(n, dtype=np.int32)
+        self.cat_bits = np.zeros(0, dtype=np.uint32)
+
+    def set_categorical(self, node, categories):
+        """Make split ``node`` categorical: rows whose value is one of ``categories``
+        (non-negative integers) go left, other values go right, NaN by ``default_left``."""
+        cats = np.asarray(categories)
+        if cats.size == 0 or not np.all(cats == np.round(cats)) or cats.min() < 0 \
+                or cats.max() >= MAX_CATEGORY:
+            raise ValueError(f"a categorical split needs categories in [0, {MAX_CATEGORY}), "
+                             f"got {cats.tolist()[:5]}")
+        words = bitset_of(cats.astype(np.int64))
+        self.split_kind[node] = CATEGORICAL
+        self.cat_start[node] = self.cat_bits.size
+        self.cat_len[node] = words.size
+        self.cat_bits = np.concatenate([self.cat_bits, words])
+        self.threshold[node] = 0.0
+
+    def categories(self, node):
+        """The category set of a categorical node (ascending ints)."""
+        s, n = int(self.cat_start[node]), int(self.cat_len[node])
+        return categories_of(self.cat_bits[s:s + n])
+
+    def goes_left(self, node, values):
+        """Bool array: which of the raw ``values`` of node's feature go left (the one rule)."""
+        values = np.ascontiguousarray(values, dtype=np.float64)
+        out = np.empty(values.shape[0], dtype=np.bool_)
+        goes_left_many(values, int(node), self.split_kind, self.threshold, self.default_left,
+                       self.cat_start, self.cat_len, self.cat_bits, out)
+        return out
+
+    def nodes(self):
+        """The node arrays traversal kernels take, as one tuple (see ``_kernels/splits.py``)."""
+        return (self.feature, self.threshold, self.left, self.right, self.default_left,
+                self.split_kind, self.cat_start, self.cat_len, self.cat_bits)
 
     @property
     def n_nodes(self):
@@ -58,9 +108,14 @@ class Tree:
         return int(depth.max())
 
     def to_dict(self):
-        """JSON-ready dict of the node arrays (see docs/model-format.md)."""
+        """JSON-ready dict of the node arrays (see docs/model-format.md, version 2)."""
         d = {k: getattr(self, k).tolist() for k in _INT_FIELDS + _FLOAT_FIELDS}
         d["default_left"] = self.default_left.astype(int).tolist()
+        d["split_kind"] = self.split_kind.astype(int).tolist()
+        cat_nodes = np.nonzero(self.split_kind == CATEGORICAL)[0]
+        if cat_nodes.size:
+            d["cat_nodes"] = cat_nodes.tolist()
+            d["cat_sets"] = [self.categories(k).tolist() for k in cat_nodes]
         return d
 
     @classmethod
@@ -87,8 +142,40 @@ class Tree:
                 raise ValueError(f"tree field {k!r} must hold integers")
         tree = cls(*(arrays[k] for k in ("feature", "threshold", "left", "right",
                                           "default_left", "value", "gain", "cover", "count")))
+        tree._categorical_from_dict(d)
         tree.validate(n_features)
         return tree
+
+    def _categorical_from_dict(self, d):
+        """Split kinds and category sets of a format-v2 tree (v1 trees are all numeric)."""
+        kinds = d.get("split_kind")
+        if kinds is None:
+            if "cat_nodes" in d or "cat_sets" in d:
+                raise ValueError("tree has category sets but no split_kind")
+            return
+        try:
+            kinds = np.asarray(kinds, dtype=np.float64)
+            nodes = np.asarray(d.get("cat_nodes", []), dtype=np.float64)
+            sets = d.get("cat_sets", [])
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"tree has malformed split kinds: {exc}") from None
+        if kinds.shape != self.feature.shape or not np.all(np.isin(kinds, (NUMERIC, CATEGORICAL))):
+            raise ValueError("tree field 'split_kind' must hold 0 or 1 per node")
+        expect = np.nonzero(kinds == CATEGORICAL)[0]
+        if nodes.ndim != 1 or not isinstance(sets, list) or len(sets) != nodes.size \
+                or not np.array_equal(nodes, expect):
+            raise ValueError("tree's cat_nodes must list its categorical nodes in order, "
+                             "with one set each")
+        for node, cats in zip(expect, sets):
+            if self.feature[node] < 0:
+                raise ValueError("a leaf cannot be a categorical split")
+            try:
+                values = np.asarray(cats, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError("a category set must be a list of integers") from None
+            if values.ndim != 1:
+                raise ValueError("a category set must be a list of integers")
+            self.set_categorical(int(node), values)
 
     def validate(self, n_features):
         n = self.n_nodes
@@ -99,6 +186,10 @@ class Tree:
             raise ValueError("tree has non-finite leaf values")
         if np.any(np.isnan(self.threshold[split])):
             raise ValueError("tree has NaN thresholds")
+        cat = self.split_kind == CATEGORICAL
+        if np.any(cat & ~split) or np.any(self.cat_len[cat] <= 0) \
+                or np.any(self.cat_start[cat] + self.cat_len[cat] > self.cat_bits.size):
+            raise ValueError("tree has inconsistent category sets")
         kids = np.concatenate([self.left[split], self.right[split]])
         if np.any(kids <= 0) or np.any(kids >= n):
             raise ValueError("tree has child ids out of range")
@@ -110,6 +201,36 @@ class Tree:
         if np.any(self.left[split] <= np.nonzero(split)[0]) or \
                 np.any(self.right[split] <= np.nonzero(split)[0]):
             raise ValueError("tree nodes are not in parent-before-child order")
+
+
+def pack_trees(trees, n_groups=1):
+    """The node arrays of ``trees`` concatenated for the traversal kernels.
+
+    Returns a dict: ``nodes`` (the node tuple of :meth:`Tree.nodes`, child ids relative
+    to each tree's first node, category words offset into one flat array), ``value``,
+    ``cover``, ``offsets`` (first node of each tree) and ``group`` (tree i adds to
+    output i mod n_groups).
+    """
+    sizes = np.array([t.n_nodes for t in trees], dtype=np.int64)
+    offsets = np.zeros(len(trees), dtype=np.int64)
+    if len(trees):
+        offsets[1:] = np.cumsum(sizes)[:-1]
+
+    def cat(name, dtype):
+        if not trees:
+            return np.zeros(0, dtype=dtype)
+        return np.concatenate([getattr(t, name) for t in trees]).astype(dtype)
+
+    words = [t.cat_bits.size for t in trees]
+    word_base = np.repeat(np.cumsum([0] + words[:-1]), sizes).astype(np.int32) if trees \
+        else np.zeros(0, dtype=np.int32)
+    cat_start = cat("cat_start", np.int32) + word_base
+    nodes = (cat("feature", np.int32), cat("threshold", np.float64), cat("left", np.int32),
+             cat("right", np.int32), cat("default_left", np.uint8), cat("split_kind", np.uint8),
+             cat_start, cat("cat_len", np.int32), cat("cat_bits", np.uint32))
+    return dict(nodes=nodes, feature=nodes[0], value=cat("value", np.float64),
+                cover=cat("cover", np.float64), offsets=offsets,
+                group=np.arange(len(trees), dtype=np.int64) % max(n_groups, 1))
 
 
 IMPORTANCE_TYPES = ("split", "gain", "cover", "total_gain", "total_cover")

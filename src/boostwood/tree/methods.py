@@ -1,0 +1,124 @@
+"""Tree methods: what differs between ``hist``, ``approx`` and ``exact``, in one object each.
+
+A boosting round asks its tree method to grow a tree from fixed-point gradients
+and to add that tree to the margins of rows the partition did not place (rows
+outside the bag); it never branches on ``tree_method`` itself. What differs:
+
+* ``hist``: bins fitted once (the Dataset's BinMapper); raw thresholds are bin edges.
+* ``approx`` (global proposals): bins re-proposed before every tree from the hessians
+  (weighted quantile sketch, :class:`~boostwood.tree.approx.GlobalProposal`); raw
+  thresholds are the proposed candidates.
+* ``exact`` and ``approx`` with local proposals: sorted columns scanned per node
+  (:class:`~boostwood.tree.exact.ExactTreeGrower`), which sets raw thresholds itself;
+  rows outside the bag are placed by walking the tree on raw values. Rows of zero
+  weight take no part in growing (their values would otherwise place thresholds).
+"""
+import numpy as np
+
+from .._kernels.predict import add_tree_binned, predict_raw
+from .approx import GlobalProposal
+from .exact import ExactTreeGrower
+from .grower import TreeGrower
+
+
+class HistMethod:
+    """``tree_method="hist"``: one binning, histograms."""
+
+    #: rows of weight 0 are left out of growing
+    drops_zero_weight = False
+
+    def __init__(self, dataset, params, reducer):
+        m = dataset.bin_mapper
+        self.mapper = m
+        self.grower = TreeGrower(dataset.X_binned, m.n_bins, m.n_bins_max, params, reducer)
+
+    @property
+    def stats(self):
+        """The fixed-point statistics of the trees (units, quantized gradients)."""
+        return self.grower.stats
+
+    def _binned(self):
+        return self.grower.X_binned, self.mapper.missing_bins
+
+    def grow(self, gh, rows, features, rng):
+        """Grow one tree from fixed-point ``gh`` (see :meth:`TreeGrower.grow`); its raw
+        thresholds are set. Returns (tree, leaf segments)."""
+        tree, segments = self.grower.grow(gh, rows, features, rng)
+        split = tree.feature >= 0
+        tree.threshold[split] = self._thresholds(tree.feature[split], tree.threshold_bin[split])
+        return tree, segments
+
+    def _thresholds(self, features, bins):
+        return self.mapper.bin_thresholds(features, bins)
+
+    def add_to_margins(self, tree, raw, group, dataset):
+        """``raw[:, group] += tree(x)`` for every training row, by the bins it was grown on."""
+        X_binned, missing_bins = self._binned()
+        nodes = tree.nodes()
+        add_tree_binned(X_binned, missing_bins, (nodes[0], tree.threshold_bin) + nodes[2:],
+                        tree.value, raw, group)
+
+
+class ApproxMethod(HistMethod):
+    """``tree_method="approx"`` with global proposals: bins re-proposed per tree."""
+
+    drops_zero_weight = True
+
+    def __init__(self, dataset, params, reducer, eps):
+        self.proposal = prop = GlobalProposal(dataset.sorted_columns(), eps, reducer)
+        self.grower = TreeGrower(prop.X_binned, prop.n_bins, prop.n_bins_max, params, reducer,
+                                 X_columns=prop.X_columns)
+
+    def _binned(self):
+        return self.proposal.X_binned, self.proposal.n_bins
+
+    def grow(self, gh, rows, features, rng):
+        self.proposal.propose(gh[:, 1], self.stats.units[1], rows)  # this tree's candidates
+        return super().grow(gh, rows, features, rng)
+
+    def _thresholds(self, features, bins):
+        return self.proposal.thresholds(features, bins)
+
+
+class ExactMethod:
+    """``tree_method="exact"`` (``local_eps`` = 0) or approx with local proposals."""
+
+    drops_zero_weight = True
+
+    def __init__(self, dataset, params, reducer, local_eps=0.0):
+        self.grower = ExactTreeGrower(dataset.sorted_columns(), params, reducer,
+                                      local_eps=local_eps)
+
+    @property
+    def stats(self):
+        return self.grower.stats
+
+    def grow(self, gh, rows, features, rng):
+        return self.grower.grow(gh, rows, features, rng)  # raw thresholds set by the scan
+
+    def add_to_margins(self, tree, raw, group, dataset):
+        """Walk the tree on the raw values of every training row."""
+        add_tree_raw(dataset, raw, tree, group)
+
+
+def add_tree_raw(dataset, raw, tree, group):
+    """``raw[:, group] += tree(x)`` for the rows of ``dataset``, from raw feature values."""
+    offsets = np.zeros(1, dtype=np.int64)
+    groups = np.full(1, group, dtype=np.int64)
+    for s, X in dataset.features.row_chunks():
+        predict_raw(X, tree.nodes(), tree.value, offsets, groups, raw[s:s + X.shape[0]])
+
+
+def make_tree_method(name, dataset, params, reducer=None, approx_proposal="global",
+                     sketch_eps=0.03):
+    """The tree method object for ``tree_method`` ``name`` (a constructed Dataset,
+    GrowerParams and the run's reducer)."""
+    if name == "exact":
+        return ExactMethod(dataset, params, reducer)
+    if name == "approx" and approx_proposal == "local":
+        return ExactMethod(dataset, params, reducer, local_eps=sketch_eps)
+    if name == "approx":
+        return ApproxMethod(dataset, params, reducer, sketch_eps)
+    if name == "hist":
+        return HistMethod(dataset, params, reducer)
+    raise ValueError(f"unknown tree_method {name!r}")
