@@ -79,3 +79,27 @@ def test_colsample_bynode_restricts_each_node():
     b = bw.train({"colsample_bytree": 0.25, "max_depth": 3}, bw.Dataset(X, y), 5, verbose_eval=False)
     for t in b.trees:  # 2 of 8 features per tree
         assert len(set(t.feature[t.feature >= 0])) <= 2
+
+
+def test_tree_methods_own_what_differs_between_hist_approx_and_exact():
+    """boost_round asks a tree-method object; each sets raw thresholds its own way, and
+    adding a tree to out-of-bag margins agrees with predicting it from raw values."""
+    from boostwood.tree.methods import (ApproxMethod, ExactMethod, HistMethod, add_tree_raw,
+                                        make_tree_method)
+    X, y = make_regression(2000, 4, seed=7)
+    d = bw.Dataset(X, y).construct()
+    kinds = {"hist": HistMethod, "approx": ApproxMethod, "exact": ExactMethod}
+    gh = np.column_stack([-(y - y.mean()), np.ones_like(y)]).astype(np.float32)
+    for name, cls in kinds.items():
+        method = make_tree_method(name, d, GrowerParams(max_depth=3), sketch_eps=0.1)
+        assert type(method) is cls
+        gq = method.stats.quantize(gh)
+        tree, _ = method.grow(gq, None, np.arange(4, dtype=np.int64), np.random.default_rng(0))
+        a, b = np.zeros((2000, 1)), np.zeros((2000, 1))
+        method.add_to_margins(tree, a, 0, d)
+        add_tree_raw(d, b, tree, 0)
+        np.testing.assert_array_equal(a, b)
+    assert type(make_tree_method("approx", d, GrowerParams(), approx_proposal="local")) \
+        is ExactMethod
+    with pytest.raises(ValueError, match="tree_method"):
+        make_tree_method("gpu_hist", d, GrowerParams())

@@ -7,10 +7,10 @@ import numpy as np
 
 from .._comm import LocalReducer
 from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
-from .._kernels.predict import add_leaf_values, add_tree_binned, predict_raw
+from .._kernels.predict import add_leaf_values
 from .._kernels.random import STREAM_BAGGING, row_uniforms
-from ..tree import ExactTreeGrower, GrowerParams, TreeGrower
-from ..tree.approx import GlobalProposal
+from ..tree import GrowerParams
+from ..tree.methods import add_tree_raw, make_tree_method
 from ..objectives import CustomObjective
 from .gradient import GradientBoosting, LeafRows
 from .metrics import get_metric
@@ -111,15 +111,15 @@ class TrainingState:
         self.raw = self._initial_raw(dtrain, base)
         self.gh = np.empty((K, n, 2), dtype=G_H_DTYPE)
         mapper = dtrain.bin_mapper
-        self.mapper = mapper
         missing = dtrain.has_missing().astype(np.float64)
         self.reducer.allreduce_max(missing)  # a feature missing on any shard
         trivial = (mapper.n_bins == 1) & ~(missing > 0)
         self.active = np.nonzero(~trivial)[0].astype(np.int64)
-        self.grower, self.proposal = self._make_grower(p, dtrain, self.reducer)
-        self.exact = isinstance(self.grower, ExactTreeGrower)
+        self.method = make_tree_method(p["tree_method"], dtrain, _grower_params(p),
+                                       self.reducer, p["approx_proposal"], p["sketch_eps"])
+        self.grower = self.method.grower
         self.weighted_rows = None
-        if p["tree_method"] != "hist" and np.any(self.w == 0):
+        if self.method.drops_zero_weight and np.any(self.w == 0):  # (local rows: per shard)
             self.weighted_rows = np.nonzero(self.w > 0)[0].astype(np.int32)
         self.rng = None  # set per round by boost_round (see _round_rng)
         self.friedman = None
@@ -155,22 +155,6 @@ class TrainingState:
         self.booster.trees = list(init.trees)
         self.round = init.num_boosted_rounds()
         return init.base_score
-
-    @staticmethod
-    def _make_grower(p, dtrain, reducer):
-        """The grower for ``tree_method`` (and, for global approx, the per-tree proposal)."""
-        gp = _grower_params(p)
-        if p["tree_method"] == "exact":
-            return ExactTreeGrower(dtrain.sorted_columns(), gp, reducer), None
-        if p["tree_method"] == "approx" and p["approx_proposal"] == "local":
-            return ExactTreeGrower(dtrain.sorted_columns(), gp, reducer,
-                                   local_eps=p["sketch_eps"]), None
-        if p["tree_method"] == "approx":
-            prop = GlobalProposal(dtrain.sorted_columns(), p["sketch_eps"], reducer)
-            return TreeGrower(prop.X_binned, prop.n_bins, prop.n_bins_max, gp, reducer,
-                              X_columns=prop.X_columns), prop
-        m = dtrain.bin_mapper
-        return TreeGrower(dtrain.X_binned, m.n_bins, m.n_bins_max, gp, reducer), None
 
     def _initial_raw(self, d, base):
         n, K = d.num_row(), self.obj.n_outputs
@@ -215,33 +199,18 @@ class TrainingState:
             self.friedman.prepare(self.gh)
         rows, feats = self._sample()
         trees = []
-        X_binned, missing_bins = self.dtrain.X_binned, self.mapper.missing_bins
         for k in range(self.obj.n_outputs):
-            gh = self.grower.stats.quantize(self.gh[k])
-            if self.proposal is not None:  # approx, global: this tree's candidate cuts
-                self.proposal.propose(gh[:, 1], self.grower.stats.units[1], rows)
-                X_binned, missing_bins = self.proposal.X_binned, self.proposal.n_bins
-            tree, (sides, starts, counts, values) = self.grower.grow(gh, rows, feats, self.rng)
+            gh = self.method.stats.quantize(self.gh[k])
+            tree, (sides, starts, counts, values) = self.method.grow(gh, rows, feats, self.rng)
             if self.friedman is not None or self.obj.line_search:
                 values = self._reestimate_leaves(tree, sides, starts, counts, k)
-            split = tree.feature >= 0
-            if self.proposal is not None:
-                tree.threshold[split] = self.proposal.thresholds(tree.feature[split],
-                                                                 tree.threshold_bin[split])
-            elif not self.exact:  # the exact grower set raw thresholds itself
-                tree.threshold[split] = self.mapper.bin_thresholds(tree.feature[split],
-                                                                   tree.threshold_bin[split])
-            if rows is None:
+            if rows is None:  # the partition knows every row's leaf
                 add_leaf_values(self.grower.buf, sides, starts, counts, values, self.raw, k)
-            elif self.exact:  # out-of-bag rows: walk the tree on raw values
-                self._add_tree_raw(self.dtrain, self.raw, tree, k)
-            else:
-                nodes = tree.nodes()
-                add_tree_binned(X_binned, missing_bins, (nodes[0], tree.threshold_bin) + nodes[2:],
-                                tree.value, self.raw, k)
+            else:  # rows outside the bag too
+                self.method.add_to_margins(tree, self.raw, k, self.dtrain)
             for ev in self.evals:
                 if ev.raw is not self.raw:
-                    self._add_tree_raw(ev.dataset, ev.raw, tree, k)
+                    add_tree_raw(ev.dataset, ev.raw, tree, k)
             trees.append(tree)
         self.booster._append_round(trees)
 
@@ -261,13 +230,6 @@ class TrainingState:
                                for idx in (rows.of(j) for j in range(leaves.size))])
         tree.value[leaves] = values
         return values
-
-    @staticmethod
-    def _add_tree_raw(dataset, raw, tree, group):
-        offsets = np.zeros(1, dtype=np.int64)
-        groups = np.full(1, group, dtype=np.int64)
-        for s, X in dataset.features.row_chunks():
-            predict_raw(X, tree.nodes(), tree.value, offsets, groups, raw[s:s + X.shape[0]])
 
     def evaluate(self, evals_log):
         """Append this round's metric values to ``evals_log``."""

@@ -14,6 +14,7 @@ from .._kernels.criterion import (ENTROPY, GAIN_RATIO, compact_rows, criterion_r
 from .._kernels.levels import splittable_nodes
 from .._kernels.split import pick_best_features
 from .exact import ExactTreeGrower
+from .grower import Split
 from .tree import Tree
 
 CRITERIA = {"gini": 0, "entropy": ENTROPY, "gain_ratio": GAIN_RATIO, "squared_error": 3}
@@ -176,8 +177,8 @@ class CriterionTreeGrower(ExactTreeGrower):
             else:
                 thr = c.thresholds([f], [int(code[r, a])], [int(nxt[r, a])])[0]
             self._left_stats[k] = lv
-            self._cand[k] = (gain[r, a], f, int(code[r, a]), int(dl[r, a]), lv[0], lv[K],
-                             lv[K + 1], thr, decrease)
+            self._cand[k] = Split(gain[r, a], f, int(code[r, a]), int(dl[r, a]), lv[0], lv[K],
+                                  lv[K + 1], threshold=thr, recorded_gain=decrease)
             self._push_candidate(gain[r, a], k)
 
     def feature_mask(self, B, lists, varies=None):
@@ -212,7 +213,6 @@ class CriterionTreeGrower(ExactTreeGrower):
         left, right = ExactTreeGrower._record_split(nodes, k, split, n_left)
         lv = self._left_stats.pop(k)
         self._stats[left], self._stats[right] = lv, self._stats[k] - lv
-        nodes.cols["gain"][k] = split[8]
         return left, right
 
     def _finish(self, nodes):

@@ -21,7 +21,7 @@ from .._kernels.split import pick_best_features
 from .._kernels.histogram import sum_gradients
 from .._kernels.partition import partition_nodes
 from .._kernels.splits import NO_CATEGORIES, pack_splits
-from .grower import PARTITION_BLOCK, TreeGrower
+from .grower import PARTITION_BLOCK, Split, TreeGrower
 from .stats import FixedPointStats
 
 
@@ -72,8 +72,8 @@ class ExactTreeGrower(TreeGrower):
         cols = nodes.cols
         B = len(batch)
         arr = np.array([cols["start"][k] for k in batch] + [cols["count"][k] for k in batch]
-                       + [s[1] for s in splits] + [s[2] for s in splits]
-                       + [s[3] for s in splits] + [cols["side"][k] for k in batch],
+                       + [s.feature for s in splits] + [s.bin for s in splits]
+                       + [s.default_left for s in splits] + [cols["side"][k] for k in batch],
                        dtype=np.int64).reshape(6, B)
         starts, counts, feats, codes, dleft, sides = arr
         n_left = np.empty(B, dtype=np.int64)
@@ -128,6 +128,6 @@ class ExactTreeGrower(TreeGrower):
                 f = int(self._features[a])
                 thr = c.thresholds([f], [int(code[r, a])], [int(nxt[r, a])])[0]
                 lr = left[r, a]
-                self._cand[k] = (g, f, int(code[r, a]), int(dl[r, a]), int(lr[0]), int(lr[1]),
-                                 int(lr[2]), thr)
+                self._cand[k] = Split(g, f, int(code[r, a]), int(dl[r, a]), int(lr[0]),
+                                      int(lr[1]), int(lr[2]), threshold=thr)
                 self._push_candidate(g, k)

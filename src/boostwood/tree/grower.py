@@ -20,6 +20,7 @@ them only to check ``min_child_weight``, score a split or set a leaf.
 import heapq
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -41,6 +42,25 @@ warnings.filterwarnings("ignore", message=r"(?s).*parallel=True.*was specified b
 
 #: Rows per partition block; fixed so that results never depend on threads.
 PARTITION_BLOCK = 4096
+
+
+class Split(NamedTuple):
+    """A node's best split as a split scan reports it: named fields, never positions.
+
+    ``left_G``, ``left_H``, ``left_count`` are the left child's sums in the grower's
+    statistics (fixed-point integers for gradient trees, class weight / weight /
+    row count for criterion trees); the right child's are the node's minus these.
+    """
+
+    gain: float                  # what candidates are ranked by
+    feature: int
+    bin: int                     # rows whose bin (or rank code) is <= this go left
+    default_left: int            # where missing values go
+    left_G: object
+    left_H: object
+    left_count: object
+    threshold: float = None      # raw threshold, when the scan knows it (sorted columns)
+    recorded_gain: float = None  # the gain the tree records, when it is not ``gain``
 
 
 @dataclass
@@ -219,7 +239,7 @@ class TreeGrower:
             return [heapq.heappop(self._heap)[1]]  # highest gain, lowest node id on ties
         batch = sorted(self._cand)
         if p.max_leaves > 0 and n_leaves + len(batch) > p.max_leaves:
-            keep = sorted(batch, key=lambda k: (-self._cand[k][0], k))[:p.max_leaves - n_leaves]
+            keep = sorted(batch, key=lambda k: (-self._cand[k].gain, k))[:p.max_leaves - n_leaves]
             batch = sorted(keep)
         return batch
 
@@ -251,7 +271,7 @@ class TreeGrower:
         for k in batch:
             s = cand.pop(k)
             splits.append(s)
-            HL, CL = s[5], s[6]
+            HL, CL = s.left_H, s.left_count
             CR, HR = C_of[k] - CL, H_of[k] - HL
             need_l = self._can_split(depth_of[k] + 1, CL, HL)
             need_r = self._can_split(depth_of[k] + 1, CR, HR)
@@ -274,8 +294,8 @@ class TreeGrower:
             plan.append((need_l, need_r, small_slot, large_slot))
         B = len(batch)
         arr = np.array([start_of[k] for k in batch] + [count_of[k] for k in batch]
-                       + [s[1] for s in splits] + [s[2] for s in splits]
-                       + [s[3] for s in splits] + [side_of[k] for k in batch]
+                       + [s.feature for s in splits] + [s.bin for s in splits]
+                       + [s.default_left for s in splits] + [side_of[k] for k in batch]
                        + small_left + small_slots, dtype=np.int64).reshape(8, B)
         starts, counts, feats, bins, dleft, sides, sleft, sslots = arr
         n_left = np.empty(B, dtype=np.int64)
@@ -316,19 +336,21 @@ class TreeGrower:
 
     @staticmethod
     def _record_split(nodes, k, split, n_left):
-        """Make node k a split by its candidate ``split`` = (gain, feature, bin, default_left,
-        G_L, H_L, C_L[, raw threshold]); add its children, whose rows are the first
-        ``n_left`` and the rest of k's segment in the other buffer. Returns (left, right)."""
+        """Make node k a split by its candidate ``split`` (a :class:`Split`); add its
+        children, whose rows are the first ``n_left`` and the rest of k's segment in the
+        other buffer. Returns (left, right)."""
         cols = nodes.cols
-        gain, f, b, dl, GL, HL, CL = split[:7]
+        f, b, dl, GL, HL, CL = split.feature, split.bin, split.default_left, split.left_G, \
+            split.left_H, split.left_count
+        gain = split.gain if split.recorded_gain is None else split.recorded_gain
         depth, start, count = cols["depth"][k] + 1, cols["start"][k], cols["count"][k]
         side = 1 - cols["side"][k]
         left = nodes.add(GL, HL, CL, depth, start, n_left, side)
         right = nodes.add(cols["G"][k] - GL, cols["H"][k] - HL, cols["C"][k] - CL, depth,
                           start + n_left, count - n_left, side)
         cols["feature"][k], cols["threshold_bin"][k] = f, b
-        if len(split) > 7:
-            cols["threshold"][k] = split[7]
+        if split.threshold is not None:
+            cols["threshold"][k] = split.threshold
         cols["left"][k], cols["right"][k] = left, right
         cols["default_left"][k], cols["gain"][k] = dl, gain
         return left, right
@@ -384,8 +406,8 @@ class TreeGrower:
             g = gain[r, a] if a >= 0 else 0.0
             if g > 0.0:
                 lr = left[r, a]
-                self._cand[k] = (g, int(self._features[a]), int(best_bin[r, a]), int(dl[r, a]),
-                                 int(lr[0]), int(lr[1]), int(lr[2]))
+                self._cand[k] = Split(g, int(self._features[a]), int(best_bin[r, a]),
+                                      int(dl[r, a]), int(lr[0]), int(lr[1]), int(lr[2]))
                 self._push_candidate(g, k)
             else:
                 self.builder.release(self._slot.pop(k))
