@@ -304,9 +304,7 @@ class TreeGrower:
                         counts, pack_splits(feats, bins, dleft), NO_CATEGORIES, sides,
                         self.missing_bins, PARTITION_BLOCK, sleft, sslots, self._features,
                         HIST_BLOCK, self._n_threads, builder.hist, builder.partial, n_left)
-        built = [x for x in small_slots if x >= 0]
-        if built:
-            self.reducer.allreduce_histograms(builder.hist, np.array(built, dtype=np.int64))
+        builder.allreduce([x for x in small_slots if x >= 0])
         unused, to_scan = self._add_children(nodes, batch, splits, plan, small_left,
                                              n_left.tolist())
         self._scan(nodes, to_scan, pairs)

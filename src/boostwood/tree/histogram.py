@@ -66,7 +66,13 @@ class HistogramBuilder:
                                   numba.get_num_threads())
         build_histograms(self.X_binned, gh, buf, sides, starts, counts, slots, features,
                          HIST_BLOCK, n_groups, self.hist, self.partial)
-        self.reducer.allreduce_histograms(self.hist, slots)
+        self.allreduce(slots)
+
+    def allreduce(self, slots):
+        """Sum the histograms in ``slots`` across data shards: the only place where shards'
+        histograms meet (the grower builds some slots itself, fused with the partition)."""
+        if len(slots):
+            self.reducer.allreduce_histograms(self.hist, np.asarray(slots, dtype=np.int64))
 
     def subtract(self, parent_slots, child_slots, features):
         """The parent's slot becomes the sibling's histogram: hist[p] -= hist[c]."""
