@@ -11,7 +11,7 @@ from boostwood._comm import LocalReducer
 from boostwood._kernels.fixed import max_abs_gh, quantize_gh
 from boostwood.tree import histogram as tree_histogram
 from boostwood.tree import grower as tree_grower
-from boostwood.tree.stats import SUM_BOUND, FixedPointStats, fixed_point_exponent
+from boostwood.tree.stats import ROW_BOUND, SUM_BOUND, FixedPointStats, fixed_point_exponent
 
 from conftest import make_classification, make_regression
 
@@ -21,9 +21,10 @@ from conftest import make_classification, make_regression
 @pytest.mark.parametrize("n", [1, 7, 1000, 2 ** 31 - 1])
 def test_exponent_is_the_largest_that_cannot_overflow(m, n):
     e = fixed_point_exponent(m, n)
-    assert n * (m * 2.0 ** e + 0.5) <= SUM_BOUND
-    if -1000 < e < 1000:  # inside the clamp, e + 1 would break the bound
-        assert n * (m * 2.0 ** (e + 1) + 0.5) > SUM_BOUND
+    assert n * (m * 2.0 ** e + 0.5) <= SUM_BOUND and m * 2.0 ** e + 0.5 <= ROW_BOUND
+    if -1000 < e < 1000:  # inside the clamp, e + 1 would break a bound
+        q = m * 2.0 ** (e + 1) + 0.5
+        assert n * q > SUM_BOUND or q > ROW_BOUND
 
 
 def test_exponent_edge_cases():
@@ -41,9 +42,10 @@ def test_quantize_kernels_match_numpy():
     max_abs_gh(gh, m)
     np.testing.assert_array_equal(m, np.abs(gh.astype(np.float64)).max(axis=0))
     scales = np.array([2.0 ** 20, 2.0 ** -3])
-    out = np.empty(gh.shape, dtype=np.int64)
-    quantize_gh(gh, scales, out)
-    np.testing.assert_array_equal(out, np.rint(gh.astype(np.float64) * scales).astype(np.int64))
+    for dtype in (np.int32, np.int64):
+        out = np.empty(gh.shape, dtype=dtype)
+        quantize_gh(gh, scales, out)
+        np.testing.assert_array_equal(out, np.rint(gh.astype(np.float64) * scales).astype(dtype))
     gh[12345, 1] = np.nan
     max_abs_gh(gh, m)
     assert np.isnan(m[1])
@@ -56,7 +58,8 @@ def test_worst_case_sums_stay_in_range():
     stats = FixedPointStats(n, LocalReducer())
     gq = stats.quantize(gh)
     total = sum(int(v) for v in gq[:, 0])  # Python ints: the true sum
-    assert abs(total) <= SUM_BOUND and gq[:, 0].sum() == total
+    assert gq.dtype == np.int32 and np.abs(gq).max() <= ROW_BOUND
+    assert abs(total) <= SUM_BOUND and gq[:, 0].sum(dtype=np.int64) == total
     assert total * stats.units[0] == pytest.approx(n * float(np.float32(3.999e7)), rel=1e-12)
 
 

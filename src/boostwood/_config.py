@@ -15,10 +15,12 @@ X_BINNED_WIDE_DTYPE = np.uint16
 #: into fixed-point integers (GQ_DTYPE) before it sums anything.
 G_H_DTYPE = np.float32
 #: Per-row gradients and hessians in fixed point: integer multiples of a per-tree
-#: power-of-two unit (see :mod:`boostwood.tree.stats`). int64, so that the sum of
-#: any set of rows is exact, the same in every order, on any number of threads or
-#: data shards, and histogram subtraction (parent - child) is exact.
-GQ_DTYPE = np.int64
+#: power-of-two unit (see :mod:`boostwood.tree.stats`). int32 per row (the unit keeps
+#: every row below 2**31, 8 bytes a row as float32 pairs were, so the histogram loop
+#: reads no more memory); every *sum* is int64 (HIST_DTYPE), so the sum of any set of
+#: rows is exact, the same in every order, on any number of threads or data shards,
+#: and histogram subtraction (parent - child) is exact.
+GQ_DTYPE = np.int32
 #: Histogram cells and node sums (fixed-point gradient, fixed-point hessian, row
 #: count): int64 sums of GQ_DTYPE values, which the chosen unit keeps below 2**62
 #: in magnitude. Converted to float64 only to score a split or set a leaf.

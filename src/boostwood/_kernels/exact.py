@@ -95,7 +95,7 @@ def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, n
         feature f at ``order[order_offsets[f]:order_offsets[f + 1]]``
     missing_rows : ndarray, int32   # IN, per feature its rows with a missing value
         (``missing_offsets`` likewise)
-    gh : ndarray of shape (n_rows, 2), int64   # IN, fixed-point gradients and hessians
+    gh : ndarray of shape (n_rows, 2), int32 or int64   # IN, fixed-point gradients, hessians
     node_of : ndarray of shape (n_rows,), int32   # IN, batch position of each row's node, -1 = none
     totals : ndarray of shape (n_nodes, 3), int64   # IN, fixed-point (G, H, count) per node
     features : ndarray of shape (n_active,), int64   # IN

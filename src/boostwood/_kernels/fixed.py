@@ -49,22 +49,23 @@ def max_abs_gh(gh, out):
 
 @njit(parallel=True, cache=True, nogil=True)
 def quantize_gh(gh, scales, out):
-    """out[i, c] = round-half-even(gh[i, c] * scales[c]) as int64.
+    """out[i, c] = round-half-even(gh[i, c] * scales[c]) as an integer (int32 or int64).
 
     ``scales`` are powers of two, so the product is exact and only the rounding
     to an integer loses anything: at most half a unit per row.
 
     gh : ndarray of shape (n_rows, 2), float32 or float64   # IN
     scales : ndarray of shape (2,), float64   # IN, 1 / unit of each channel
-    out : ndarray of shape (n_rows, 2), int64   # OUT
+    out : ndarray of shape (n_rows, 2), int32 or int64   # OUT; the scales must keep
+        every value in range
     """
     n = gh.shape[0]
     sg = scales[0]
     sh = scales[1]
     for t in prange((n + FIXED_BLOCK - 1) // FIXED_BLOCK):
         for i in range(t * FIXED_BLOCK, min(n, (t + 1) * FIXED_BLOCK)):
-            out[i, 0] = np.int64(np.rint(np.float64(gh[i, 0]) * sg))
-            out[i, 1] = np.int64(np.rint(np.float64(gh[i, 1]) * sh))
+            out[i, 0] = np.rint(np.float64(gh[i, 0]) * sg)
+            out[i, 1] = np.rint(np.float64(gh[i, 1]) * sh)
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -92,7 +92,7 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     Parameters
     ----------
     X_binned : ndarray of shape (n_rows, n_features), uint8 or uint16, row-major   # IN
-    gh : ndarray of shape (n_rows, 2), int64   # IN, fixed-point gradient and hessian per row
+    gh : ndarray of shape (n_rows, 2), int32 or int64   # IN, fixed-point gradient and hessian
     buf : ndarray of shape (2, n_partition), int32   # IN, the two index buffers (see partition.py)
     sides, starts, counts, slots : ndarray of shape (n_nodes,), int64   # IN, where each node's
         rows are (buffer, segment) and its histogram slot
@@ -206,7 +206,7 @@ def subtract_histograms(parent_slots, child_slots, features, hist):
 def sum_gradients(gh, indices, start, count, out):
     """Node totals: out = (sum g, sum h, n_rows) over rows start..start+count of ``indices``.
 
-    gh : ndarray of shape (n_rows, 2), int64   # IN, fixed point
+    gh : ndarray of shape (n_rows, 2), int32 or int64   # IN, fixed point
     indices : ndarray, int32   # IN
     out : ndarray of shape (3,), int64   # OUT (exact)
     """

@@ -54,7 +54,7 @@ def partition_nodes(X_columns, buf, sides, mask, starts, counts, splits, cat_bit
     sides : ndarray of shape (n_nodes,), int64   # IN, buffer holding each node's rows
     mask : ndarray of shape (n_partition,), uint8   # OUT (workspace: 1 = row goes left)
     starts, counts : ndarray of shape (n_nodes,), int64   # IN
-    splits : ndarray of shape (n_nodes, N_SPLIT_FIELDS), int64   # IN, each node's split
+    splits : ndarray of shape (N_SPLIT_FIELDS, n_nodes), int64   # IN, each node's split
         (feature, bin, default_left, kind, category words; see ``splits.py``)
     cat_bits : ndarray, uint32   # IN, the category words of the batch's categorical splits
     missing_bins : ndarray of shape (n_features,), int32   # IN, missing bin id per feature
@@ -71,8 +71,8 @@ def partition_nodes(X_columns, buf, sides, mask, starts, counts, splits, cat_bit
         k = block_node[j]
         lo = starts[k] + (j - blocks_per_node[k]) * block_size
         hi = min(lo + block_size, starts[k] + counts[k])
-        f, tb, dl = splits[k, SP_FEATURE], splits[k, SP_BIN], splits[k, SP_DEFAULT_LEFT]
-        kind, cs, cl = splits[k, SP_KIND], splits[k, SP_CAT_START], splits[k, SP_CAT_LEN]
+        f, tb, dl = splits[SP_FEATURE, k], splits[SP_BIN, k], splits[SP_DEFAULT_LEFT, k]
+        kind, cs, cl = splits[SP_KIND, k], splits[SP_CAT_START, k], splits[SP_CAT_LEN, k]
         col = X_columns[f]
         mb = missing_bins[f]
         indices = buf[sides[k]]

@@ -25,8 +25,9 @@ from numba import njit, prange
 
 NUMERIC = 0
 CATEGORICAL = 1
-#: Named columns of a packed batch of splits (int64 array of shape (n_nodes, N_SPLIT_FIELDS)),
-#: as the partition kernel takes them.
+#: Named rows of a packed batch of splits (int64 array of shape (N_SPLIT_FIELDS, n_nodes),
+#: field-major, so a grower can hand over rows of an array it built anyway), as the
+#: partition kernel takes them.
 SP_FEATURE, SP_BIN, SP_DEFAULT_LEFT, SP_KIND, SP_CAT_START, SP_CAT_LEN = range(6)
 N_SPLIT_FIELDS = 6
 
@@ -77,13 +78,13 @@ def goes_left_many(values, j, kind, threshold, default_left, cat_start, cat_len,
 
 
 def pack_splits(features, bins, default_left, kinds=None, cat_start=None, cat_len=None):
-    """A batch of splits as the int64 record array (n, N_SPLIT_FIELDS) the partition
+    """A batch of splits as the int64 record array (N_SPLIT_FIELDS, n) the partition
     kernel takes (kinds default to NUMERIC)."""
     features = np.asarray(features)
-    out = np.zeros((features.shape[0], N_SPLIT_FIELDS), dtype=np.int64)
-    out[:, SP_FEATURE], out[:, SP_BIN], out[:, SP_DEFAULT_LEFT] = features, bins, default_left
+    out = np.zeros((N_SPLIT_FIELDS, features.shape[0]), dtype=np.int64)
+    out[SP_FEATURE], out[SP_BIN], out[SP_DEFAULT_LEFT] = features, bins, default_left
     if kinds is not None:
-        out[:, SP_KIND], out[:, SP_CAT_START], out[:, SP_CAT_LEN] = kinds, cat_start, cat_len
+        out[SP_KIND], out[SP_CAT_START], out[SP_CAT_LEN] = kinds, cat_start, cat_len
     return out
 
 

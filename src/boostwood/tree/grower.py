@@ -30,7 +30,7 @@ from .._config import GQ_DTYPE, HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import sum_gradients
 from .._kernels.grow import split_and_build, subtract_and_scan
 from .._kernels.split import leaf_weight, split_settings
-from .._kernels.splits import NO_CATEGORIES, pack_splits
+from .._kernels.splits import NO_CATEGORIES
 from .histogram import HIST_BLOCK, HistogramBuilder
 from .stats import FixedPointStats
 from .tree import Tree
@@ -154,7 +154,7 @@ class TreeGrower:
         Parameters
         ----------
         gh : ndarray of shape (n_rows, 2), float32, gradient and hessian of each row
-            (quantized to fixed point here, see :mod:`.stats`), or int64 when already
+            (quantized to fixed point here, see :mod:`.stats`), or the integers
             quantized by ``self.stats``
         rows : ndarray of int32 (ascending) or None; the rows in the bag
         features : ndarray of int64 (ascending); features this tree may split on
@@ -174,6 +174,7 @@ class TreeGrower:
         if gh is not None and gh.dtype != GQ_DTYPE:
             gh = self.stats.quantize(gh)
         self._gh = gh
+        self._h_unit = float(self.stats.units[1])  # one hessian unit, for min_child_weight
         p = self.params
         self._settings = split_settings(p.reg_lambda, p.reg_alpha, p.max_delta_step, p.gamma,
                                         p.min_child_weight, p.min_data_in_leaf,
@@ -252,8 +253,7 @@ class TreeGrower:
         p = self.params
         if p.max_depth > 0 and depth >= p.max_depth:
             return False
-        return count >= 2 * p.min_data_in_leaf and \
-            hess * self.stats.units[1] >= 2 * p.min_child_weight
+        return count >= 2 * p.min_data_in_leaf and hess * self._h_unit >= 2 * p.min_child_weight
 
     # -- one expansion ---------------------------------------------------------------------
     def _expand(self, nodes, batch):
@@ -293,15 +293,17 @@ class TreeGrower:
                 builder.release(parent_slot)
             plan.append((need_l, need_r, small_slot, large_slot))
         B = len(batch)
+        zeros = [0] * (3 * B)  # split kind (numeric) and category words of every split
         arr = np.array([start_of[k] for k in batch] + [count_of[k] for k in batch]
                        + [s.feature for s in splits] + [s.bin for s in splits]
-                       + [s.default_left for s in splits] + [side_of[k] for k in batch]
-                       + small_left + small_slots, dtype=np.int64).reshape(8, B)
-        starts, counts, feats, bins, dleft, sides, sleft, sslots = arr
+                       + [s.default_left for s in splits] + zeros + [side_of[k] for k in batch]
+                       + small_left + small_slots, dtype=np.int64).reshape(11, B)
+        starts, counts, sides, sleft, sslots = arr[0], arr[1], arr[8], arr[9], arr[10]
+        split_record = arr[2:8]  # feature, bin, default_left, kind, category words (splits.py)
         n_left = np.empty(B, dtype=np.int64)
         builder.reserve_partials(B + sum(count_of[k] for k in batch) // HIST_BLOCK)
         split_and_build(self.X_columns, self.X_binned, self._gh, self.buf, self.mask, starts,
-                        counts, pack_splits(feats, bins, dleft), NO_CATEGORIES, sides,
+                        counts, split_record, NO_CATEGORIES, sides,
                         self.missing_bins, PARTITION_BLOCK, sleft, sslots, self._features,
                         HIST_BLOCK, self._n_threads, builder.hist, builder.partial, n_left)
         builder.allreduce([x for x in small_slots if x >= 0])
