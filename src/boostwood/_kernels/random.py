@@ -48,15 +48,13 @@ def row_hashes(seed, stream, counter, row_ids, out):
             out[i] = counter_hash(seed, stream, counter, row_ids[i])
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def row_uniforms(seed, stream, counter, row_ids, out):
-    """out[i] = a uniform float in [0, 1) for (seed, stream, counter, row_ids[i]) (53 bits).
+    """out[i] = a uniform float in [0, 1) for (seed, stream, counter, row_ids[i]): the top
+    53 bits of :func:`row_hashes`.
 
     row_ids : ndarray of shape (n,), int64   # IN, global row ids
     out : ndarray of shape (n,), float64   # OUT
     """
-    n = row_ids.shape[0]
-    for t in prange((n + _BLOCK - 1) // _BLOCK):
-        for i in range(t * _BLOCK, min(n, (t + 1) * _BLOCK)):
-            h = counter_hash(seed, stream, counter, row_ids[i])
-            out[i] = np.float64(h >> uint64(11)) * (1.0 / 9007199254740992.0)
+    h = np.empty(row_ids.shape[0], dtype=np.uint64)
+    row_hashes(seed, stream, counter, row_ids, h)
+    out[:] = (h >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
