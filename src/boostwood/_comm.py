@@ -135,13 +135,8 @@ class SimulatedShards:
         Kernels run concurrently from several threads, which numba's OpenMP and TBB
         threading layers support; under the workqueue layer this raises instead.
         """
-        import numba
-        from ._config import set_threads
-        set_threads(0)  # compiles nothing; makes numba pick its threading layer
-        _probe()
-        if numba.threading_layer() not in ("omp", "tbb"):
-            raise RuntimeError("simulated shards need numba's OpenMP or TBB threading layer "
-                               f"(this process uses {numba.threading_layer()!r})")
+        if not threadsafe_numba():
+            raise RuntimeError("simulated shards need numba's OpenMP or TBB threading layer")
         results = [None] * self.n_shards
         errors = []
 
@@ -164,10 +159,16 @@ class SimulatedShards:
         return results
 
 
-def _probe():
-    """Run one tiny parallel kernel so that numba's threading layer is chosen."""
-    from ._kernels.fixed import max_abs_gh
-    max_abs_gh(np.zeros((1, 2)), np.empty(2))
+def threadsafe_numba():
+    """Whether numba's threading layer may be entered from several threads at once (its
+    OpenMP and TBB layers may; the fallback workqueue layer may not)."""
+    import numba
+    try:
+        return numba.threading_layer() in ("omp", "tbb")
+    except ValueError:  # not chosen yet: run one tiny parallel kernel to choose it
+        from ._kernels.fixed import max_abs_gh
+        max_abs_gh(np.zeros((1, 2)), np.empty(2))
+        return numba.threading_layer() in ("omp", "tbb")
 
 
 def exact_value(acc):

@@ -46,7 +46,7 @@ class Metric:
         return total / weight if weight > 0 else float("nan")
 
     def partial(self, y, pred, w):
-        """Exact (sum, weight) over these rows."""
+        """Exact (sum, weight) over these rows, to be added across blocks before ``finalize``."""
         return _totals(*self.terms(y, pred, w), len(y), None)
 
     def evaluate(self, info, pred, reducer=None):

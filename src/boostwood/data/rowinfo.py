@@ -26,10 +26,6 @@ class RowInfo:
     base_margin: np.ndarray = None
     row_ids: np.ndarray = None
 
-    @property
-    def n_rows(self):
-        return self.weight.shape[0]
-
     @classmethod
     def of(cls, label, weight=None, base_margin=None, row_ids=None, group_ptr=None):
         """A RowInfo from plain arrays (weights default to ones, ids to 0..n-1)."""
@@ -39,10 +35,6 @@ class RowInfo:
         row_ids = np.arange(n, dtype=np.int64) if row_ids is None else \
             np.asarray(row_ids, dtype=np.int64)
         return cls(label, weight, group_ptr, base_margin, row_ids)
-
-    def with_label(self, label):
-        """The same rows with other (e.g. checked) labels."""
-        return RowInfo(label, self.weight, self.group_ptr, self.base_margin, self.row_ids)
 
 
 def gather_rows(info, reducer, *arrays):

@@ -15,20 +15,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .._comm import threadsafe_numba
 from . import cart
-
-
-def threadsafe_numba():
-    """Whether numba's threading layer may be entered from several threads at once (its
-    OpenMP and TBB layers may; the fallback workqueue layer may not)."""
-    try:
-        return numba.threading_layer() in ("omp", "tbb")
-    except ValueError:  # not chosen yet: run one parallel kernel to choose it
-        from .._kernels.criterion import count_by_node
-        count_by_node(np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int64),
-                      np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int32),
-                      np.zeros((1, 1), dtype=np.int64))
-        return numba.threading_layer() in ("omp", "tbb")
 
 
 @dataclass

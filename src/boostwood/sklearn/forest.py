@@ -7,6 +7,7 @@ Every tree depends only on its own seed, so the forest is the same for any
 ``n_jobs`` given ``random_state``.
 """
 import numbers
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import accuracy_score, r2_score

@@ -95,8 +95,3 @@ class FixedPointStats:
             self.gq = np.empty((self.n_rows, 2), dtype=GQ_DTYPE)
         quantize_gh(gh, scales, self.gq)
         return self.gq
-
-    def to_float(self, totals):
-        """Float (G, H, count) of int64 (..., 3) totals."""
-        t = np.asarray(totals, dtype=np.float64)
-        return t * np.array([self.units[0], self.units[1], 1.0])
