@@ -12,8 +12,8 @@ from boostwood._kernels.partition import partition_nodes
 from boostwood._kernels.predict import add_tree_binned
 from boostwood._kernels.reference import (naive_goes_left, partition_naive, predict_tree_naive,
                                           shap_naive)
-from boostwood._kernels.splits import (CATEGORICAL, NUMERIC, bitset_of, categories_of,
-                                       pack_splits)
+from boostwood._kernels.nodes import node_records
+from boostwood._kernels.splits import CATEGORICAL, NUMERIC, bitset_of, categories_of
 from boostwood.boosting import dump, explain, model_io
 from boostwood.tree import Tree
 
@@ -111,9 +111,9 @@ def test_partition_of_a_categorical_split():
     for dl in (0, 1):
         buf = np.stack([idx, np.full(n, -1, np.int32)])
         n_left = np.empty(1, dtype=np.int64)
-        partition_nodes(Xc, buf, np.zeros(1, np.int64), np.empty(n, np.uint8), np.array([0]),
-                        np.array([n]), pack_splits([0], [0], [dl], [CATEGORICAL], [0],
-                                                   [words.size]),
+        partition_nodes(Xc, buf, np.empty(n, np.uint8),
+                        *node_records([0], [n], [0], [0], [0], [dl], [CATEGORICAL], [0],
+                                      [words.size]),
                         words, np.array([11], np.int32), 512, n_left)
         col = Xc[0]
         goes = np.where(col == 11, dl == 1, np.isin(col, [2, 3, 7]))

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from boostwood._kernels.criterion import criterion_scan
+from boostwood._kernels.criterion import criterion_scan, criterion_settings
+from boostwood._kernels.splits import N_PICK, P_BIN, P_DEFAULT_LEFT, P_NEXT
 from boostwood._kernels.reference import criterion_split_naive
 from boostwood.data.columns import SortedColumns
 from boostwood.data.validation import as_feature_matrix
@@ -18,14 +19,15 @@ def _scan_root(X, stat, channel, weight, K, criterion, msl=1.0, mwl=0.0):
     totals[0, K], totals[0, K + 1] = weight.sum(), n
     node_of = np.zeros(n, dtype=np.int32)
     feats = np.arange(F, dtype=np.int64)
-    out = dict(gain=np.empty((1, F)), code=np.empty((1, F), dtype=np.int64),
-               nxt=np.empty((1, F), dtype=np.int64), dl=np.empty((1, F), dtype=np.uint8),
-               left=np.empty((1, F, K + 2)), varies=np.empty((1, F), dtype=np.uint8))
-    criterion_scan(cols.codes, cols.order, cols.order_offsets, cols.missing_rows,
-                   cols.missing_offsets, stat, channel.astype(np.int32), weight, node_of, totals,
-                   feats, np.ones((1, F), dtype=np.uint8), CRITERIA[criterion], msl, mwl,
-                   out["gain"], out["code"], out["nxt"], out["dl"], out["left"], out["varies"])
-    return out
+    gain, pick, left = np.empty((1, F)), np.empty((N_PICK, 1, F), dtype=np.int64), \
+        np.empty((1, F, K + 2))
+    varies = np.empty((1, F), dtype=np.uint8)
+    criterion_scan(cols.codes, cols.lists, (stat, channel.astype(np.int32), weight), node_of,
+                   totals, feats, np.ones((1, F), dtype=np.uint8),
+                   criterion_settings(CRITERIA[criterion], 2, msl, mwl, 0), (gain, pick, left),
+                   varies)
+    return dict(gain=gain, code=pick[P_BIN], nxt=pick[P_NEXT], dl=pick[P_DEFAULT_LEFT],
+                left=left, varies=varies)
 
 
 @settings(max_examples=60, deadline=None)

@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from boostwood._kernels.criterion import criterion_settings
 from boostwood._kernels.criterion_bins import binned_node_scan, pack_row_stats
+from boostwood._kernels.splits import N_PICK, P_BIN, P_DEFAULT_LEFT, P_NEXT
 from boostwood._kernels.reference import criterion_split_naive
 from boostwood.tree.criterion import CRITERIA
 
@@ -38,16 +40,18 @@ def _scan(codes, stat, channel, weight, K, buf, starts, counts, criterion, keys,
         rows = buf[1, starts[k]:starts[k] + counts[k]]
         np.add.at(totals[k], channel[rows], stat[rows])
         totals[k, K], totals[k, K + 1] = weight[rows].sum(), rows.size
-    out = [np.empty((B, F)), np.empty((B, F), dtype=np.int64), np.empty((B, F), dtype=np.int64),
-           np.empty((B, F), dtype=np.uint8), np.empty((B, F, K + 2)),
-           np.empty((B, 1), dtype=np.uint64)]
+    gain, pick, left = np.empty((B, F)), np.empty((N_PICK, B, F), dtype=np.int64), \
+        np.empty((B, F, K + 2))
+    const = np.empty((B, 1), dtype=np.uint64)
     if known_const is None:
         known_const = np.zeros((B, 1), dtype=np.uint64)
     binned_node_scan(codes, pack_row_stats(stat, channel.astype(np.int32), weight),
-                     np.full(F, n_bins, dtype=np.int64), buf, np.ones(B, dtype=np.int64), starts,
-                     counts, totals, np.arange(F, dtype=np.int64), keys, n_pick, known_const,
-                     CRITERIA[criterion], float(msl), 0.0, 2, *out)
-    return out
+                     np.full(F, n_bins, dtype=np.int64),
+                     (buf, np.ones(B, dtype=np.int64), starts, counts), totals,
+                     np.arange(F, dtype=np.int64), keys, n_pick, known_const,
+                     criterion_settings(CRITERIA[criterion], 2, msl, 0.0, 0), 2,
+                     (gain, pick, left), const)
+    return gain, pick[P_BIN], pick[P_NEXT], pick[P_DEFAULT_LEFT], left, const
 
 
 @settings(max_examples=60, deadline=None)

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from boostwood._kernels.exact import exact_scan, mark_nodes
 from boostwood._kernels.split import pick_best_features, split_settings
 from boostwood._kernels.reference import best_split_naive
+from boostwood._kernels.splits import N_PICK, P_BIN, P_DEFAULT_LEFT, P_NEXT
 from boostwood.data.columns import SortedColumns
 from boostwood.data.validation import as_feature_matrix
 
@@ -29,11 +30,13 @@ def test_exact_scan_matches_brute_force(seed, n, lam, missing, min_data):
     buf[0, :rows.size] = rows
     mark_nodes(buf, np.zeros(1, np.int64), np.zeros(1, np.int64), np.array([rows.size]), node_of)
     totals = np.array([[gh[rows, 0].sum(), gh[rows, 1].sum(), rows.size]])
-    out = [np.empty((1, 2)), np.empty((1, 2), np.int64), np.empty((1, 2), np.int64),
-           np.empty((1, 2), np.uint8), np.empty((1, 2, 3), np.int64)]
-    exact_scan(cols.codes, cols.order, cols.order_offsets, cols.missing_rows, cols.missing_offsets,
-               gh, node_of, totals, np.arange(2, dtype=np.int64), np.ones((1, 2), np.uint8),
-               split_settings(lam, 0.0, 0.0, 0.0, 0.0, min_data, (unit, unit)), 0.0, *out)
+    gain, pick, left = np.empty((1, 2)), np.empty((N_PICK, 1, 2), np.int64), \
+        np.empty((1, 2, 3), np.int64)
+    exact_scan(cols.codes, cols.lists, gh, node_of, totals, np.arange(2, dtype=np.int64),
+               np.ones((1, 2), np.uint8),
+               split_settings(lam, 0.0, 0.0, 0.0, 0.0, min_data, (unit, unit)), 0.0,
+               (gain, pick, left))
+    out = [gain, pick[P_BIN], pick[P_NEXT], pick[P_DEFAULT_LEFT], left]
     best = np.empty(1, np.int64)
     pick_best_features(out[0], best)
     expected = best_split_naive(cols.codes.T.astype(np.int64), g, h, rows,

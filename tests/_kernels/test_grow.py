@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 
 from boostwood._kernels.grow import split_and_build, subtract_and_scan
+from boostwood._kernels.nodes import node_records
 from boostwood._kernels.reference import best_split_naive, histogram_naive, partition_naive
-from boostwood._kernels.split import split_settings
-from boostwood._kernels.splits import NO_CATEGORIES, pack_splits
+from boostwood._kernels.split import pick_best_features, split_settings
+from boostwood._kernels.splits import N_PICK, NO_CATEGORIES
 
 # the drivers are parallel=True without a parallel loop of their own (see grow.py)
 pytestmark = pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning")
@@ -35,11 +36,12 @@ def test_split_build_subtract_scan_match_naive(build_left, hist_block):
     one = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
     n_left = np.empty(1, dtype=np.int64)
     # split on feature 2 at bin 3, missing left
-    split_and_build(np.ascontiguousarray(X.T), X, gh, buf, np.empty(n, np.uint8), one(100),
-                    one(2000), pack_splits([2], [3], [1]), NO_CATEGORIES, one(0),
-                    np.full(F, nb, np.int32), 128,
-                    one(int(build_left)), one(1), feats, hist_block, 2, hist,
-                    np.empty((2000 // hist_block + 2, F, nb + 1, 3), np.int64), n_left)
+    ints, nodes = node_records([100], [2000], [0], [2], [3], [1])
+    small = np.array([[int(build_left)], [1]], dtype=np.int64)  # SM_LEFT, SM_SLOT
+    split_and_build((np.ascontiguousarray(X.T), X), gh, buf, np.empty(n, np.uint8), ints, nodes,
+                    NO_CATEGORIES, np.full(F, nb, np.int32), small, feats,
+                    (128, hist_block, 2),
+                    (hist, np.empty((2000 // hist_block + 2, F, nb + 1, 3), np.int64)), n_left)
     goes_left = (X[rows, 2] <= 3) | (X[rows, 2] == nb)
     expect, nl = partition_naive(rows, goes_left)
     assert n_left[0] == nl and np.array_equal(buf[1, 100:2100], expect)
@@ -50,15 +52,16 @@ def test_split_build_subtract_scan_match_naive(build_left, hist_block):
     # the parent's slot becomes the larger child; then both children are scanned
     totals = np.array([[gh[r, 0].sum(), gh[r, 1].sum(), len(r)]
                        for r in (small_rows, large_rows)])
-    out = [np.empty((2, F)), np.empty((2, F), np.int32), np.empty((2, F), np.uint8),
-           np.empty((2, F, 3), np.int64), np.empty(2, np.int64)]
+    out = (np.empty((2, F)), np.empty((N_PICK, 2, F), np.int64), np.empty((2, F, 3), np.int64))
     unit = 1.0 / UNIT_INV
-    subtract_and_scan(hist, one(0), one(1), feats, np.array([1, 0]), totals,
-                      np.full(F, nb, np.int32), np.ones((2, F), np.uint8),
-                      split_settings(1.0, 0.0, 0.0, 0.0, 0.0, 5, (unit, unit)), *out)
+    subtract_and_scan(hist, np.array([[0], [1]], dtype=np.int64), feats, np.array([1, 0]),
+                      totals, np.full(F, nb, np.int32), np.ones((2, F), np.uint8),
+                      split_settings(1.0, 0.0, 0.0, 0.0, 0.0, 5, (unit, unit)), out)
     np.testing.assert_allclose(hist[0], histogram_naive(X, gh[:, 0], gh[:, 1], large_rows, nb + 1),
                                rtol=1e-9, atol=1e-9)
-    gain, _, _, _, best = out
+    gain = out[0]
+    best = np.empty(2, np.int64)
+    pick_best_features(gain, best)
     for i, node_rows in enumerate((small_rows, large_rows)):
         naive = best_split_naive(X, gh[:, 0] * unit, gh[:, 1] * unit, node_rows,
                                  np.full(F, nb), 1.0, 0.0, 0.0, 5)

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from boostwood._kernels.partition import partition_nodes
-from boostwood._kernels.splits import NO_CATEGORIES, pack_splits
+from boostwood._kernels.nodes import node_records
+from boostwood._kernels.splits import NO_CATEGORIES
 from boostwood._kernels.reference import partition_naive
 
 
@@ -25,14 +26,14 @@ def test_partition_is_stable_and_matches_naive(block):
         nl_expect.append(nl)
     n_left = np.empty(3, dtype=np.int64)
     buf = np.stack([idx, np.full(n, -1, np.int32)])
-    partition_nodes(Xc, buf, np.zeros(3, np.int64), np.empty(n, np.uint8), starts, counts,
-                    pack_splits(feats, bins, dl), NO_CATEGORIES, missing, block, n_left)
+    partition_nodes(Xc, buf, np.empty(n, np.uint8),
+                    *node_records(starts, counts, np.zeros(3), feats, bins, dl), NO_CATEGORIES,
+                    missing, block, n_left)
     assert np.array_equal(buf[1], expect) and n_left.tolist() == nl_expect
     assert np.array_equal(buf[0], idx)  # the source side is left as it was
     # and back again from side 1: a node whose rows are in buf[1] writes buf[0]
     buf[0] = -1
-    partition_nodes(Xc, buf, np.ones(1, np.int64), np.empty(n, np.uint8), np.array([0]),
-                    np.array([n]), pack_splits([0], [2], [0]), NO_CATEGORIES, missing,
-                    block, n_left[:1])
+    partition_nodes(Xc, buf, np.empty(n, np.uint8), *node_records([0], [n], [1], [0], [2], [0]),
+                    NO_CATEGORIES, missing, block, n_left[:1])
     col = Xc[0, buf[1]]
     assert np.array_equal(buf[0], np.concatenate([buf[1][col <= 2], buf[1][col > 2]]))

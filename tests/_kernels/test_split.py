@@ -5,8 +5,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from boostwood._kernels.reference import best_split_naive, histogram_naive
-from boostwood._kernels.split import (find_best_splits, leaf_score, leaf_weight, scan_feature,
-                                      split_gain, split_settings)
+from boostwood._kernels.splits import N_PICK, P_BIN
+from boostwood._kernels.split import (find_best_splits, leaf_score, leaf_weight,
+                                      pick_best_features, scan_feature, split_gain,
+                                      split_settings)
 
 # 002_a9b531642bebda76.txt: six rows, logistic loss at margin 0, gamma = lambda = 1
 X6 = np.array([[1, 2], [2, 1], [3, 2], [1, 3], [2, 2], [3, 3]], dtype=float)
@@ -29,12 +31,12 @@ def test_worked_exercise_scan_picks_x2_below_2_5_with_its_leaves():
     gh = np.column_stack([G6, H6]).astype(np.float32)
     hist = histogram_naive(Xb, gh[:, 0], gh[:, 1], np.arange(6), 4)[None]
     totals = np.array([[G6.sum(), H6.sum(), 6.0]])
-    out = [np.empty((1, 2)), np.empty((1, 2), np.int32), np.empty((1, 2), np.uint8),
-           np.empty((1, 2, 3)), np.empty(1, np.int64)]
+    gain, pick, left = np.empty((1, 2)), np.empty((N_PICK, 1, 2), np.int64), np.empty((1, 2, 3))
     find_best_splits(hist, np.array([0]), totals, np.array([3, 3], np.int32),
                      np.array([0, 1], np.int64), np.ones((1, 2), np.uint8),
-                     split_settings(1.0, 0.0, 0.0, 1.0, 0.0, 1.0), *out)
-    gain, b, _, left, best = out
+                     split_settings(1.0, 0.0, 0.0, 1.0, 0.0, 1.0), (gain, pick, left))
+    b, best = pick[P_BIN], np.empty(1, np.int64)
+    pick_best_features(gain, best)
     assert best[0] == 1 and b[0, 1] == 1          # x2 <= bin of 2, i.e. x2 < 2.5
     assert gain[0, 1] == pytest.approx(-0.4167, abs=1e-4)   # the notes' -0.41; gamma = 1 forbids it
     GL, HL = left[0, 1, 0], left[0, 1, 1]

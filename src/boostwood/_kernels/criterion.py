@@ -28,7 +28,33 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .splits import P_BIN, P_DEFAULT_LEFT, P_NEXT
+
 GINI, ENTROPY, GAIN_RATIO, SQUARED = 0, 1, 2, 3
+
+#: Named positions of the criterion settings array the criterion kernels take
+#: (see :func:`criterion_settings`).
+C_CRITERION, C_MIN_SPLIT, C_MIN_LEAF, C_MIN_WEIGHT, C_MAX_DEPTH = range(5)
+N_CRITERION_SETTINGS = 5
+
+
+def criterion_settings(criterion, min_samples_split, min_samples_leaf, min_weight_leaf,
+                       max_depth):
+    """The float64 settings array of the criterion kernels: the criterion code, the rows
+    a node needs to be split, the rows and the weight each child needs, and the
+    maximum depth (0: none)."""
+    s = np.empty(N_CRITERION_SETTINGS)
+    s[C_CRITERION], s[C_MIN_SPLIT], s[C_MIN_LEAF] = criterion, min_samples_split, \
+        min_samples_leaf
+    s[C_MIN_WEIGHT], s[C_MAX_DEPTH] = min_weight_leaf, max_depth
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def unpack_settings(settings):
+    """(criterion, rows each child needs (at least 1), weight each child needs)."""
+    return np.int64(settings[C_CRITERION]), max(settings[C_MIN_LEAF], 1.0), \
+        settings[C_MIN_WEIGHT]
 
 #: relative margin a candidate must beat the best by (as in the gradient scan):
 #: ties up to rounding go to the first candidate, so row order never matters
@@ -75,7 +101,7 @@ def _score(left, total, K, criterion, parent, scratch):
 
 @njit(cache=True, nogil=True, inline="always")
 def _consider(k, a, run, miss, totals, parent, code, next_code, K, criterion, msl, mwl,
-              scratch, left, out_gain, out_code, out_next, out_default_left, out_left):
+              scratch, left, out_gain, out_pick, out_left):
     """Boundary after ``code`` of node k: missing rows right, then (if any) left."""
     W = K + 2
     has_miss = miss[k, K + 1] > 0.0
@@ -92,17 +118,26 @@ def _consider(k, a, run, miss, totals, parent, code, next_code, K, criterion, ms
         if not g > tol:
             continue
         best = out_gain[k, a]
-        if out_code[k, a] >= 0 and not g > best + TIE_RTOL * abs(best):
+        if out_pick[P_BIN, k, a] >= 0 and not g > best + TIE_RTOL * abs(best):
             continue
         out_gain[k, a] = g
-        out_code[k, a] = code
-        out_next[k, a] = next_code
+        out_pick[P_BIN, k, a] = code
+        out_pick[P_NEXT, k, a] = next_code
         if has_miss:
-            out_default_left[k, a] = try_left
+            out_pick[P_DEFAULT_LEFT, k, a] = try_left
         else:
-            out_default_left[k, a] = 1 if left[K] >= totals[k, K] - left[K] else 0
+            out_pick[P_DEFAULT_LEFT, k, a] = 1 if left[K] >= totals[k, K] - left[K] else 0
         for c in range(W):
             out_left[k, a, c] = left[c]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _clear(out_gain, out_pick, k, a):
+    """No split yet for (node k, feature position a)."""
+    out_gain[k, a] = -np.inf
+    out_pick[P_BIN, k, a] = -1
+    out_pick[P_NEXT, k, a] = -1
+    out_pick[P_DEFAULT_LEFT, k, a] = 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -120,31 +155,34 @@ def _missing_by_node(missing_rows, s, e, node_of, stat, channel, weight, out):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def criterion_scan(codes, order, order_offsets, missing_rows, missing_offsets, stat, channel,
-                   weight, node_of, totals, features, feature_mask, criterion, min_samples_leaf,
-                   min_weight_leaf, out_gain, out_code, out_next, out_default_left, out_left,
-                   out_varies):
+def criterion_scan(codes, lists, row_stats, node_of, totals, features, feature_mask, settings,
+                   out, out_varies):
     """Best split of every (node, feature) pair of a batch by one pass per feature.
 
     Parameters
     ----------
-    codes, order, order_offsets, missing_rows, missing_offsets, node_of, features,
-    feature_mask : as in :func:`boostwood._kernels.exact.exact_scan`
-    stat, weight : ndarray of shape (n_rows,), float64   # IN
-    channel : ndarray of shape (n_rows,), int32   # IN, in [0, K)
+    codes, lists, node_of, features, feature_mask : as in
+        :func:`boostwood._kernels.exact.exact_scan`
+    row_stats : tuple (stat, channel, weight) of arrays of shape (n_rows,): float64,
+        int32 in [0, K), float64   # IN
     totals : ndarray of shape (n_nodes, K + 2), float64   # IN, per node (channels, weight, count)
-    criterion : GINI, ENTROPY, GAIN_RATIO or SQUARED
-    min_samples_leaf : float, rows each child needs; min_weight_leaf : weight it needs
-    out_gain : (n_nodes, n_active) float64   # OUT, score of the best split, -inf = none
-    out_code, out_next : (n_nodes, n_active) int64   # OUT, last code left, the next one
-    out_default_left : (n_nodes, n_active) uint8   # OUT
-    out_left : (n_nodes, n_active, K + 2) float64   # OUT, statistics of the left child
+    settings : ndarray, float64   # IN, see :func:`criterion_settings` (criterion, the rows
+        and the weight each child needs)
+    out : tuple (gain, pick, left)   # OUT, as every scan kernel fills it
+        (:mod:`boostwood._kernels.nodes`): gain (n_nodes, n_active) float64, the score of
+        the best split, -inf = none; pick (N_PICK, n_nodes, n_active) int64, last code
+        left, the next one and missing-go-left; left (n_nodes, n_active, K + 2) float64,
+        statistics of the left child
     out_varies : (n_nodes, n_active) uint8   # OUT, 1 if the feature is not constant in the
         node (two distinct values, or values and missing ones), whether or not a split
         on it is allowed
     """
     n_nodes, W = totals.shape
     K = W - 2
+    order, order_offsets, missing_rows, missing_offsets = lists
+    stat, channel, weight = row_stats
+    out_gain, out_pick, out_left = out
+    criterion, min_samples_leaf, min_weight_leaf = unpack_settings(settings)
     for a in prange(features.shape[0]):
         f = features[a]
         miss = np.zeros((n_nodes, W))
@@ -157,10 +195,7 @@ def criterion_scan(codes, order, order_offsets, missing_rows, missing_offsets, s
         left = np.empty(W)
         for k in range(n_nodes):
             parent[k] = impurity(totals[k], K, ENTROPY if criterion == GAIN_RATIO else criterion)
-            out_gain[k, a] = -np.inf
-            out_code[k, a] = -1
-            out_next[k, a] = -1
-            out_default_left[k, a] = 0
+            _clear(out_gain, out_pick, k, a)
             out_varies[k, a] = 0
         col = codes[f]
         for i in range(order_offsets[f], order_offsets[f + 1]):
@@ -172,8 +207,8 @@ def criterion_scan(codes, order, order_offsets, missing_rows, missing_offsets, s
             if last[k] >= 0 and c != last[k]:
                 out_varies[k, a] = 1
                 _consider(k, a, run, miss, totals, parent, last[k], c, K, criterion,
-                          min_samples_leaf, min_weight_leaf, scratch, left, out_gain, out_code,
-                          out_next, out_default_left, out_left)
+                          min_samples_leaf, min_weight_leaf, scratch, left, out_gain, out_pick,
+                          out_left)
             run[k, channel[r]] += stat[r]
             run[k, K] += weight[r]
             run[k, K + 1] += 1.0
@@ -182,8 +217,8 @@ def criterion_scan(codes, order, order_offsets, missing_rows, missing_offsets, s
             if last[k] >= 0 and miss[k, K + 1] > 0.0:
                 out_varies[k, a] = 1
                 _consider(k, a, run, miss, totals, parent, last[k], -1, K, criterion,
-                          min_samples_leaf, min_weight_leaf, scratch, left, out_gain, out_code,
-                          out_next, out_default_left, out_left)
+                          min_samples_leaf, min_weight_leaf, scratch, left, out_gain, out_pick,
+                          out_left)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -205,25 +240,27 @@ def node_statistics(buf, sides, starts, counts, stat, channel, weight, out):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def criterion_random_scan(codes, order, order_offsets, missing_rows, missing_offsets, values,
-                          value_offsets, stat, channel, weight, node_of, totals, features,
-                          feature_mask, criterion, min_samples_leaf, min_weight_leaf, uniform,
-                          out_gain, out_code, out_threshold, out_default_left, out_left,
-                          out_varies):
+def criterion_random_scan(codes, lists, randoms, row_stats, node_of, totals, features,
+                          feature_mask, settings, out, out_threshold, out_varies):
     """Extremely randomized trees (Geurts, Ernst & Wehenkel 2006): per (node, feature) one
     threshold t = lo + u (hi - lo), u = ``uniform[node, feature]``, lo and hi the node's
     smallest and largest value; the split "x <= t" is scored like
     :func:`criterion_scan` scores a candidate (missing rows tried on both sides).
 
-    values, value_offsets : feature f's distinct values ascending are
-        ``values[value_offsets[f]:value_offsets[f + 1]]`` (code c is the c-th)   # IN
-    uniform : ndarray of shape (n_nodes, n_active), float64 in [0, 1)   # IN
-    out_code : last code sent left; out_threshold : t   # OUT
+    randoms : tuple (values, value_offsets, uniform)   # IN: feature f's distinct values
+        ascending are ``values[value_offsets[f]:value_offsets[f + 1]]`` (code c is the
+        c-th); uniform (n_nodes, n_active) float64 in [0, 1)
+    out : as in :func:`criterion_scan` (pick: last code sent left, the code after it)
+    out_threshold : (n_nodes, n_active) float64   # OUT, t
     (other arguments as in :func:`criterion_scan`)
     """
     n_nodes, W = totals.shape
     K = W - 2
-    next_scratch = np.empty((n_nodes, features.shape[0]), dtype=np.int64)
+    order, order_offsets, missing_rows, missing_offsets = lists
+    values, value_offsets, uniform = randoms
+    stat, channel, weight = row_stats
+    out_gain, out_pick, out_left = out
+    criterion, min_samples_leaf, min_weight_leaf = unpack_settings(settings)
     for a in prange(features.shape[0]):
         f = features[a]
         vals = values[value_offsets[f]:value_offsets[f + 1]]
@@ -242,9 +279,7 @@ def criterion_random_scan(codes, order, order_offsets, missing_rows, missing_off
                 hi[k] = col[r]
         cut = np.full(n_nodes, -1, dtype=np.int64)
         for k in range(n_nodes):
-            out_gain[k, a] = -np.inf
-            out_code[k, a] = -1
-            out_default_left[k, a] = 0
+            _clear(out_gain, out_pick, k, a)
             out_varies[k, a] = 1 if (lo[k] >= 0 and (hi[k] > lo[k] or miss[k, K + 1] > 0.0)) \
                 else 0
             if lo[k] >= 0 and hi[k] > lo[k]:
@@ -271,8 +306,8 @@ def criterion_random_scan(codes, order, order_offsets, missing_rows, missing_off
                 continue
             parent[k] = impurity(totals[k], K, ENTROPY if criterion == GAIN_RATIO else criterion)
             _consider(k, a, run, miss, totals, parent, cut[k], cut[k] + 1, K, criterion,
-                      min_samples_leaf, min_weight_leaf, scratch, left, out_gain, out_code,
-                      next_scratch, out_default_left, out_left)
+                      min_samples_leaf, min_weight_leaf, scratch, left, out_gain, out_pick,
+                      out_left)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -305,8 +340,7 @@ def compact_rows(rows, offsets, node_of, out_rows, out_offsets):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def feature_varies(codes, order, order_offsets, missing_rows, missing_offsets, node_of,
-                   n_nodes, out_varies):
+def feature_varies(codes, lists, node_of, n_nodes, out_varies):
     """Which features are not constant in each node of a batch: two distinct values, or
     values and missing ones. A pass that only reads codes, so a forest can draw its
     ``max_features`` per node among varying features before the (costlier) scan.
@@ -315,6 +349,7 @@ def feature_varies(codes, order, order_offsets, missing_rows, missing_offsets, n
     (other arguments as in :func:`criterion_scan`; ``features`` are all of them here)
     """
     F = out_varies.shape[1]
+    order, order_offsets, missing_rows, missing_offsets = lists
     for f in prange(F):
         first = np.full(n_nodes, -1, dtype=np.int64)
         varies = np.zeros(n_nodes, dtype=np.uint8)
@@ -420,18 +455,20 @@ def _segment_stats(rows, s, e, stat, channel, weight, out):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def grouped_scan(codes, rows, seg, miss_rows, miss_seg, stat, channel, weight, totals, features,
-                 feature_mask, criterion, min_samples_leaf, min_weight_leaf, out_gain, out_code,
-                 out_next, out_default_left, out_left):
+def grouped_scan(codes, grouped, row_stats, totals, features, feature_mask, settings, out):
     """:func:`criterion_scan` on rows grouped by node: each (node, feature) pair the mask
     allows is one pass over its sorted segment; the others are skipped (gain -inf).
     Same candidates, order, ties and results as :func:`criterion_scan`.
 
-    rows, seg : present rows grouped by node (see :func:`regroup`)   # IN
-    miss_rows, miss_seg : the same for the rows whose value is missing   # IN
+    grouped : tuple (rows, seg, miss_rows, miss_seg)   # IN: present rows grouped by node
+        (see :func:`regroup`), and the same for the rows whose value is missing
     """
     n_nodes, W = totals.shape
     K = W - 2
+    rows, seg, miss_rows, miss_seg = grouped
+    stat, channel, weight = row_stats
+    out_gain, out_pick, out_left = out
+    criterion, min_samples_leaf, min_weight_leaf = unpack_settings(settings)
     crit = ENTROPY if criterion == GAIN_RATIO else criterion
     for a in prange(features.shape[0]):
         f = features[a]
@@ -442,10 +479,7 @@ def grouped_scan(codes, rows, seg, miss_rows, miss_seg, stat, channel, weight, t
         scratch = np.empty(W)
         left = np.empty(W)
         for k in range(n_nodes):
-            out_gain[k, a] = -np.inf
-            out_code[k, a] = -1
-            out_next[k, a] = -1
-            out_default_left[k, a] = 0
+            _clear(out_gain, out_pick, k, a)
             s, e = seg[f, k], seg[f, k + 1]
             if feature_mask[k, a] == 0 or e <= s:
                 continue
@@ -454,8 +488,7 @@ def grouped_scan(codes, rows, seg, miss_rows, miss_seg, stat, channel, weight, t
                            miss[0])
             run[0, :] = 0.0
             tot = totals[k:k + 1]
-            gain_k, code_k = out_gain[k:k + 1, a:a + 1], out_code[k:k + 1, a:a + 1]
-            next_k, dl_k = out_next[k:k + 1, a:a + 1], out_default_left[k:k + 1, a:a + 1]
+            gain_k, pick_k = out_gain[k:k + 1, a:a + 1], out_pick[:, k:k + 1, a:a + 1]
             left_k = out_left[k:k + 1, a:a + 1]
             last = np.int64(col[rows[s]])
             for i in range(s, e):
@@ -463,26 +496,30 @@ def grouped_scan(codes, rows, seg, miss_rows, miss_seg, stat, channel, weight, t
                 c = np.int64(col[r])
                 if c != last:
                     _consider(0, 0, run, miss, tot, parent, last, c, K, criterion,
-                              min_samples_leaf, min_weight_leaf, scratch, left, gain_k, code_k,
-                              next_k, dl_k, left_k)
+                              min_samples_leaf, min_weight_leaf, scratch, left, gain_k, pick_k,
+                              left_k)
                 run[0, channel[r]] += stat[r]
                 run[0, K] += weight[r]
                 run[0, K + 1] += 1.0
                 last = c
             if miss[0, K + 1] > 0.0:  # every present value left, the missing ones right
                 _consider(0, 0, run, miss, tot, parent, last, -1, K, criterion,
-                          min_samples_leaf, min_weight_leaf, scratch, left, gain_k, code_k,
-                          next_k, dl_k, left_k)
+                          min_samples_leaf, min_weight_leaf, scratch, left, gain_k, pick_k,
+                          left_k)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def grouped_random_scan(codes, rows, seg, miss_rows, miss_seg, values, value_offsets, stat,
-                        channel, weight, totals, features, feature_mask, criterion,
-                        min_samples_leaf, min_weight_leaf, uniform, out_gain, out_code,
-                        out_threshold, out_default_left, out_left):
-    """:func:`criterion_random_scan` on rows grouped by node (same thresholds and results)."""
+def grouped_random_scan(codes, grouped, randoms, row_stats, totals, features, feature_mask,
+                        settings, out, out_threshold):
+    """:func:`criterion_random_scan` on rows grouped by node (same thresholds and results;
+    ``grouped`` as in :func:`grouped_scan`)."""
     n_nodes, W = totals.shape
     K = W - 2
+    rows, seg, miss_rows, miss_seg = grouped
+    values, value_offsets, uniform = randoms
+    stat, channel, weight = row_stats
+    out_gain, out_pick, out_left = out
+    criterion, min_samples_leaf, min_weight_leaf = unpack_settings(settings)
     crit = ENTROPY if criterion == GAIN_RATIO else criterion
     for a in prange(features.shape[0]):
         f = features[a]
@@ -493,11 +530,8 @@ def grouped_random_scan(codes, rows, seg, miss_rows, miss_seg, values, value_off
         run = np.empty((1, W))
         scratch = np.empty(W)
         left = np.empty(W)
-        nxt = np.empty((1, 1), dtype=np.int64)
         for k in range(n_nodes):
-            out_gain[k, a] = -np.inf
-            out_code[k, a] = -1
-            out_default_left[k, a] = 0
+            _clear(out_gain, out_pick, k, a)
             s, e = seg[f, k], seg[f, k + 1]
             if feature_mask[k, a] == 0 or e <= s:
                 continue
@@ -524,5 +558,5 @@ def grouped_random_scan(codes, rows, seg, miss_rows, miss_seg, values, value_off
                 run[0, K + 1] += 1.0
             _consider(0, 0, run, miss, totals[k:k + 1], parent, b, b + 1, K, criterion,
                       min_samples_leaf, min_weight_leaf, scratch, left,
-                      out_gain[k:k + 1, a:a + 1], out_code[k:k + 1, a:a + 1], nxt,
-                      out_default_left[k:k + 1, a:a + 1], out_left[k:k + 1, a:a + 1])
+                      out_gain[k:k + 1, a:a + 1], out_pick[:, k:k + 1, a:a + 1],
+                      out_left[k:k + 1, a:a + 1])

@@ -23,8 +23,9 @@ so both give the same tree on the same bins.
 import numpy as np
 from numba import njit, prange
 
-from .criterion import ENTROPY, GAIN_RATIO, TIE_RTOL, _score, impurity
+from .criterion import ENTROPY, GAIN_RATIO, TIE_RTOL, _score, impurity, unpack_settings
 from .intrinsics import PREFETCH_DISTANCE, prefetch, trailing_zeros
+from .splits import P_BIN, P_DEFAULT_LEFT, P_NEXT
 
 #: (stat, weight, channel, unused) per row of ``row_stats``
 ROW_STAT_WIDTH = 4
@@ -131,11 +132,13 @@ def _fill(codes_rows, rs, rows, s, e, fs, P, hist, mask):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _scan_filled(j, a, k, hist, mask, bins, mb, K, criterion, parent, totals, msl, mwl, run,
-                 left, right, res, out_gain, out_code, out_next, out_default_left, out_left,
-                 scan):
+def _scan_filled(j, a, k, hist, mask, bins, mb, K, criterion, parent, totals, msl, mwl, work,
+                 out_gain, out_pick, out_left, scan):
     """Scan histogram j (feature position a) of node k into the outputs (if ``scan``),
-    then clear the bins it used. Returns 1 if the feature varies in the node, else 0."""
+    then clear the bins it used. Returns 1 if the feature varies in the node, else 0.
+    ``work`` = (run, left, right, res) scratch arrays. (The outputs are separate
+    arguments: written through a tuple made outside the parallel loop, they were lost.)"""
+    run, left, right, res = work
     n_present = _present_bins(mask[j], mb, bins)
     varies = 1 if n_present > 1 or (n_present == 1 and hist[j, mb, K + 1] > 0.0) else 0
     if varies and scan:
@@ -143,9 +146,9 @@ def _scan_filled(j, a, k, hist, mask, bins, mb, K, criterion, parent, totals, ms
                    run, left, right, out_left[k, a], res)
         if res[1] >= 0:
             out_gain[k, a] = res[0]
-            out_code[k, a] = np.int64(res[1])
-            out_next[k, a] = np.int64(res[2])
-            out_default_left[k, a] = np.uint8(res[3])
+            out_pick[P_BIN, k, a] = np.int64(res[1])
+            out_pick[P_NEXT, k, a] = np.int64(res[2])
+            out_pick[P_DEFAULT_LEFT, k, a] = np.int64(res[3])
     for i in range(n_present):
         b = bins[i]
         for c in range(K + 2):
@@ -156,10 +159,8 @@ def _scan_filled(j, a, k, hist, mask, bins, mb, K, criterion, parent, totals, ms
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def binned_node_scan(codes_rows, row_stats, n_bins, buf, sides, starts, counts, totals,
-                     features, draw_keys, n_pick, known_const, criterion, min_samples_leaf,
-                     min_weight_leaf, n_chunks, out_gain, out_code, out_next, out_default_left,
-                     out_left, out_const):
+def binned_node_scan(codes_rows, row_stats, n_bins, segments, totals, features, draw_keys,
+                     n_pick, known_const, settings, n_chunks, out, out_const):
     """Best split of each node of a batch over histogram bins, one node at a time.
 
     Features are visited in ascending order of ``draw_keys[k]`` (random keys per
@@ -174,16 +175,22 @@ def binned_node_scan(codes_rows, row_stats, n_bins, buf, sides, starts, counts, 
     codes_rows : (n_rows, n_features) bins, row-major, missing = ``n_bins[f]``   # IN
     row_stats : (n_rows, 4) float64 from :func:`pack_row_stats`   # IN
     n_bins : (n_features,) int   # IN
-    buf, sides, starts, counts : the nodes' row segments (partition buffers)   # IN
+    segments : tuple (buf, sides, starts, counts), the nodes' row segments (partition
+        buffers)   # IN
     totals : (n_nodes, K + 2) float64, each node's (channels..., weight, count)   # IN
     features : (n_active,) int64, the feature of each position   # IN
     draw_keys : (n_nodes, n_active) float64 in [0, 1), or all 0 to visit in order   # IN
     known_const : (n_nodes, (n_active + 63) // 64) uint64, bit a set: position a is
         known to be constant in the node   # IN
+    settings : criterion settings (:func:`~boostwood._kernels.criterion.criterion_settings`)
     n_chunks : int, blocks of nodes (each allocates its scratch once): a few per thread
-    outputs as :func:`boostwood._kernels.criterion.criterion_scan`; gain -inf where a
-    feature was not used; out_const: ``known_const`` plus the positions found constant
+    out : (gain, pick, left) as :func:`boostwood._kernels.criterion.criterion_scan` fills
+        it; gain -inf where a feature was not used   # OUT
+    out_const : ``known_const`` plus the positions found constant   # OUT
     """
+    buf, sides, starts, counts = segments
+    out_gain, out_pick, out_left = out
+    criterion, min_samples_leaf, min_weight_leaf = unpack_settings(settings)
     n_nodes, W = totals.shape
     K = W - 2
     A = features.shape[0]
@@ -202,8 +209,7 @@ def binned_node_scan(codes_rows, row_stats, n_bins, buf, sides, starts, counts, 
         mask = np.zeros((P, n_words), dtype=np.uint64)
         bins = np.empty(max_bins, dtype=np.int64)
         pa, fs = np.empty(P, dtype=np.int64), np.empty(P, dtype=np.int64)
-        run, left, right = np.empty(W), np.empty(W), np.empty(W)
-        res = np.empty(4)
+        work = (np.empty(W), np.empty(W), np.empty(W), np.empty(4))
         taken = np.zeros(A, dtype=np.uint8)
         for k in range(t * per, min((t + 1) * per, n_nodes)):
             taken[:] = 0
@@ -211,9 +217,8 @@ def binned_node_scan(codes_rows, row_stats, n_bins, buf, sides, starts, counts, 
             s, e = starts[k], starts[k] + counts[k]
             parent = impurity(totals[k], K, crit)
             out_gain[k, :] = -np.inf
-            out_code[k, :] = -1
-            out_next[k, :] = -1
-            out_default_left[k, :] = 0
+            out_pick[:, k, :] = -1
+            out_pick[P_DEFAULT_LEFT, k, :] = 0
             out_const[k, :] = known_const[k, :]
             used, j = 0, 0
             while j < A and (j < P or used == 0):
@@ -229,9 +234,8 @@ def binned_node_scan(codes_rows, row_stats, n_bins, buf, sides, starts, counts, 
                     _fill(codes_rows, rs, rows, s, e, fs, m, hist, mask)
                 for i in range(m):
                     v = _scan_filled(i, pa[i], k, hist, mask, bins, n_bins[fs[i]], K, criterion,
-                                     parent, totals, min_samples_leaf, min_weight_leaf, run,
-                                     left, right, res, out_gain, out_code, out_next,
-                                     out_default_left, out_left, end == P or used == 0)
+                                     parent, totals, min_samples_leaf, min_weight_leaf, work,
+                                     out_gain, out_pick, out_left, end == P or used == 0)
                     if v == 0:
                         out_const[k, pa[i] >> 6] |= one << np.uint64(pa[i] & 63)
                     used += v  # (the walk scans only its first varying feature)

@@ -16,6 +16,7 @@ every distinct value its own bin, evaluated without materialising the bins.
 import numpy as np
 from numba import njit, prange
 
+from .splits import P_BIN, P_DEFAULT_LEFT, P_NEXT
 from .split import (S_ALPHA, S_G_UNIT, S_GAMMA, S_H_UNIT, S_LAMBDA, S_MAX_DELTA_STEP,
                     S_MIN_CHILD_WEIGHT, S_MIN_DATA_IN_LEAF, TIE_RTOL, _children_score,
                     leaf_score)
@@ -74,9 +75,8 @@ def _try(gl, hl, cl, Gt, Ht, Ct, s, parent, tol, best_gain, has_best):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, node_of, totals,
-               features, feature_mask, settings, local_eps, out_gain, out_code, out_next,
-               out_default_left, out_left):
+def exact_scan(codes, lists, gh, node_of, totals, features, feature_mask, settings, local_eps,
+               out):
     """Best split of every (node, feature) pair of a batch by one pass per feature.
 
     With ``local_eps`` = 0 every boundary between two of a node's distinct
@@ -91,10 +91,10 @@ def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, n
     Parameters
     ----------
     codes : ndarray of shape (n_features, n_rows), uint32   # IN, rank codes
-    order : ndarray, int32   # IN, per feature its non-missing rows by ascending value,
-        feature f at ``order[order_offsets[f]:order_offsets[f + 1]]``
-    missing_rows : ndarray, int32   # IN, per feature its rows with a missing value
-        (``missing_offsets`` likewise)
+    lists : tuple (order, order_offsets, missing_rows, missing_offsets)   # IN: ``order``
+        (int32) holds per feature its non-missing rows by ascending value, feature f at
+        ``order[order_offsets[f]:order_offsets[f + 1]]``; ``missing_rows`` (int32) its
+        rows with a missing value (``missing_offsets`` likewise)
     gh : ndarray of shape (n_rows, 2), int32 or int64   # IN, fixed-point gradients, hessians
     node_of : ndarray of shape (n_rows,), int32   # IN, batch position of each row's node, -1 = none
     totals : ndarray of shape (n_nodes, 3), int64   # IN, fixed-point (G, H, count) per node
@@ -102,13 +102,15 @@ def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, n
     feature_mask : ndarray of shape (n_nodes, n_active), uint8   # IN, 0 = not a candidate
     settings : ndarray, float64   # IN, see :func:`boostwood._kernels.split.split_settings`
     local_eps : float, 0 for exact greedy, else the spacing of local percentile proposals
-    out_gain : ndarray of shape (n_nodes, n_active), float64   # OUT, -inf = no split
-    out_code : ndarray of shape (n_nodes, n_active), int64   # OUT, last code sent left
-    out_next : ndarray of shape (n_nodes, n_active), int64   # OUT, the node's next code (-1 = none)
-    out_default_left : ndarray of shape (n_nodes, n_active), uint8   # OUT
-    out_left : ndarray of shape (n_nodes, n_active, 3), int64   # OUT, (G, H, count) going left
+    out : tuple (gain, pick, left)   # OUT, as every scan kernel fills it
+        (:mod:`boostwood._kernels.nodes`): gain (n_nodes, n_active) float64, -inf = no
+        split; pick (N_PICK, n_nodes, n_active) int64: the last code sent left, the
+        node's next code (-1 = none) and missing-go-left; left (n_nodes, n_active, 3)
+        int64, the fixed-point (G, H, count) going left
     """
     n_nodes = totals.shape[0]
+    order, order_offsets, missing_rows, missing_offsets = lists
+    out_gain, out_pick, out_left = out
     uh = settings[S_H_UNIT]
     for a in prange(features.shape[0]):
         f = features[a]
@@ -127,9 +129,9 @@ def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, n
                                    settings[S_LAMBDA], settings[S_ALPHA],
                                    settings[S_MAX_DELTA_STEP])
             out_gain[k, a] = -np.inf
-            out_code[k, a] = -1
-            out_next[k, a] = -1
-            out_default_left[k, a] = 0
+            out_pick[P_BIN, k, a] = -1
+            out_pick[P_NEXT, k, a] = -1
+            out_pick[P_DEFAULT_LEFT, k, a] = 0
         col = codes[f]
         for i in range(order_offsets[f], order_offsets[f + 1]):
             r = order[i]
@@ -142,7 +144,7 @@ def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, n
                 if step[k] > 0.0:  # the next proposal: the first boundary past the next percentile
                     target[k] = (np.floor(run[k, 1] * uh / step[k]) + 1.0) * step[k]
                 _consider(k, a, run, miss, totals, parent, last[k], c, settings, out_gain,
-                          out_code, out_next, out_default_left, out_left)
+                          out_pick, out_left)
             run[k, 0] += gh[r, 0]
             run[k, 1] += gh[r, 1]
             run[k, 2] += 1
@@ -150,12 +152,12 @@ def exact_scan(codes, order, order_offsets, missing_rows, missing_offsets, gh, n
         for k in range(n_nodes):  # every present value left, the missing ones right
             if last[k] >= 0 and miss[k, 2] > 0:
                 _consider(k, a, run, miss, totals, parent, last[k], -1, settings, out_gain,
-                          out_code, out_next, out_default_left, out_left)
+                          out_pick, out_left)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _consider(k, a, run, miss, totals, parent, code, next_code, s, out_gain, out_code,
-              out_next, out_default_left, out_left):
+def _consider(k, a, run, miss, totals, parent, code, next_code, s, out_gain, out_pick,
+              out_left):
     """Boundary after ``code`` of node k: missing right, then (if any) missing left."""
     Gt, Ht, Ct = totals[k, 0], totals[k, 1], totals[k, 2]
     tol = 1e-10 * abs(parent[k])
@@ -166,16 +168,17 @@ def _consider(k, a, run, miss, totals, parent, code, next_code, s, out_gain, out
         gl = run[k, 0] + miss[k, 0] * try_left
         hl = run[k, 1] + miss[k, 1] * try_left
         cl = run[k, 2] + miss[k, 2] * try_left
-        g = _try(gl, hl, cl, Gt, Ht, Ct, s, parent[k], tol, out_gain[k, a], out_code[k, a] >= 0)
+        g = _try(gl, hl, cl, Gt, Ht, Ct, s, parent[k], tol, out_gain[k, a],
+                 out_pick[P_BIN, k, a] >= 0)
         if g == -np.inf:
             continue
         out_gain[k, a] = g
-        out_code[k, a] = code
-        out_next[k, a] = next_code
+        out_pick[P_BIN, k, a] = code
+        out_pick[P_NEXT, k, a] = next_code
         if has_miss:
-            out_default_left[k, a] = try_left
+            out_pick[P_DEFAULT_LEFT, k, a] = try_left
         else:
-            out_default_left[k, a] = 1 if hl >= Ht - hl else 0
+            out_pick[P_DEFAULT_LEFT, k, a] = 1 if hl >= Ht - hl else 0
         out_left[k, a, 0] = gl
         out_left[k, a, 1] = hl
         out_left[k, a, 2] = cl

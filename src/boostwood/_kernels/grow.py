@@ -24,35 +24,45 @@ import numpy as np
 from numba import njit
 
 from .histogram import build_histograms, feature_groups, subtract_histograms
+from .nodes import ND_COUNT, ND_SIDE, ND_START
 from .partition import partition_nodes
 from .split import find_best_splits
 
+#: Named rows of ``small``, the per-node plan of :func:`split_and_build`: whether the
+#: left child is the one built, and the histogram slot it is built into (-1: none).
+SM_LEFT, SM_SLOT = range(2)
+
 
 @njit(parallel=True, cache=True, nogil=True)
-def split_and_build(X_columns, X_binned, gh, buf, mask, starts, counts, splits, cat_bits,
-                    sides, missing_bins, partition_block, small_left, small_slots, features,
-                    hist_block, n_threads, hist, partial, out_left_counts):
+def split_and_build(data, gh, buf, mask, ints, nodes, cat_bits, missing_bins, small, features,
+                    sizes, hists, out_left_counts):
     """Partition a batch of nodes, then build the histogram of each one's smaller child.
 
     Parameters
     ----------
-    X_columns, buf, mask, starts, counts, sides, missing_bins, partition_block :
-        as in :func:`boostwood._kernels.partition.partition_nodes`
-    splits, cat_bits : the batch's splits, as in :func:`partition_nodes`   # IN
-    n_threads : int, threads of the parallel loops (only decides how work is cut)
-    X_binned, gh, features, hist_block, hist, partial :
-        as in :func:`boostwood._kernels.histogram.build_histograms`; ``partial``
-        must hold at least ``sum(ceil(counts / hist_block))`` buffers
-    small_left : ndarray of shape (n_nodes,), int64   # IN, 1 = the left child is built
-    small_slots : ndarray of shape (n_nodes,), int64   # IN, slot of the built child; -1 = none
+    data : tuple (X_columns, X_binned), the binned matrix feature-major (for the
+        partition) and row-major (for the histograms)   # IN
+    buf, mask, ints, nodes, cat_bits, missing_bins : as in
+        :func:`boostwood._kernels.partition.partition_nodes`
+    gh, features : as in :func:`boostwood._kernels.histogram.build_histograms`
+    small : ndarray of shape (2, n_nodes), int64   # IN, per node: SM_LEFT (1 = the left
+        child is built) and SM_SLOT (slot of the built child; -1 = none)
+    sizes : tuple (partition_block, hist_block, n_threads) of ints: rows per partition
+        block and per histogram block (constants, so results do not depend on threads),
+        and the threads of the parallel loops (only decides how work is cut)
+    hists : tuple (hist, partial), as in :func:`build_histograms`; ``partial`` must hold
+        at least ``sum(ceil(counts / hist_block))`` buffers   # OUT
     out_left_counts : ndarray of shape (n_nodes,), int64   # OUT, rows that went left
     """
-    partition_nodes(X_columns, buf, sides, mask, starts, counts, splits, cat_bits,
-                    missing_bins, partition_block, out_left_counts)
-    n_nodes = starts.shape[0]
+    X_columns, X_binned = data
+    partition_block, hist_block, n_threads = sizes
+    hist, partial = hists
+    partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, partition_block,
+                    out_left_counts)
+    n_nodes = nodes.shape[0]
     m = 0
     for i in range(n_nodes):
-        if small_slots[i] >= 0:
+        if small[SM_SLOT, i] >= 0:
             m += 1
     if m == 0:
         return
@@ -63,16 +73,17 @@ def split_and_build(X_columns, X_binned, gh, buf, mask, starts, counts, splits, 
     n_extra = 0
     j = 0
     for i in range(n_nodes):
-        if small_slots[i] < 0:
+        if small[SM_SLOT, i] < 0:
             continue
-        b_sides[j] = 1 - sides[i]  # children live in the other buffer
-        if small_left[i] != 0:
-            b_starts[j] = starts[i]
+        p = nodes[i]
+        b_sides[j] = 1 - ints[ND_SIDE, p]  # children live in the other buffer
+        if small[SM_LEFT, i] != 0:
+            b_starts[j] = ints[ND_START, p]
             b_counts[j] = out_left_counts[i]
         else:
-            b_starts[j] = starts[i] + out_left_counts[i]
-            b_counts[j] = counts[i] - out_left_counts[i]
-        b_slots[j] = small_slots[i]
+            b_starts[j] = ints[ND_START, p] + out_left_counts[i]
+            b_counts[j] = ints[ND_COUNT, p] - out_left_counts[i]
+        b_slots[j] = small[SM_SLOT, i]
         n_extra += max((b_counts[j] + hist_block - 1) // hist_block, 1) - 1
         j += 1
     n_groups = feature_groups(n_extra + m, features.shape[0], n_threads)
@@ -81,14 +92,13 @@ def split_and_build(X_columns, X_binned, gh, buf, mask, starts, counts, splits, 
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def subtract_and_scan(hist, parent_slots, child_slots, features, scan_slots, totals, n_bins,
-                      feature_mask, settings, out_gain, out_bin, out_default_left, out_left,
-                      out_best):
-    """``hist[parent] -= hist[child]`` for each pair, then the best split of each
-    node in ``scan_slots`` (arguments as in :func:`subtract_histograms` and
-    :func:`find_best_splits`; empty arrays skip a step)."""
-    if parent_slots.shape[0] > 0:
-        subtract_histograms(parent_slots, child_slots, features, hist)
+def subtract_and_scan(hist, pairs, features, scan_slots, totals, n_bins, feature_mask, settings,
+                      out):
+    """``hist[parent] -= hist[child]`` for each pair (``pairs`` (2, n_pairs) int64: parent
+    slots, child slots), then the best split of each node in ``scan_slots`` (arguments as
+    in :func:`subtract_histograms` and :func:`find_best_splits`; empty arrays skip a step)."""
+    if pairs.shape[1] > 0:
+        subtract_histograms(pairs[0], pairs[1], features, hist)
     if scan_slots.shape[0] > 0:
         find_best_splits(hist, scan_slots, totals, n_bins, features, feature_mask, settings,
-                         out_gain, out_bin, out_default_left, out_left, out_best)
+                         out)

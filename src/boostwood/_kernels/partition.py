@@ -22,18 +22,19 @@ import numpy as np
 from numba import njit, prange
 
 from .intrinsics import PREFETCH_DISTANCE, prefetch
-from .splits import (SP_BIN, SP_CAT_LEN, SP_CAT_START, SP_DEFAULT_LEFT, SP_FEATURE, SP_KIND,
-                     goes_left_binned)
+from .nodes import (ND_BIN, ND_CAT_LEN, ND_CAT_START, ND_COUNT, ND_DEFAULT_LEFT, ND_FEATURE,
+                    ND_KIND, ND_SIDE, ND_START)
+from .splits import NUMERIC, goes_left_binned
 
 
 @njit(cache=True, nogil=True)
-def _block_layout(counts, block_size):
+def _block_layout(ints, nodes, block_size):
     """First block id of each node (plus the total at the end) and the node of each block."""
-    n_nodes = counts.shape[0]
+    n_nodes = nodes.shape[0]
     first = np.empty(n_nodes + 1, dtype=np.int64)
     first[0] = 0
     for k in range(n_nodes):
-        first[k + 1] = first[k] + (counts[k] + block_size - 1) // block_size
+        first[k + 1] = first[k] + (ints[ND_COUNT, nodes[k]] + block_size - 1) // block_size
     block_node = np.empty(first[n_nodes], dtype=np.int64)
     for k in range(n_nodes):
         for j in range(first[k], first[k + 1]):
@@ -42,8 +43,8 @@ def _block_layout(counts, block_size):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def partition_nodes(X_columns, buf, sides, mask, starts, counts, splits, cat_bits,
-                    missing_bins, block_size, out_left_counts):
+def partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, block_size,
+                    out_left_counts):
     """Split the segments of a batch of nodes into left | right.
 
     Parameters
@@ -51,44 +52,46 @@ def partition_nodes(X_columns, buf, sides, mask, starts, counts, splits, cat_bit
     X_columns : ndarray of shape (n_features, n_rows), uint8 or uint16, feature-major   # IN
         (a split reads one feature of many rows: one byte per row, in address order)
     buf : ndarray of shape (2, n_partition), int32   # IN/OUT, the two index buffers
-    sides : ndarray of shape (n_nodes,), int64   # IN, buffer holding each node's rows
     mask : ndarray of shape (n_partition,), uint8   # OUT (workspace: 1 = row goes left)
-    starts, counts : ndarray of shape (n_nodes,), int64   # IN
-    splits : ndarray of shape (N_SPLIT_FIELDS, n_nodes), int64   # IN, each node's split
-        (feature, bin, default_left, kind, category words; see ``splits.py``)
+    ints : ndarray of shape (N_NODE_INTS, n_table), int64   # IN, the node table's integer
+        fields (``nodes.py``): each node's segment (start, count, side) and the split it
+        is split by (feature, bin, default_left, kind, category words)
+    nodes : ndarray of shape (n_nodes,), int64   # IN, the table rows of the batch
     cat_bits : ndarray, uint32   # IN, the category words of the batch's categorical splits
     missing_bins : ndarray of shape (n_features,), int32   # IN, missing bin id per feature
     block_size : int, rows per block (a constant, so results do not depend on threads)
     out_left_counts : ndarray of shape (n_nodes,), int64   # OUT
     """
-    n_nodes = starts.shape[0]
-    blocks_per_node, block_node = _block_layout(counts, block_size)
+    n_nodes = nodes.shape[0]
+    starts = np.empty(n_nodes, dtype=np.int64)
+    ends = np.empty(n_nodes, dtype=np.int64)
+    for k in range(n_nodes):
+        starts[k] = ints[ND_START, nodes[k]]
+        ends[k] = starts[k] + ints[ND_COUNT, nodes[k]]
+    blocks_per_node, block_node = _block_layout(ints, nodes, block_size)
     n_blocks = block_node.shape[0]
     n_left = np.zeros(n_blocks, dtype=np.int64)
 
     # pass 1: decide every row, count left rows per block
     for j in prange(n_blocks):
         k = block_node[j]
+        p = nodes[k]
         lo = starts[k] + (j - blocks_per_node[k]) * block_size
-        hi = min(lo + block_size, starts[k] + counts[k])
-        f, tb, dl = splits[SP_FEATURE, k], splits[SP_BIN, k], splits[SP_DEFAULT_LEFT, k]
-        kind, cs, cl = splits[SP_KIND, k], splits[SP_CAT_START, k], splits[SP_CAT_LEN, k]
-        col = X_columns[f]
-        mb = missing_bins[f]
-        indices = buf[sides[k]]
-        c = 0
-        for i in range(lo, hi):
-            if i + PREFETCH_DISTANCE < hi:
-                prefetch(col, indices[i + PREFETCH_DISTANCE])
-            left = goes_left_binned(col[indices[i]], mb, kind, tb, dl, cat_bits, cs, cl)
-            mask[i] = left
-            c += left
-        n_left[j] = c
+        hi = min(lo + block_size, ends[k])
+        col = X_columns[ints[ND_FEATURE, p]]
+        mb = missing_bins[ints[ND_FEATURE, p]]
+        indices = buf[ints[ND_SIDE, p]]
+        if ints[ND_KIND, p] == NUMERIC:
+            n_left[j] = _decide_numeric(col, indices, lo, hi, mb, ints[ND_BIN, p],
+                                        ints[ND_DEFAULT_LEFT, p], cat_bits, mask)
+        else:
+            n_left[j] = _decide(col, indices, lo, hi, mb, ints[:, p], cat_bits, mask)
 
     # exclusive prefix sums: where each block writes its left and right rows
     left_off = np.empty(n_blocks, dtype=np.int64)
     right_off = np.empty(n_blocks, dtype=np.int64)
     for k in range(n_nodes):
+        counts_k = ends[k] - starts[k]
         total_left = 0
         for j in range(blocks_per_node[k], blocks_per_node[k + 1]):
             total_left += n_left[j]
@@ -97,7 +100,7 @@ def partition_nodes(X_columns, buf, sides, mask, starts, counts, splits, cat_bit
         rpos = starts[k] + total_left
         for j in range(blocks_per_node[k], blocks_per_node[k + 1]):
             lo = starts[k] + (j - blocks_per_node[k]) * block_size
-            hi = min(lo + block_size, starts[k] + counts[k])
+            hi = min(lo + block_size, starts[k] + counts_k)
             left_off[j] = lpos
             right_off[j] = rpos
             lpos += n_left[j]
@@ -107,9 +110,9 @@ def partition_nodes(X_columns, buf, sides, mask, starts, counts, splits, cat_bit
     for j in prange(n_blocks):
         k = block_node[j]
         lo = starts[k] + (j - blocks_per_node[k]) * block_size
-        hi = min(lo + block_size, starts[k] + counts[k])
-        src = buf[sides[k]]
-        dst = buf[1 - sides[k]]
+        hi = min(lo + block_size, ends[k])
+        src = buf[ints[ND_SIDE, nodes[k]]]
+        dst = buf[1 - ints[ND_SIDE, nodes[k]]]
         lp = left_off[j]
         rp = right_off[j]
         for i in range(lo, hi):
@@ -119,3 +122,35 @@ def partition_nodes(X_columns, buf, sides, mask, starts, counts, splits, cat_bit
             else:
                 dst[rp] = src[i]
                 rp += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _decide_numeric(col, indices, lo, hi, missing_bin, threshold_bin, default_left, cat_bits,
+                    mask):
+    """Mask rows ``indices[lo:hi]`` by a numeric split; returns how many go left. The
+    same rule as :func:`_decide`, with the kind a constant, so that the compiler drops
+    the kind test from the row loop."""
+    c = 0
+    for i in range(lo, hi):
+        if i + PREFETCH_DISTANCE < hi:
+            prefetch(col, indices[i + PREFETCH_DISTANCE])
+        left = goes_left_binned(col[indices[i]], missing_bin, NUMERIC, threshold_bin,
+                                default_left, cat_bits, 0, 0)
+        mask[i] = left
+        c += left
+    return c
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _decide(col, indices, lo, hi, missing_bin, split, cat_bits, mask):
+    """Mask rows ``indices[lo:hi]`` by any split (``split``: the node's table column)."""
+    c = 0
+    for i in range(lo, hi):
+        if i + PREFETCH_DISTANCE < hi:
+            prefetch(col, indices[i + PREFETCH_DISTANCE])
+        left = goes_left_binned(col[indices[i]], missing_bin, split[ND_KIND], split[ND_BIN],
+                                split[ND_DEFAULT_LEFT], cat_bits, split[ND_CAT_START],
+                                split[ND_CAT_LEN])
+        mask[i] = left
+        c += left
+    return c

@@ -8,6 +8,8 @@ of one more leaf.
 import numpy as np
 from numba import njit, prange
 
+from .splits import P_BIN, P_DEFAULT_LEFT, P_NEXT
+
 
 #: Relative margin by which a candidate split must beat the best one so far.
 #: Gains equal up to rounding count as ties and go to the lower feature / bin.
@@ -258,11 +260,10 @@ def pick_best_features(gain, out_best):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def find_best_splits(hist, slots, totals, n_bins, features, feature_mask, settings,
-                     out_gain, out_bin, out_default_left, out_left, out_best):
-    """Best split of every (node, feature) pair of a batch, in parallel, then each
-    node's best feature: the lowest feature position whose gain equals the node's
-    maximum up to ``TIE_RTOL``.
+def find_best_splits(hist, slots, totals, n_bins, features, feature_mask, settings, out):
+    """Best split of every (node, feature) pair of a batch, in parallel (each node's best
+    feature is then :func:`pick_best_features`, in :func:`boostwood._kernels.nodes.
+    choose_gradient`).
 
     Parameters
     ----------
@@ -273,26 +274,26 @@ def find_best_splits(hist, slots, totals, n_bins, features, feature_mask, settin
     features : ndarray of shape (n_active,), int64   # IN
     feature_mask : ndarray of shape (n_nodes, n_active), uint8   # IN, 0 = not a candidate
     settings : ndarray of shape (N_SETTINGS,), float64   # IN, see :func:`split_settings`
-    out_gain : ndarray of shape (n_nodes, n_active), float64   # OUT, -inf = none
-    out_bin : ndarray of shape (n_nodes, n_active), int32   # OUT
-    out_default_left : ndarray of shape (n_nodes, n_active), uint8   # OUT
-    out_left : ndarray of shape (n_nodes, n_active, 3), int64   # OUT, fixed-point left sums
-    out_best : ndarray of shape (n_nodes,), int64   # OUT, position in ``features``; -1 = none
+    out : tuple (gain, pick, left)   # OUT, as every scan kernel fills it
+        (:mod:`boostwood._kernels.nodes`): gain (n_nodes, n_active) float64, -inf = none;
+        pick (N_PICK, n_nodes, n_active) int64: the last bin left, -1 (no next code)
+        and missing-go-left; left (n_nodes, n_active, 3) int64, fixed-point left sums
     """
+    out_gain, out_pick, out_left = out
     n_nodes = slots.shape[0]
     n_active = features.shape[0]
     for task in prange(n_active * n_nodes):
         a = task // n_nodes
         node = task % n_nodes
         out_gain[node, a] = -np.inf
-        out_bin[node, a] = -1
-        out_default_left[node, a] = 0
+        out_pick[P_BIN, node, a] = -1
+        out_pick[P_NEXT, node, a] = -1
+        out_pick[P_DEFAULT_LEFT, node, a] = 0
         if feature_mask[node, a] == 0:
             continue
         f = features[a]
         gain, b, dl = scan_feature(hist[slots[node], f], n_bins[f], totals[node, 0],
                                    totals[node, 1], totals[node, 2], settings, out_left[node, a])
         out_gain[node, a] = gain
-        out_bin[node, a] = b
-        out_default_left[node, a] = 1 if dl else 0
-    pick_best_features(out_gain, out_best)
+        out_pick[P_BIN, node, a] = b
+        out_pick[P_DEFAULT_LEFT, node, a] = 1 if dl else 0

@@ -30,6 +30,11 @@ CATEGORICAL = 1
 #: partition kernel takes them.
 SP_FEATURE, SP_BIN, SP_DEFAULT_LEFT, SP_KIND, SP_CAT_START, SP_CAT_LEN = range(6)
 N_SPLIT_FIELDS = 6
+#: Named planes of the ``pick`` array every scan kernel fills, (N_PICK, n_nodes, n_active)
+#: int64: the last bin (or rank code) sent left, the node's next code after it (-1: none;
+#: sorted scans only), and where missing values go.
+P_BIN, P_NEXT, P_DEFAULT_LEFT = range(3)
+N_PICK = 3
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -75,17 +80,6 @@ def goes_left_many(values, j, kind, threshold, default_left, cat_start, cat_len,
     for i in prange(values.shape[0]):
         out[i] = goes_left(values[i], j, kind, threshold, default_left, cat_start, cat_len,
                            cat_bits)
-
-
-def pack_splits(features, bins, default_left, kinds=None, cat_start=None, cat_len=None):
-    """A batch of splits as the int64 record array (N_SPLIT_FIELDS, n) the partition
-    kernel takes (kinds default to NUMERIC)."""
-    features = np.asarray(features)
-    out = np.zeros((N_SPLIT_FIELDS, features.shape[0]), dtype=np.int64)
-    out[SP_FEATURE], out[SP_BIN], out[SP_DEFAULT_LEFT] = features, bins, default_left
-    if kinds is not None:
-        out[SP_KIND], out[SP_CAT_START], out[SP_CAT_LEN] = kinds, cat_start, cat_len
-    return out
 
 
 #: The category words of a batch without categorical splits.

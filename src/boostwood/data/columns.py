@@ -53,6 +53,12 @@ class SortedColumns:
         self.order, self.order_offsets = _flatten(orders)
         self.missing_rows, self.missing_offsets = _flatten(missing)
 
+    @property
+    def lists(self):
+        """(order, order_offsets, missing_rows, missing_offsets), as the scan kernels take
+        them."""
+        return self.order, self.order_offsets, self.missing_rows, self.missing_offsets
+
     def thresholds(self, features, codes, next_codes):
         """Raw thresholds of splits "code <= c": half-way to the node's next value,
         or the value itself when no value follows (``next_codes`` -1). Midpoints

@@ -9,13 +9,13 @@ consecutive values); on :class:`BinnedColumns` it searches histogram bins.
 """
 import numpy as np
 
-from .._kernels.criterion import (ENTROPY, GAIN_RATIO, compact_rows, criterion_random_scan,
-                                  criterion_scan, feature_varies, impurity, node_statistics)
+from .._kernels.criterion import (ENTROPY, GAIN_RATIO, compact_rows, criterion_settings,
+                                  feature_varies, node_statistics)
 from .._kernels.levels import splittable_nodes
-from .._kernels.split import pick_best_features
+from .._kernels.nodes import ND_DEPTH
 from .exact import ExactTreeGrower
-from .grower import Split
-from .tree import Tree
+from .nodes import NodeTable
+from .splitters import CriterionSplitter
 
 CRITERIA = {"gini": 0, "entropy": ENTROPY, "gain_ratio": GAIN_RATIO, "squared_error": 3}
 
@@ -46,13 +46,19 @@ class CriterionTreeGrower(ExactTreeGrower):
         if self.random_splits:
             vals = columns.values
             self._values = np.concatenate(vals) if vals else np.zeros(0)
-            self._value_offsets = np.concatenate([[0], np.cumsum([v.size for v in vals])])
+            self._value_offsets = np.concatenate([[0], np.cumsum([v.size for v in vals])]) \
+                .astype(np.int64)
         if criterion not in CRITERIA:
             raise ValueError(f"criterion must be one of {sorted(CRITERIA)}, got {criterion!r}")
         self.K = int(n_channels)
         self.criterion = CRITERIA[criterion]
         self.min_samples_split = int(min_samples_split)
         self.min_impurity_decrease = float(min_impurity_decrease)
+        self.splitter = CriterionSplitter(self)
+        p = params
+        self._crit_settings = criterion_settings(self.criterion, self.min_samples_split,
+                                                 p.min_data_in_leaf, p.min_child_weight,
+                                                 max(p.max_depth, 0))
 
     def grow_tree(self, stat, channel, weight, rows, features, rng):
         """Grow a tree on rows ``rows`` (None = all): row r adds ``stat[r]`` to channel
@@ -62,8 +68,7 @@ class CriterionTreeGrower(ExactTreeGrower):
         self._stat = np.ascontiguousarray(stat, dtype=np.float64)
         self._channel = np.ascontiguousarray(channel, dtype=np.int32)
         self._weight = np.ascontiguousarray(weight, dtype=np.float64)
-        self._stats = {}
-        self._left_stats = {}
+        self._row_stats_tuple = (self._stat, self._channel, self._weight)
         if self.params.grow_policy == "depthwise" and self.vectorized:
             from .levels import grow_levels  # the same steps, a level at a time
             n = self.n_rows if rows is None else rows.shape[0]
@@ -89,23 +94,28 @@ class CriterionTreeGrower(ExactTreeGrower):
         self._root_weight = out[0, self.K]
         return out[0]
 
-    def _split_limits(self):
-        """The stopping rules of :func:`boostwood._kernels.levels.splittable_nodes`."""
-        p = self.params
-        return (self.criterion, self.min_samples_split, p.min_data_in_leaf,
-                p.min_child_weight, max(p.max_depth, 0))
-
     def _can_split_many(self, stats, depth):
         """May these nodes (statistics (m, K + 2), depths (m,)) be split? One rule for
         both growth paths (:func:`boostwood._kernels.levels.splittable_nodes`)."""
         out = np.empty(stats.shape[0], dtype=np.bool_)
         splittable_nodes(np.ascontiguousarray(stats, dtype=np.float64),
-                         np.asarray(depth, dtype=np.int64), *self._split_limits(), out)
+                         np.asarray(depth, dtype=np.int64), self._crit_settings, out)
         return out
 
-    def _splittable(self, nodes, node):
-        return bool(self._can_split_many(self._stats[node][None, :],
-                                         [nodes.cols["depth"][node]])[0])
+    def _splittable(self, table, node):
+        return bool(self._can_split_many(table.stats[node:node + 1],
+                                         table.ints[ND_DEPTH, node:node + 1])[0])
+
+    def _new_table(self):
+        return NodeTable(self.K + 2, np.float64, 64)
+
+    def _begin_tree(self, gh):
+        self._gh = None
+
+    def _root(self, table, n):
+        table.add_root(self._root_stats(n), n)
+        if self._splittable(table, 0):
+            self._scan(table, [0])
 
     def _compact(self, active):
         """Drop the rows of finished leaves from the feature lists once they are a third."""
@@ -118,68 +128,6 @@ class CriterionTreeGrower(ExactTreeGrower):
             compact_rows(rows, offsets, self.node_of, new_rows, new_offsets)
             out += [new_rows[:new_offsets[-1]], new_offsets]
         self._lists, self._listed = out, active
-
-    def _root(self, nodes, n):
-        v = self._root_stats(n)
-        self._stats[0] = v
-        nodes.add(v[0], v[self.K], v[self.K + 1], 0, 0, n, 0)
-        if self._splittable(nodes, 0):
-            self._scan(nodes, [0])
-
-    def _scan(self, nodes, scan, pairs=()):
-        p, K = self.params, self.K
-        scan = sorted(scan)
-        B, A = len(scan), self._features.shape[0]
-        if A == 0 or B == 0:
-            return
-        counts = self._mark_batch(nodes, scan)
-        self._compact(int(counts.sum()))
-        order, order_offsets, missing_rows, missing_offsets = self._lists
-        mask = self.feature_mask(B, self._lists)
-        varies = np.empty((B, A), dtype=np.uint8)
-        totals = np.array([self._stats[k] for k in scan])
-        gain = np.empty((B, A))
-        code = np.empty((B, A), dtype=np.int64)
-        nxt = np.empty((B, A), dtype=np.int64)
-        dl = np.empty((B, A), dtype=np.uint8)
-        left = np.empty((B, A, K + 2))
-        best = np.empty(B, dtype=np.int64)
-        c = self.columns
-        msl = float(max(p.min_data_in_leaf, 1))
-        if self.random_splits:
-            thr_of = np.empty((B, A))
-            criterion_random_scan(c.codes, order, order_offsets, missing_rows,
-                                  missing_offsets, self._values,
-                                  self._value_offsets.astype(np.int64), self._stat,
-                                  self._channel, self._weight, self.node_of, totals,
-                                  self._features, mask, self.criterion, msl, p.min_child_weight,
-                                  self._rng.random((B, A)), gain, code, thr_of, dl, left,
-                                  varies)
-        else:
-            criterion_scan(c.codes, order, order_offsets, missing_rows, missing_offsets,
-                           self._stat, self._channel, self._weight, self.node_of, totals,
-                           self._features, mask, self.criterion, msl, p.min_child_weight, gain,
-                           code, nxt, dl, left, varies)
-        pick_best_features(gain, best)
-        crit = ENTROPY if self.criterion == GAIN_RATIO else self.criterion
-        for r, k in enumerate(scan):
-            a = best[r]
-            if a < 0:
-                continue
-            lv = left[r, a].copy()
-            decrease = impurity(totals[r], K, crit) - impurity(lv, K, crit) \
-                - impurity(totals[r] - lv, K, crit)
-            if decrease < self.min_impurity_decrease * self._root_weight:
-                continue
-            f = int(self._features[a])
-            if self.random_splits:
-                thr = thr_of[r, a]
-            else:
-                thr = c.thresholds([f], [int(code[r, a])], [int(nxt[r, a])])[0]
-            self._left_stats[k] = lv
-            self._cand[k] = Split(gain[r, a], f, int(code[r, a]), int(dl[r, a]), lv[0], lv[K],
-                                  lv[K + 1], threshold=thr, recorded_gain=decrease)
-            self._push_candidate(gain[r, a], k)
 
     def feature_mask(self, B, lists, varies=None):
         """(B, A) uint8: the features each node of the batch may split on.
@@ -196,8 +144,7 @@ class CriterionTreeGrower(ExactTreeGrower):
             return np.ones((B, A), dtype=np.uint8)
         if varies is None:
             varies = np.empty((B, A), dtype=np.uint8)
-            feature_varies(self.columns.codes, lists[0], lists[1], lists[2], lists[3],
-                           self.node_of, B, varies)
+            feature_varies(self.columns.codes, tuple(lists), self.node_of, B, varies)
         keys = self._rng.random((B, A))
         pick = np.argpartition(keys, n_pick - 1, axis=1)[:, :n_pick]
         mask = np.zeros((B, A), dtype=np.uint8)
@@ -209,21 +156,12 @@ class CriterionTreeGrower(ExactTreeGrower):
             mask[np.flatnonzero(none), np.argmin(k, axis=1)] = 1
         return mask
 
-    def _record_split(self, nodes, k, split, n_left):
-        left, right = ExactTreeGrower._record_split(nodes, k, split, n_left)
-        lv = self._left_stats.pop(k)
-        self._stats[left], self._stats[right] = lv, self._stats[k] - lv
-        return left, right
-
-    def _finish(self, nodes):
-        n = len(nodes["feature"])
-        stats = np.array([self._stats[k] for k in range(n)])
+    def _finish(self, table):
+        n = table.n
+        stats = table.stats[:n].copy()
         w = stats[:, self.K]
         value = np.divide(stats[:, 0], w, out=np.zeros(n), where=w > 0)
-        tree = Tree(nodes["feature"], nodes["threshold"], nodes["left"], nodes["right"],
-                    nodes["default_left"], value, nodes["gain"], w, nodes["C"],
-                    threshold_bin=nodes["threshold_bin"])
-        return tree, stats
+        return table.to_tree(value, w, stats[:, self.K + 1].copy()), stats
 
 
 class BinnedColumns:

@@ -16,12 +16,10 @@ import numpy as np
 
 from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._comm import LocalReducer
-from .._kernels.exact import exact_scan, mark_nodes
-from .._kernels.split import pick_best_features
 from .._kernels.histogram import sum_gradients
 from .._kernels.partition import partition_nodes
-from .._kernels.splits import NO_CATEGORIES, pack_splits
-from .grower import PARTITION_BLOCK, Split, TreeGrower
+from .grower import PARTITION_BLOCK, TreeGrower
+from .splitters import SortedSplitter
 from .stats import FixedPointStats
 
 
@@ -41,7 +39,6 @@ class ExactTreeGrower(TreeGrower):
 
     def __init__(self, columns, params, reducer=None, local_eps=0.0):
         self.columns = columns
-        self.local_eps = float(local_eps)
         self.params = params
         self.reducer = reducer if reducer is not None else LocalReducer()
         self.builder = None
@@ -54,80 +51,28 @@ class ExactTreeGrower(TreeGrower):
         self.mask = np.empty(n_rows, dtype=np.uint8)
         self.node_of = np.empty(n_rows, dtype=np.int32)
         self.stats = FixedPointStats(n_rows, self.reducer)
+        self.splitter = SortedSplitter(self, local_eps)
 
     def _n_rows(self):
         return self.n_rows
 
-    def _root(self, nodes, n):
+    def _root(self, table, n):
         totals = np.empty(3, dtype=HIST_DTYPE)
         sum_gradients(self._gh, self.buf[0], 0, n, totals)
         self.reducer.allreduce_sum(totals)
-        nodes.add(int(totals[0]), int(totals[1]), int(totals[2]), 0, 0, n, 0)
-        if self._splittable(nodes, 0):
-            self._scan(nodes, [0])
+        table.add_root(totals, n)
+        if self._splittable(table, 0):
+            self._scan(table, [0])
 
-    def _expand(self, nodes, batch):
+    def _expand(self, table, batch):
         """Partition the batch's rows by their candidates, then scan the children."""
-        splits = [self._cand.pop(k) for k in batch]
-        cols = nodes.cols
-        B = len(batch)
-        arr = np.array([cols["start"][k] for k in batch] + [cols["count"][k] for k in batch]
-                       + [s.feature for s in splits] + [s.bin for s in splits]
-                       + [s.default_left for s in splits] + [cols["side"][k] for k in batch],
-                       dtype=np.int64).reshape(6, B)
-        starts, counts, feats, codes, dleft, sides = arr
-        n_left = np.empty(B, dtype=np.int64)
-        partition_nodes(self.X_columns, self.buf, sides, self.mask, starts, counts,
-                        pack_splits(feats, codes, dleft), NO_CATEGORIES, self.missing_bins,
-                        PARTITION_BLOCK, n_left)
-        to_scan = []
-        for i, k in enumerate(batch):
-            left, right = self._record_split(nodes, k, splits[i], int(n_left[i]))
-            to_scan.extend(c for c in (left, right) if self._splittable(nodes, c))
+        n_left = np.empty(batch.shape[0], dtype=np.int64)
+        partition_nodes(self.X_columns, self.buf, self.mask, table.ints, batch, table.cat_bits,
+                        self.missing_bins, PARTITION_BLOCK, n_left)
+        first = table.split(batch, n_left)
+        to_scan = [c for c in range(first, table.n) if self._splittable(table, c)]
         if to_scan:
-            self._scan(nodes, to_scan)
+            self._scan(table, to_scan)
 
-    def _mark_batch(self, nodes, scan):
-        """``node_of[row]`` = position in ``scan`` of the row's node (-1: not in the batch);
-        returns the nodes' row counts."""
-        cols = nodes.cols
-        sides, starts, counts = np.array([(cols["side"][k], cols["start"][k], cols["count"][k])
-                                          for k in scan], dtype=np.int64).T.copy()
-        self.node_of[:] = -1
-        mark_nodes(self.buf, sides, starts, counts, self.node_of)
-        return counts
-
-    def _scan(self, nodes, scan, pairs=()):
-        p = self.params
-        scan = sorted(scan)
-        B, A = len(scan), self._features.shape[0]
-        if A == 0 or B == 0:
-            return
-        cols = nodes.cols
-        self._mark_batch(nodes, scan)
-        mask = self._node_feature_mask(B, A)
-        if mask is None:
-            mask = np.ones((B, A), dtype=np.uint8)
-        totals = np.array([(cols["G"][k], cols["H"][k], cols["C"][k]) for k in scan],
-                          dtype=HIST_DTYPE)
-        gain = np.empty((B, A))
-        code = np.empty((B, A), dtype=np.int64)
-        nxt = np.empty((B, A), dtype=np.int64)
-        dl = np.empty((B, A), dtype=np.uint8)
-        left = np.empty((B, A, 3), dtype=HIST_DTYPE)
-        best = np.empty(B, dtype=np.int64)
-        c = self.columns
-        exact_scan(c.codes, c.order, c.order_offsets, c.missing_rows, c.missing_offsets, self._gh,
-                   self.node_of, totals, self._features, mask, self._settings, self.local_eps,
-                   gain, code, nxt, dl, left)
-        pick_best_features(gain, best)
-        for r, k in enumerate(scan):
-            a = best[r]
-            g = gain[r, a] if a >= 0 else 0.0
-            if g > 0.0:
-                f = int(self._features[a])
-                thr = c.thresholds([f], [int(code[r, a])], [int(nxt[r, a])])[0]
-                lr = left[r, a]
-                self._cand[k] = Split(g, f, int(code[r, a]), int(dl[r, a]), int(lr[0]),
-                                      int(lr[1]), int(lr[2]), threshold=thr)
-                self._push_candidate(g, k)
+    def _drop(self, nodes):
+        pass  # no histograms to free

@@ -20,7 +20,6 @@ them only to check ``min_child_weight``, score a split or set a leaf.
 import heapq
 import warnings
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -28,12 +27,13 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from .._config import GQ_DTYPE, HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import sum_gradients
-from .._kernels.grow import split_and_build, subtract_and_scan
+from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
+from .._kernels.nodes import ND_COUNT, ND_DEPTH, NF_GAIN
 from .._kernels.split import leaf_weight, split_settings
-from .._kernels.splits import NO_CATEGORIES
 from .histogram import HIST_BLOCK, HistogramBuilder
+from .nodes import NodeTable
+from .splitters import HistogramSplitter
 from .stats import FixedPointStats
-from .tree import Tree
 
 # The expansion drivers are parallel=True for the numba cache's sake only (see
 # _kernels/grow.py); numba's notice that they hold no parallel loop means nothing to users.
@@ -42,25 +42,6 @@ warnings.filterwarnings("ignore", message=r"(?s).*parallel=True.*was specified b
 
 #: Rows per partition block; fixed so that results never depend on threads.
 PARTITION_BLOCK = 4096
-
-
-class Split(NamedTuple):
-    """A node's best split as a split scan reports it: named fields, never positions.
-
-    ``left_G``, ``left_H``, ``left_count`` are the left child's sums in the grower's
-    statistics (fixed-point integers for gradient trees, class weight / weight /
-    row count for criterion trees); the right child's are the node's minus these.
-    """
-
-    gain: float                  # what candidates are ranked by
-    feature: int
-    bin: int                     # rows whose bin (or rank code) is <= this go left
-    default_left: int            # where missing values go
-    left_G: object
-    left_H: object
-    left_count: object
-    threshold: float = None      # raw threshold, when the scan knows it (sorted columns)
-    recorded_gain: float = None  # the gain the tree records, when it is not ``gain``
 
 
 @dataclass
@@ -81,34 +62,6 @@ class GrowerParams:
     min_data_in_leaf: int = 1
     colsample_bynode: float = 1.0
     learning_rate: float = 0.3
-
-
-class _Nodes:
-    """Growing tree: per-node lists, turned into a :class:`Tree` at the end."""
-
-    def __init__(self):
-        self.cols = {k: [] for k in ("feature", "threshold_bin", "threshold", "left", "right",
-                                     "default_left", "gain", "G", "H", "C",
-                                     "depth", "start", "count", "side")}
-
-    def add(self, G, H, C, depth, start, count, side):
-        c = self.cols
-        for k in ("feature", "threshold_bin", "left", "right"):
-            c[k].append(-1)
-        c["default_left"].append(0)
-        c["threshold"].append(0.0)
-        c["gain"].append(0.0)
-        c["G"].append(G)
-        c["H"].append(H)
-        c["C"].append(C)
-        c["depth"].append(depth)
-        c["start"].append(start)
-        c["count"].append(count)
-        c["side"].append(side)
-        return len(c["feature"]) - 1
-
-    def __getitem__(self, key):
-        return self.cols[key]
 
 
 class TreeGrower:
@@ -146,6 +99,7 @@ class TreeGrower:
         self.buf = np.empty((2, n_rows), dtype=INDEX_DTYPE)
         self.mask = np.empty(n_rows, dtype=np.uint8)
         self.stats = FixedPointStats(n_rows, self.reducer)
+        self.splitter = HistogramSplitter(self)
 
     # -- public ------------------------------------------------------------------------
     def grow(self, gh, rows, features, rng):
@@ -171,6 +125,26 @@ class TreeGrower:
         else:
             self.buf[0, :n] = rows
         self._features, self._rng = features, rng
+        self._begin_tree(gh)
+        table = self._new_table()
+        self._open = set()  # leaves holding a candidate split
+        self._heap = []  # lossguide: (-gain, node) of every candidate
+        self._slot = {}
+        self._root(table, n)
+        n_leaves = 1
+        while True:
+            batch = self._next_batch(table, n_leaves)
+            if not batch:
+                break
+            self._expand(table, np.array(batch, dtype=np.int64))
+            n_leaves += len(batch)
+        for slot in self._slot.values():
+            self.builder.release(slot)
+        self._slot = {}
+        return self._finish(table)
+
+    def _begin_tree(self, gh):
+        """Per-tree state: fixed-point gradients, their units and the split settings."""
         if gh is not None and gh.dtype != GQ_DTYPE:
             gh = self.stats.quantize(gh)
         self._gh = gh
@@ -180,30 +154,16 @@ class TreeGrower:
                                         p.min_child_weight, p.min_data_in_leaf,
                                         self.stats.units)
         self._n_threads = numba.get_num_threads()
-        nodes = _Nodes()
-        self._cand = {}
-        self._heap = []  # lossguide: (-gain, node) of every candidate
-        self._slot = {}
-        self._root(nodes, n)
-        n_leaves = 1
-        while True:
-            batch = self._next_batch(n_leaves)
-            if not batch:
-                break
-            self._expand(nodes, batch)
-            n_leaves += len(batch)
-        for slot in self._slot.values():
-            self.builder.release(slot)
-        self._slot = {}
-        return self._finish(nodes)
+
+    def _new_table(self):
+        p = self.params
+        cap = 2 * p.max_leaves if p.max_leaves > 0 else 2 ** min(max(p.max_depth, 1) + 1, 12)
+        return NodeTable(3, HIST_DTYPE, cap)
 
     def _n_rows(self):
         return self.X_binned.shape[0]
 
-    def _push_candidate(self, gain, node):
-        heapq.heappush(self._heap, (-gain, node))
-
-    def _root(self, nodes, n):
+    def _root(self, table, n):
         """Add the root node and, if it may be split, find its best split."""
         features, gh = self._features, self._gh
         root_slot = self._root_histogram(n) if features.shape[0] else None
@@ -216,11 +176,11 @@ class TreeGrower:
             # the sum of one feature's cells (no extra pass over the rows, and
             # already summed across shards)
             totals = self.builder.hist[root_slot, features[0]].sum(axis=0)
-        nodes.add(int(totals[0]), int(totals[1]), int(totals[2]), 0, 0, n, 0)
+        table.add_root(totals, n)
         if root_slot is not None:
             self._slot[0] = root_slot
-            if self._splittable(nodes, 0):
-                self._scan(nodes, [0])
+            if self._splittable(table, 0):
+                self._scan(table, [0])
             else:
                 self.builder.release(self._slot.pop(0))
 
@@ -232,128 +192,103 @@ class TreeGrower:
         return slot
 
     # -- policy ------------------------------------------------------------------------
-    def _next_batch(self, n_leaves):
+    def _next_batch(self, table, n_leaves):
         p = self.params
-        if not self._cand or (p.max_leaves > 0 and n_leaves >= p.max_leaves):
+        if not self._open or (p.max_leaves > 0 and n_leaves >= p.max_leaves):
             return []
         if p.grow_policy == "lossguide":
-            return [heapq.heappop(self._heap)[1]]  # highest gain, lowest node id on ties
-        batch = sorted(self._cand)
+            k = heapq.heappop(self._heap)[1]  # highest gain, lowest node id on ties
+            self._open.discard(k)
+            return [k]
+        batch = sorted(self._open)
         if p.max_leaves > 0 and n_leaves + len(batch) > p.max_leaves:
-            keep = sorted(batch, key=lambda k: (-self._cand[k].gain, k))[:p.max_leaves - n_leaves]
+            gain = table.floats[NF_GAIN]
+            keep = sorted(batch, key=lambda k: (-gain[k], k))[:p.max_leaves - n_leaves]
             batch = sorted(keep)
+        self._open.difference_update(batch)
         return batch
 
-    def _splittable(self, nodes, node):
-        c = nodes.cols
-        return self._can_split(c["depth"][node], c["C"][node], c["H"][node])
+    def _add_candidates(self, found):
+        """Queue the nodes of a :class:`SplitBatch` for expansion."""
+        nodes = found.nodes.tolist()
+        self._open.update(nodes)
+        if self.params.grow_policy == "lossguide":
+            for g, k in zip(found.gain.tolist(), nodes):
+                heapq.heappush(self._heap, (-g, k))
+
+    def _splittable(self, table, node):
+        return self._can_split(int(table.ints[ND_DEPTH, node]), table.stats[node, 2],
+                               table.stats[node, 1])
 
     def _can_split(self, depth, count, hess):
-        """May a node of this depth, row count and (fixed-point) hessian sum still be split?"""
+        """May nodes of this depth, row count and (fixed-point) hessian sum still be split?
+        (scalars, or arrays of one entry per node)"""
         p = self.params
-        if p.max_depth > 0 and depth >= p.max_depth:
-            return False
-        return count >= 2 * p.min_data_in_leaf and hess * self._h_unit >= 2 * p.min_child_weight
+        ok = (count >= 2 * p.min_data_in_leaf) & (hess * self._h_unit >= 2 * p.min_child_weight)
+        if p.max_depth > 0:
+            ok = ok & (depth < p.max_depth)
+        return ok
 
     # -- one expansion ---------------------------------------------------------------------
-    def _expand(self, nodes, batch):
+    def _expand(self, table, batch):
         """Split every node of ``batch`` by its candidate; build, subtract and scan the children.
 
         Which child's histogram is built (the smaller one) is decided from the
         split's global row counts, so every data shard builds the same child.
         """
-        cand, slot_of, builder = self._cand, self._slot, self.builder
-        cols = nodes.cols
-        depth_of, H_of, C_of = cols["depth"], cols["H"], cols["C"]
-        start_of, count_of, side_of = cols["start"], cols["count"], cols["side"]
-        splits, plan, pairs = [], [], []
-        small_left, small_slots = [], []
-        for k in batch:
-            s = cand.pop(k)
-            splits.append(s)
-            HL, CL = s.left_H, s.left_count
-            CR, HR = C_of[k] - CL, H_of[k] - HL
-            need_l = self._can_split(depth_of[k] + 1, CL, HL)
-            need_r = self._can_split(depth_of[k] + 1, CR, HR)
+        slot_of, builder = self._slot, self.builder
+        B = batch.shape[0]
+        left = table.cand_left[batch]
+        node = table.stats[batch]
+        CL, HL = left[:, 2], left[:, 1]
+        CR, HR = node[:, 2] - CL, node[:, 1] - HL
+        depth = table.ints[ND_DEPTH, batch] + 1
+        need_l = self._can_split(depth, CL, HL).tolist()
+        need_r = self._can_split(depth, CR, HR).tolist()
+        small_left = (CL <= CR).tolist()
+        small = np.full((2, B), -1, dtype=np.int64)
+        small[SM_LEFT] = small_left
+        plan, pairs = [], []
+        for i, k in enumerate(batch.tolist()):
             parent_slot = slot_of.pop(k)
-            left_small = CL <= CR
-            small_left.append(1 if left_small else 0)
-            if not (need_l or need_r):
+            if not (need_l[i] or need_r[i]):
                 builder.release(parent_slot)
-                small_slots.append(-1)
-                plan.append((need_l, need_r, -1, -1))
+                plan.append(-1)
                 continue
-            small_slot = builder.acquire()
-            small_slots.append(small_slot)
-            large_slot = -1
-            if need_r if left_small else need_l:
-                large_slot = parent_slot
-                pairs.append((parent_slot, small_slot))
+            small[SM_SLOT, i] = builder.acquire()
+            if need_r[i] if small_left[i] else need_l[i]:
+                pairs.append((parent_slot, int(small[SM_SLOT, i])))
+                plan.append(parent_slot)  # the larger child's slot, after the subtraction
             else:
                 builder.release(parent_slot)
-            plan.append((need_l, need_r, small_slot, large_slot))
-        B = len(batch)
-        zeros = [0] * (3 * B)  # split kind (numeric) and category words of every split
-        arr = np.array([start_of[k] for k in batch] + [count_of[k] for k in batch]
-                       + [s.feature for s in splits] + [s.bin for s in splits]
-                       + [s.default_left for s in splits] + zeros + [side_of[k] for k in batch]
-                       + small_left + small_slots, dtype=np.int64).reshape(11, B)
-        starts, counts, sides, sleft, sslots = arr[0], arr[1], arr[8], arr[9], arr[10]
-        split_record = arr[2:8]  # feature, bin, default_left, kind, category words (splits.py)
+                plan.append(-1)
         n_left = np.empty(B, dtype=np.int64)
-        builder.reserve_partials(B + sum(count_of[k] for k in batch) // HIST_BLOCK)
-        split_and_build(self.X_columns, self.X_binned, self._gh, self.buf, self.mask, starts,
-                        counts, split_record, NO_CATEGORIES, sides,
-                        self.missing_bins, PARTITION_BLOCK, sleft, sslots, self._features,
-                        HIST_BLOCK, self._n_threads, builder.hist, builder.partial, n_left)
+        builder.reserve_partials(B + int(table.ints[ND_COUNT, batch].sum()) // HIST_BLOCK)
+        split_and_build((self.X_columns, self.X_binned), self._gh, self.buf, self.mask,
+                        table.ints, batch, table.cat_bits, self.missing_bins, small,
+                        self._features, (PARTITION_BLOCK, HIST_BLOCK, self._n_threads),
+                        (builder.hist, builder.partial), n_left)
+        small_slots = small[SM_SLOT].tolist()
         builder.allreduce([x for x in small_slots if x >= 0])
-        unused, to_scan = self._add_children(nodes, batch, splits, plan, small_left,
-                                             n_left.tolist())
-        self._scan(nodes, to_scan, pairs)
+        first = table.split(batch, n_left)
+        unused, to_scan = [], []
+        for i in range(B):
+            if small_slots[i] < 0:
+                continue
+            lk, rk = first + 2 * i, first + 2 * i + 1
+            small_k, large_k = (lk, rk) if small_left[i] else (rk, lk)
+            slot_of[small_k] = small_slots[i]
+            if plan[i] >= 0:
+                slot_of[large_k] = plan[i]
+            if need_l[i]:
+                to_scan.append(lk)
+            if need_r[i]:
+                to_scan.append(rk)
+            if not (need_l[i] if small_k == lk else need_r[i]):
+                unused.append(small_k)  # built only to be subtracted from its parent
+        self._scan(table, to_scan, pairs)
         for k in unused:
             builder.release(slot_of.pop(k))
-
-    def _add_children(self, nodes, batch, splits, plan, small_left, n_left):
-        """Record the splits and their children; returns (built-only nodes, nodes to scan)."""
-        slot_of = self._slot
-        unused, to_scan = [], []
-        for i, k in enumerate(batch):
-            left, right = self._record_split(nodes, k, splits[i], n_left[i])
-            need_l, need_r, small_slot, large_slot = plan[i]
-            if small_slot < 0:
-                continue
-            small, large = (left, right) if small_left[i] else (right, left)
-            slot_of[small] = small_slot
-            if large_slot >= 0:
-                slot_of[large] = large_slot
-            if need_l:
-                to_scan.append(left)
-            if need_r:
-                to_scan.append(right)
-            if not (need_l if small == left else need_r):
-                unused.append(small)  # built only to be subtracted from its parent
-        return unused, to_scan
-
-    @staticmethod
-    def _record_split(nodes, k, split, n_left):
-        """Make node k a split by its candidate ``split`` (a :class:`Split`); add its
-        children, whose rows are the first ``n_left`` and the rest of k's segment in the
-        other buffer. Returns (left, right)."""
-        cols = nodes.cols
-        f, b, dl, GL, HL, CL = split.feature, split.bin, split.default_left, split.left_G, \
-            split.left_H, split.left_count
-        gain = split.gain if split.recorded_gain is None else split.recorded_gain
-        depth, start, count = cols["depth"][k] + 1, cols["start"][k], cols["count"][k]
-        side = 1 - cols["side"][k]
-        left = nodes.add(GL, HL, CL, depth, start, n_left, side)
-        right = nodes.add(cols["G"][k] - GL, cols["H"][k] - HL, cols["C"][k] - CL, depth,
-                          start + n_left, count - n_left, side)
-        cols["feature"][k], cols["threshold_bin"][k] = f, b
-        if split.threshold is not None:
-            cols["threshold"][k] = split.threshold
-        cols["left"][k], cols["right"][k] = left, right
-        cols["default_left"][k], cols["gain"][k] = dl, gain
-        return left, right
 
     def _node_feature_mask(self, B, A):
         """(B, A) uint8: which of the A tree features each of B nodes may split on
@@ -367,68 +302,42 @@ class TreeGrower:
             mask[r, self._rng.choice(A, n_pick, replace=False)] = 1
         return mask
 
-    def _scan_buffers(self, B, A):
-        """Output arrays of the split kernel for B nodes, reused across calls."""
-        if getattr(self, "_buffers", None) is None or self._buffers[0].shape[0] < B \
-                or self._buffers[0].shape[1] != A:
-            cap = max(B, 8)
-            self._buffers = (np.empty((cap, A)), np.empty((cap, A), dtype=np.int32),
-                             np.empty((cap, A), dtype=np.uint8),
-                             np.empty((cap, A, 3), dtype=HIST_DTYPE),
-                             np.empty(cap, dtype=np.int64), np.ones((cap, A), dtype=np.uint8))
-            self._views = (0, None)
-        if self._views[0] != B:
-            self._views = (B, [b[:B] for b in self._buffers])
-        return self._views[1]
+    def _all_features(self, B, A):
+        """A (B, A) mask of ones, reused across calls."""
+        ones = getattr(self, "_ones", None)
+        if ones is None or ones.shape[0] < B or ones.shape[1] != A:
+            ones = self._ones = np.ones((max(B, 8), A), dtype=np.uint8)
+        return ones[:B]
 
-    def _scan(self, nodes, scan, pairs=()):
+    def _scan(self, table, scan, pairs=()):
         """Subtract ``pairs`` (parent slot, child slot), then find the best split of
-        each node of ``scan`` (in node order) and record it as a candidate."""
-        p = self.params
-        scan = sorted(scan)
-        B, A = len(scan), self._features.shape[0]
-        if A == 0 or B == 0:
-            for k in scan:
-                self.builder.release(self._slot.pop(k))
+        each node of ``scan`` (in node order) and queue those that have one."""
+        nodes = np.array(sorted(scan), dtype=np.int64)
+        if self._features.shape[0] == 0 or nodes.shape[0] == 0:
+            self._drop(nodes)
             return
-        gain, best_bin, dl, left, best, mask = self._scan_buffers(B, A)
-        drawn = self._node_feature_mask(B, A)
-        if drawn is not None:
-            mask = drawn
-        G, H, C = nodes["G"], nodes["H"], nodes["C"]
-        totals = np.array([(G[k], H[k], C[k]) for k in scan], dtype=HIST_DTYPE)
-        pair_arr = np.array(pairs, dtype=np.int64).reshape(-1, 2).T.copy()
-        subtract_and_scan(self.builder.hist, pair_arr[0], pair_arr[1], self._features,
-                          np.array([self._slot[k] for k in scan], dtype=np.int64), totals,
-                          self.n_bins, mask, self._settings, gain, best_bin, dl, left, best)
-        for r, k in enumerate(scan):
-            a = best[r]
-            g = gain[r, a] if a >= 0 else 0.0
-            if g > 0.0:
-                lr = left[r, a]
-                self._cand[k] = Split(g, int(self._features[a]), int(best_bin[r, a]),
-                                      int(dl[r, a]), int(lr[0]), int(lr[1]), int(lr[2]))
-                self._push_candidate(g, k)
-            else:
-                self.builder.release(self._slot.pop(k))
+        found = self.splitter.find(table, nodes, pairs)
+        self._add_candidates(found)
+        if found.nodes.shape[0] < nodes.shape[0]:
+            self._drop(nodes[~table.has_candidate(nodes)])
 
-    def _finish(self, nodes):
+    def _drop(self, nodes):
+        """Nodes that will not be split: free their histograms."""
+        for k in nodes.tolist():
+            self.builder.release(self._slot.pop(k))
+
+    def _finish(self, table):
         p = self.params
-        n = len(nodes["feature"])
+        n = table.n
+        stats = table.stats[:n]
         ug, uh = (float(u) for u in self.stats.units)
-        G = [ug * float(g) for g in nodes["G"]]
-        H = [uh * float(h) for h in nodes["H"]]
-        value = np.array([p.learning_rate * leaf_weight(G[k], H[k], p.reg_lambda, p.reg_alpha,
+        G = ug * stats[:, 0].astype(np.float64)
+        H = uh * stats[:, 1].astype(np.float64)
+        value = np.array([p.learning_rate * leaf_weight(g, h, p.reg_lambda, p.reg_alpha,
                                                         p.max_delta_step)
-                          for k in range(n)])
-        feature = np.array(nodes["feature"], dtype=np.int32)
+                          for g, h in zip(G.tolist(), H.tolist())])
         # thresholds: raw values where the split finder knows them (exact), else
         # filled in from the bin edges by the caller
-        tree = Tree(feature, nodes["threshold"], nodes["left"], nodes["right"],
-                    nodes["default_left"], value, nodes["gain"], H, nodes["C"],
-                    threshold_bin=nodes["threshold_bin"])
-        leaves = np.nonzero(feature < 0)[0]
-        sides = np.array(nodes["side"], dtype=np.int64)[leaves]
-        starts = np.array(nodes["start"], dtype=np.int64)[leaves]
-        counts = np.array(nodes["count"], dtype=np.int64)[leaves]
+        tree = table.to_tree(value, H, stats[:, 2].copy())
+        (sides, starts, counts), leaves = table.leaf_segments()
         return tree, (sides, starts, counts, value[leaves])

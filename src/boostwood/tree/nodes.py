@@ -1,0 +1,137 @@
+"""NodeTable: the one table of a growing tree, shared by every growth path.
+
+Gradient trees (histogram, exact and approx split finding, both growth
+policies), criterion trees (CART, random forests, AdaBoost's trees) and the
+level-wise path all grow into a :class:`NodeTable`: named rows of an int64 and a
+float64 array, plus the node statistics (layout in :mod:`boostwood._kernels.nodes`).
+A leaf's split fields hold its candidate split as a splitter found it; expanding
+leaves (:meth:`NodeTable.split`) is one kernel call per batch, whatever the growth
+path, and :meth:`NodeTable.to_tree` makes the finished :class:`~.tree.Tree`.
+"""
+import numpy as np
+
+from .._kernels.nodes import (N_NODE_FLOATS, N_NODE_INTS, ND_BIN, ND_CAT_LEN, ND_CAT_START,
+                              ND_COUNT, ND_DEFAULT_LEFT, ND_DEPTH, ND_FEATURE, ND_KIND, ND_LEFT,
+                              ND_NEXT, ND_RIGHT, ND_SIDE, ND_START, NF_GAIN, NF_RECORDED_GAIN,
+                              NF_THRESHOLD, split_nodes)
+from .._kernels.splits import N_SPLIT_FIELDS, NO_CATEGORIES
+from .tree import Tree
+
+
+class NodeTable:
+    """Growable node arrays of one tree.
+
+    Parameters
+    ----------
+    width : int, statistics per node (3 for gradient trees, K + 2 for criterion trees)
+    dtype : statistics dtype (int64 fixed point, or float64)
+    capacity : int, initial number of rows (the table doubles when full)
+    const_words : int, 64-bit words per node of a "known constant feature" bitset
+        (the level-wise criterion path; 0 = none)
+    """
+
+    def __init__(self, width, dtype, capacity=64, const_words=0):
+        capacity = max(int(capacity), 4)
+        self.n = 0
+        self.ints = np.zeros((N_NODE_INTS, capacity), dtype=np.int64)
+        self.floats = np.zeros((N_NODE_FLOATS, capacity))
+        self.stats = np.zeros((capacity, width), dtype=dtype)
+        self.cand_left = np.zeros((capacity, width), dtype=dtype)
+        self.const = np.zeros((capacity, const_words), dtype=np.uint64)
+        self.cat_bits = NO_CATEGORIES  # category words of categorical splits (none yet)
+
+    # -- growth ------------------------------------------------------------------------
+    def reserve(self, m):
+        """Room for m more nodes (arrays may be reallocated: re-read them after this)."""
+        need = self.n + m
+        cap = self.stats.shape[0]
+        if need <= cap:
+            return
+        cap = max(need, 2 * cap)
+        self.ints = _grow(self.ints, cap, axis=1)
+        self.floats = _grow(self.floats, cap, axis=1)
+        self.stats = _grow(self.stats, cap, axis=0)
+        self.cand_left = _grow(self.cand_left, cap, axis=0)
+        self.const = _grow(self.const, cap, axis=0)
+
+    def add_root(self, stats, count):
+        """The root: a leaf holding ``count`` rows at the start of buffer 0."""
+        self.reserve(1)
+        self.n = 1
+        self.ints[:, 0] = 0
+        self.ints[[ND_FEATURE, ND_BIN, ND_LEFT, ND_RIGHT, ND_NEXT], 0] = -1
+        self.ints[ND_COUNT, 0] = count
+        self.floats[:, 0] = 0.0
+        self.stats[0] = stats
+        return 0
+
+    def split(self, nodes, n_left):
+        """Expand ``nodes`` (int64 array) by their candidates; node ``nodes[i]`` gets
+        children ``first + 2i`` (left) and ``first + 2i + 1``. Returns ``first``."""
+        m = nodes.shape[0]
+        self.reserve(2 * m)
+        first = self.n
+        split_nodes(self.ints, self.floats, self.stats, self.cand_left, nodes, n_left, first)
+        self.n += 2 * m
+        return first
+
+    # -- reading -----------------------------------------------------------------------
+    def split_record(self, nodes):
+        """The partition kernel's split record of ``nodes``, (N_SPLIT_FIELDS, m) int64."""
+        return np.ascontiguousarray(self.ints[:N_SPLIT_FIELDS, nodes])
+
+    def segments(self, nodes):
+        """(starts, counts, sides) of ``nodes``, int64 arrays."""
+        seg = self.ints[[ND_START, ND_COUNT, ND_SIDE]][:, nodes]
+        return seg[0].copy(), seg[1].copy(), seg[2].copy()
+
+    def has_candidate(self, nodes):
+        """Boolean mask: which leaves of ``nodes`` hold a candidate split."""
+        return self.ints[ND_FEATURE, nodes] >= 0
+
+    def field(self, name):
+        """A named field of the first ``n`` nodes (a view)."""
+        if name in _INT_FIELDS:
+            return self.ints[_INT_FIELDS[name], :self.n]
+        return self.floats[_FLOAT_FIELDS[name], :self.n]
+
+    def to_tree(self, value, weight, count):
+        """The finished :class:`Tree`; leaves keep no split fields. ``value``, ``weight``,
+        ``count`` are per node."""
+        n = self.n
+        ints, floats = self.ints[:, :n], self.floats[:, :n]
+        is_split = ints[ND_LEFT] >= 0
+        feature = np.where(is_split, ints[ND_FEATURE], -1).astype(np.int32)
+        threshold = np.where(is_split, floats[NF_THRESHOLD], 0.0)
+        threshold = np.where(np.isnan(threshold), 0.0, threshold)
+        tree = Tree(feature, threshold, ints[ND_LEFT], ints[ND_RIGHT],
+                    np.where(is_split, ints[ND_DEFAULT_LEFT], 0),
+                    value, np.where(is_split, floats[NF_RECORDED_GAIN], 0.0), weight, count,
+                    threshold_bin=np.where(is_split, ints[ND_BIN], -1))
+        return tree
+
+    def leaf_segments(self):
+        """(sides, starts, counts) of the leaves, in node order."""
+        n = self.n
+        leaves = np.nonzero(self.ints[ND_LEFT, :n] < 0)[0]
+        return (self.ints[ND_SIDE, leaves].copy(), self.ints[ND_START, leaves].copy(),
+                self.ints[ND_COUNT, leaves].copy()), leaves
+
+
+_INT_FIELDS = {"feature": ND_FEATURE, "bin": ND_BIN, "default_left": ND_DEFAULT_LEFT,
+               "kind": ND_KIND, "cat_start": ND_CAT_START, "cat_len": ND_CAT_LEN,
+               "left": ND_LEFT, "right": ND_RIGHT, "depth": ND_DEPTH, "start": ND_START,
+               "count": ND_COUNT, "side": ND_SIDE, "next": ND_NEXT}
+_FLOAT_FIELDS = {"threshold": NF_THRESHOLD, "gain": NF_GAIN,
+                 "recorded_gain": NF_RECORDED_GAIN}
+
+
+def _grow(a, cap, axis):
+    shape = list(a.shape)
+    shape[axis] = cap
+    out = np.zeros(shape, dtype=a.dtype)
+    if axis == 0:
+        out[:a.shape[0]] = a
+    else:
+        out[:, :a.shape[1]] = a
+    return out

@@ -1,0 +1,189 @@
+"""Splitters: the one seam between a growth path and where its splits come from.
+
+A splitter turns a batch of leaves of a :class:`~.nodes.NodeTable` into their best
+splits: ``find(table, nodes)`` runs one scan kernel over the batch, picks each
+node's best feature, writes it into the leaves' candidate fields and returns a
+:class:`SplitBatch` naming them. Every scan kernel fills the same three outputs
+(gain ``(B, A)``, the ``pick`` planes of :mod:`boostwood._kernels.nodes` and the
+left child's statistics ``(B, A, W)``), so choosing and recording is shared:
+
+* :class:`HistogramSplitter` -- gradient histograms (``hist`` / global ``approx``);
+* :class:`SortedSplitter` -- pre-sorted columns, exact greedy or local proposals;
+* :class:`CriterionSplitter` -- impurity criteria over sorted columns or bins
+  (CART, forests, AdaBoost's trees), random thresholds for extra trees.
+
+A splitter is made by its grower and reads that grower's per-tree state (its
+gradients, features, settings and random generator); growth policies, the
+partition and the node table stay in the grower, so a new split kind, a
+constraint or a new statistic is a change to one splitter and its kernel.
+"""
+import numpy as np
+
+from .._config import HIST_DTYPE
+from .._kernels.criterion import criterion_random_scan, criterion_scan
+from .._kernels.exact import exact_scan, mark_nodes
+from .._kernels.grow import subtract_and_scan
+from .._kernels.levels import choose_splits
+from .._kernels.nodes import (N_PICK, ND_BIN, ND_CAT_LEN, ND_CAT_START, ND_DEFAULT_LEFT,
+                              ND_FEATURE, ND_KIND, ND_NEXT, NF_GAIN, NF_RECORDED_GAIN,
+                              NF_THRESHOLD, choose_gradient)
+
+
+class SplitBatch:
+    """The best splits a splitter found for a batch of nodes, by name.
+
+    ``nodes`` are the batch's nodes that have a split (ascending); the other fields
+    are read from the node table on access, one entry per such node: ``gain`` (what
+    candidates are ranked by), ``recorded_gain``, ``feature``, ``kind``, ``bin`` and
+    ``threshold`` (numeric splits), ``cat_start`` / ``cat_len`` (categorical ones),
+    ``default_left`` (missing values), ``left`` and ``right`` (the children's statistics).
+    """
+
+    def __init__(self, table, nodes):
+        self.table = table
+        self.nodes = nodes
+
+    def __len__(self):
+        return self.nodes.shape[0]
+
+    def _int(self, f):
+        return self.table.ints[f, self.nodes]
+
+    gain = property(lambda s: s.table.floats[NF_GAIN, s.nodes])
+    recorded_gain = property(lambda s: s.table.floats[NF_RECORDED_GAIN, s.nodes])
+    threshold = property(lambda s: s.table.floats[NF_THRESHOLD, s.nodes])
+    feature = property(lambda s: s._int(ND_FEATURE))
+    kind = property(lambda s: s._int(ND_KIND))
+    bin = property(lambda s: s._int(ND_BIN))
+    default_left = property(lambda s: s._int(ND_DEFAULT_LEFT))
+    cat_start = property(lambda s: s._int(ND_CAT_START))
+    cat_len = property(lambda s: s._int(ND_CAT_LEN))
+    left = property(lambda s: s.table.cand_left[s.nodes])
+    right = property(lambda s: s.table.stats[s.nodes] - s.table.cand_left[s.nodes])
+
+
+class _ScanBuffers:
+    """Output arrays of a scan kernel for up to B nodes, reused across calls."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self._key = None
+
+    def get(self, B, A, W):
+        if self._key is None or self._key[0] < B or self._key[1:] != (A, W):
+            cap = max(B, 8)
+            self._arrays = (np.empty((cap, A)), np.empty((N_PICK, cap, A), dtype=np.int64),
+                            np.empty((cap, A, W), dtype=self.dtype))
+            self._key = (cap, A, W)
+        gain, pick, left = self._arrays
+        return gain[:B], pick[:, :B], left[:B]
+
+
+def _with_candidates(table, nodes):
+    return nodes[table.ints[ND_FEATURE, nodes] >= 0]
+
+
+class HistogramSplitter:
+    """Best splits from the grower's gradient histograms (one slot per node)."""
+
+    def __init__(self, grower):
+        self.g = grower
+        self._buffers = _ScanBuffers(HIST_DTYPE)
+
+    def find(self, table, nodes, pairs=()):
+        """Subtract ``pairs`` (parent slot, child slot), then scan ``nodes``."""
+        g = self.g
+        B, A = nodes.shape[0], g._features.shape[0]
+        gain, pick, left = self._buffers.get(B, A, 3)
+        mask = g._node_feature_mask(B, A)
+        if mask is None:
+            mask = g._all_features(B, A)
+        pair_arr = np.array(pairs, dtype=np.int64).reshape(-1, 2).T.copy()
+        slots = np.array([g._slot[k] for k in nodes.tolist()], dtype=np.int64)
+        subtract_and_scan(g.builder.hist, pair_arr, g._features, slots,
+                          np.ascontiguousarray(table.stats[nodes]), g.n_bins, mask,
+                          g._settings, (gain, pick, left))
+        choose_gradient(gain, pick, left, nodes, g._features, table.ints, table.floats,
+                        table.cand_left)
+        return SplitBatch(table, _with_candidates(table, nodes))
+
+
+class SortedSplitter:
+    """Best splits over pre-sorted columns: exact greedy, or local percentile proposals
+    (``local_eps`` > 0); raw thresholds half-way between a node's values."""
+
+    def __init__(self, grower, local_eps=0.0):
+        self.g = grower
+        self.local_eps = float(local_eps)
+
+    def find(self, table, nodes, pairs=()):
+        g = self.g
+        B, A = nodes.shape[0], g._features.shape[0]
+        mark_batch(g, table, nodes)
+        mask = g._node_feature_mask(B, A)
+        if mask is None:
+            mask = np.ones((B, A), dtype=np.uint8)
+        gain, pick = np.empty((B, A)), np.empty((N_PICK, B, A), dtype=np.int64)
+        left = np.empty((B, A, 3), dtype=HIST_DTYPE)
+        c = g.columns
+        exact_scan(c.codes, c.lists, g._gh, g.node_of, np.ascontiguousarray(table.stats[nodes]),
+                   g._features, mask, g._settings, self.local_eps, (gain, pick, left))
+        choose_gradient(gain, pick, left, nodes, g._features, table.ints, table.floats,
+                        table.cand_left)
+        found = _with_candidates(table, nodes)
+        set_sorted_thresholds(table, found, c)
+        return SplitBatch(table, found)
+
+
+class CriterionSplitter:
+    """Best splits by an impurity criterion over the grower's sorted columns (or bins
+    presented as sorted columns); with ``random_splits``, one random threshold per node
+    and feature (extremely randomized trees)."""
+
+    def __init__(self, grower):
+        self.g = grower
+
+    def find(self, table, nodes, pairs=()):
+        g = self.g
+        B, A, K = nodes.shape[0], g._features.shape[0], g.K
+        counts = mark_batch(g, table, nodes)
+        g._compact(int(counts.sum()))
+        mask = g.feature_mask(B, g._lists)
+        varies = np.empty((B, A), dtype=np.uint8)
+        gain, pick = np.empty((B, A)), np.empty((N_PICK, B, A), dtype=np.int64)
+        left = np.empty((B, A, K + 2))
+        totals = np.ascontiguousarray(table.stats[nodes])
+        codes, lists, rows = g.columns.codes, tuple(g._lists), g._row_stats_tuple
+        thr_of = np.zeros((0, 0))
+        if g.random_splits:
+            thr_of = np.empty((B, A))
+            randoms = (g._values, g._value_offsets, g._rng.random((B, A)))
+            criterion_random_scan(codes, lists, randoms, rows, g.node_of, totals, g._features,
+                                  mask, g._crit_settings, (gain, pick, left), thr_of, varies)
+        else:
+            criterion_scan(codes, lists, rows, g.node_of, totals, g._features, mask,
+                           g._crit_settings, (gain, pick, left), varies)
+        found = choose_splits(gain, pick, left, thr_of, nodes, g._features, g._crit_settings,
+                              g.min_impurity_decrease * g._root_weight, table.ints,
+                              table.floats, table.stats, table.cand_left)
+        if not g.random_splits:
+            set_sorted_thresholds(table, found, g.columns)
+        return SplitBatch(table, found)
+
+
+def mark_batch(g, table, nodes):
+    """``g.node_of[row]`` = position in ``nodes`` of the row's node (-1: not in the batch);
+    returns the nodes' row counts."""
+    starts, counts, sides = table.segments(nodes)
+    g.node_of[:] = -1
+    mark_nodes(g.buf, sides, starts, counts, g.node_of)
+    return counts
+
+
+def set_sorted_thresholds(table, found, columns):
+    """Raw thresholds of splits found on sorted columns (or bins): from the last code
+    sent left and the node's next code."""
+    if found.shape[0]:
+        ints = table.ints
+        table.floats[NF_THRESHOLD, found] = columns.thresholds(
+            ints[ND_FEATURE, found], ints[ND_BIN, found], ints[ND_NEXT, found])
