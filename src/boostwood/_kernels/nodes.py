@@ -90,11 +90,12 @@ def choose_gradient(gain, pick, left, nodes, features, ints, floats, cand_left):
     left : (n_nodes, n_active, W) -- a scan kernel's outputs   # IN
     nodes : (n_nodes,) int64, the table rows scanned; features : (n_active,) int64   # IN
     ints, floats, cand_left : the node table   # OUT, candidate fields of ``nodes``
-    Returns the number of nodes with a candidate.
+    Returns the nodes that have a candidate, in batch order.
     """
     B = nodes.shape[0]
     best = np.empty(B, dtype=np.int64)
     pick_best_features(gain, best)
+    found = np.empty(B, dtype=np.int64)
     n = 0
     for r in range(B):
         k = nodes[r]
@@ -105,8 +106,9 @@ def choose_gradient(gain, pick, left, nodes, features, ints, floats, cand_left):
         set_candidate(ints, floats, cand_left, k, features[a], pick[P_BIN, r, a],
                       pick[P_NEXT, r, a], pick[P_DEFAULT_LEFT, r, a], gain[r, a], gain[r, a],
                       left[r, a])
+        found[n] = k
         n += 1
-    return n
+    return found[:n]
 
 
 @njit(cache=True, nogil=True, inline="always")

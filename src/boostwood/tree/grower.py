@@ -28,7 +28,7 @@ from numba.core.errors import NumbaPerformanceWarning
 from .._config import GQ_DTYPE, HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import sum_gradients
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
-from .._kernels.nodes import ND_COUNT, ND_DEPTH, NF_GAIN
+from .._kernels.nodes import ND_DEPTH, NF_GAIN
 from .._kernels.split import leaf_weight, split_settings
 from .histogram import HIST_BLOCK, HistogramBuilder
 from .nodes import NodeTable
@@ -215,19 +215,18 @@ class TreeGrower:
         if self.params.grow_policy == "lossguide":
             for g, k in zip(found.gain.tolist(), nodes):
                 heapq.heappush(self._heap, (-g, k))
+        return set(nodes)
 
     def _splittable(self, table, node):
-        return self._can_split(int(table.ints[ND_DEPTH, node]), table.stats[node, 2],
-                               table.stats[node, 1])
+        _, hess, count = table.stats[node].tolist()
+        return self._can_split(int(table.ints[ND_DEPTH, node]), count, hess)
 
     def _can_split(self, depth, count, hess):
-        """May nodes of this depth, row count and (fixed-point) hessian sum still be split?
-        (scalars, or arrays of one entry per node)"""
+        """May a node of this depth, row count and (fixed-point) hessian sum still be split?"""
         p = self.params
-        ok = (count >= 2 * p.min_data_in_leaf) & (hess * self._h_unit >= 2 * p.min_child_weight)
-        if p.max_depth > 0:
-            ok = ok & (depth < p.max_depth)
-        return ok
+        if p.max_depth > 0 and depth >= p.max_depth:
+            return False
+        return count >= 2 * p.min_data_in_leaf and hess * self._h_unit >= 2 * p.min_child_weight
 
     # -- one expansion ---------------------------------------------------------------------
     def _expand(self, table, batch):
@@ -238,32 +237,32 @@ class TreeGrower:
         """
         slot_of, builder = self._slot, self.builder
         B = batch.shape[0]
-        left = table.cand_left[batch]
-        node = table.stats[batch]
-        CL, HL = left[:, 2], left[:, 1]
-        CR, HR = node[:, 2] - CL, node[:, 1] - HL
-        depth = table.ints[ND_DEPTH, batch] + 1
-        need_l = self._can_split(depth, CL, HL).tolist()
-        need_r = self._can_split(depth, CR, HR).tolist()
-        small_left = (CL <= CR).tolist()
-        small = np.full((2, B), -1, dtype=np.int64)
-        small[SM_LEFT] = small_left
-        plan, pairs = [], []
+        lefts = table.cand_left[batch].tolist()
+        totals = table.stats[batch].tolist()
+        depths = table.ints[ND_DEPTH, batch].tolist()
+        small = np.empty((2, B), dtype=np.int64)
+        plan, pairs, need = [], [], []
         for i, k in enumerate(batch.tolist()):
+            (_, HL, CL), (_, H, C) = lefts[i], totals[i]
+            need_l = self._can_split(depths[i] + 1, CL, HL)
+            need_r = self._can_split(depths[i] + 1, C - CL, H - HL)
+            need.append((need_l, need_r))
+            left_small = CL <= C - CL
+            small[SM_LEFT, i] = left_small
+            small[SM_SLOT, i] = -1
             parent_slot = slot_of.pop(k)
-            if not (need_l[i] or need_r[i]):
+            plan.append(-1)
+            if not (need_l or need_r):
                 builder.release(parent_slot)
-                plan.append(-1)
                 continue
-            small[SM_SLOT, i] = builder.acquire()
-            if need_r[i] if small_left[i] else need_l[i]:
-                pairs.append((parent_slot, int(small[SM_SLOT, i])))
-                plan.append(parent_slot)  # the larger child's slot, after the subtraction
+            small[SM_SLOT, i] = slot = builder.acquire()
+            if need_r if left_small else need_l:
+                pairs.append((parent_slot, slot))
+                plan[i] = parent_slot  # the larger child's slot, after the subtraction
             else:
                 builder.release(parent_slot)
-                plan.append(-1)
         n_left = np.empty(B, dtype=np.int64)
-        builder.reserve_partials(B + int(table.ints[ND_COUNT, batch].sum()) // HIST_BLOCK)
+        builder.reserve_partials(B + sum(t[2] for t in totals) // HIST_BLOCK)
         split_and_build((self.X_columns, self.X_binned), self._gh, self.buf, self.mask,
                         table.ints, batch, table.cat_bits, self.missing_bins, small,
                         self._features, (PARTITION_BLOCK, HIST_BLOCK, self._n_threads),
@@ -276,15 +275,16 @@ class TreeGrower:
             if small_slots[i] < 0:
                 continue
             lk, rk = first + 2 * i, first + 2 * i + 1
-            small_k, large_k = (lk, rk) if small_left[i] else (rk, lk)
+            small_k, large_k = (lk, rk) if small[SM_LEFT, i] else (rk, lk)
             slot_of[small_k] = small_slots[i]
             if plan[i] >= 0:
                 slot_of[large_k] = plan[i]
-            if need_l[i]:
+            need_l, need_r = need[i]
+            if need_l:
                 to_scan.append(lk)
-            if need_r[i]:
+            if need_r:
                 to_scan.append(rk)
-            if not (need_l[i] if small_k == lk else need_r[i]):
+            if not (need_l if small_k == lk else need_r):
                 unused.append(small_k)  # built only to be subtracted from its parent
         self._scan(table, to_scan, pairs)
         for k in unused:
@@ -317,14 +317,14 @@ class TreeGrower:
             self._drop(nodes)
             return
         found = self.splitter.find(table, nodes, pairs)
-        self._add_candidates(found)
-        if found.nodes.shape[0] < nodes.shape[0]:
-            self._drop(nodes[~table.has_candidate(nodes)])
+        kept = self._add_candidates(found)
+        if len(kept) < nodes.shape[0]:
+            self._drop([k for k in nodes.tolist() if k not in kept])
 
     def _drop(self, nodes):
-        """Nodes that will not be split: free their histograms."""
-        for k in nodes.tolist():
-            self.builder.release(self._slot.pop(k))
+        """Nodes that will not be split (a list or array of ids): free their histograms."""
+        for k in list(nodes):
+            self.builder.release(self._slot.pop(int(k)))
 
     def _finish(self, table):
         p = self.params

@@ -85,10 +85,6 @@ class NodeTable:
         seg = self.ints[[ND_START, ND_COUNT, ND_SIDE]][:, nodes]
         return seg[0].copy(), seg[1].copy(), seg[2].copy()
 
-    def has_candidate(self, nodes):
-        """Boolean mask: which leaves of ``nodes`` hold a candidate split."""
-        return self.ints[ND_FEATURE, nodes] >= 0
-
     def field(self, name):
         """A named field of the first ``n`` nodes (a view)."""
         if name in _INT_FIELDS:

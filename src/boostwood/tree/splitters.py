@@ -79,8 +79,8 @@ class _ScanBuffers:
         return gain[:B], pick[:, :B], left[:B]
 
 
-def _with_candidates(table, nodes):
-    return nodes[table.ints[ND_FEATURE, nodes] >= 0]
+#: No histogram subtractions: the (2, 0) pairs array of :func:`subtract_and_scan`.
+NO_PAIRS = np.zeros((2, 0), dtype=np.int64)
 
 
 class HistogramSplitter:
@@ -98,14 +98,13 @@ class HistogramSplitter:
         mask = g._node_feature_mask(B, A)
         if mask is None:
             mask = g._all_features(B, A)
-        pair_arr = np.array(pairs, dtype=np.int64).reshape(-1, 2).T.copy()
+        pair_arr = np.ascontiguousarray(np.array(pairs, dtype=np.int64).T) if pairs \
+            else NO_PAIRS
         slots = np.array([g._slot[k] for k in nodes.tolist()], dtype=np.int64)
-        subtract_and_scan(g.builder.hist, pair_arr, g._features, slots,
-                          np.ascontiguousarray(table.stats[nodes]), g.n_bins, mask,
-                          g._settings, (gain, pick, left))
-        choose_gradient(gain, pick, left, nodes, g._features, table.ints, table.floats,
-                        table.cand_left)
-        return SplitBatch(table, _with_candidates(table, nodes))
+        subtract_and_scan(g.builder.hist, pair_arr, g._features, slots, table.stats[nodes],
+                          g.n_bins, mask, g._settings, (gain, pick, left))
+        return SplitBatch(table, choose_gradient(gain, pick, left, nodes, g._features,
+                                                 table.ints, table.floats, table.cand_left))
 
 
 class SortedSplitter:
@@ -126,11 +125,10 @@ class SortedSplitter:
         gain, pick = np.empty((B, A)), np.empty((N_PICK, B, A), dtype=np.int64)
         left = np.empty((B, A, 3), dtype=HIST_DTYPE)
         c = g.columns
-        exact_scan(c.codes, c.lists, g._gh, g.node_of, np.ascontiguousarray(table.stats[nodes]),
-                   g._features, mask, g._settings, self.local_eps, (gain, pick, left))
-        choose_gradient(gain, pick, left, nodes, g._features, table.ints, table.floats,
-                        table.cand_left)
-        found = _with_candidates(table, nodes)
+        exact_scan(c.codes, c.lists, g._gh, g.node_of, table.stats[nodes], g._features, mask,
+                   g._settings, self.local_eps, (gain, pick, left))
+        found = choose_gradient(gain, pick, left, nodes, g._features, table.ints, table.floats,
+                                table.cand_left)
         set_sorted_thresholds(table, found, c)
         return SplitBatch(table, found)
 
