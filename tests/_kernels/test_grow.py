@@ -3,10 +3,12 @@ import numpy as np
 import pytest
 
 from boostwood._kernels.grow import split_and_build, subtract_and_scan
-from boostwood._kernels.nodes import node_records
+from boostwood._kernels.nodes import (ND_COUNT, ND_FEATURE, ND_LEFT, ND_START,
+                                      node_records)
 from boostwood._kernels.reference import best_split_naive, histogram_naive, partition_naive
 from boostwood._kernels.split import pick_best_features, split_settings
-from boostwood._kernels.splits import N_PICK, NO_CATEGORIES
+from boostwood._kernels.splits import N_PICK
+from boostwood.tree.nodes import NodeTable
 
 # the drivers are parallel=True without a parallel loop of their own (see grow.py)
 pytestmark = pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning")
@@ -37,14 +39,22 @@ def test_split_build_subtract_scan_match_naive(build_left, hist_block):
     n_left = np.empty(1, dtype=np.int64)
     # split on feature 2 at bin 3, missing left
     ints, nodes = node_records([100], [2000], [0], [2], [3], [1])
+    table = NodeTable(3, np.int64, capacity=8)
+    table.add_root([0, 0, 2000], 2000)
+    table.ints[:, :1] = ints
+    table.cand_left[0] = [5, 6, 7]
     small = np.array([[int(build_left)], [1]], dtype=np.int64)  # SM_LEFT, SM_SLOT
-    split_and_build((np.ascontiguousarray(X.T), X), gh, buf, np.empty(n, np.uint8), ints, nodes,
-                    NO_CATEGORIES, np.full(F, nb, np.int32), small, feats,
+    first = table.grow(2)
+    split_and_build((np.ascontiguousarray(X.T), X), gh, buf, np.empty(n, np.uint8), table.record,
+                    nodes, first, np.full(F, nb, np.int32), small, feats,
                     (128, hist_block, 2),
                     (hist, np.empty((2000 // hist_block + 2, F, nb + 1, 3), np.int64)), n_left)
     goes_left = (X[rows, 2] <= 3) | (X[rows, 2] == nb)
     expect, nl = partition_naive(rows, goes_left)
     assert n_left[0] == nl and np.array_equal(buf[1, 100:2100], expect)
+    # and the children are in the node table
+    assert table.ints[ND_LEFT, 0] == 1 and table.ints[ND_COUNT, 1] == nl
+    assert table.ints[ND_START, 2] == 100 + nl and table.stats[1].tolist() == [5, 6, 7]
     left_rows, right_rows = expect[:nl], expect[nl:]
     small_rows, large_rows = (left_rows, right_rows) if build_left else (right_rows, left_rows)
     np.testing.assert_allclose(hist[1], histogram_naive(X, gh[:, 0], gh[:, 1], small_rows, nb + 1),
@@ -54,14 +64,21 @@ def test_split_build_subtract_scan_match_naive(build_left, hist_block):
                        for r in (small_rows, large_rows)])
     out = (np.empty((2, F)), np.empty((N_PICK, 2, F), np.int64), np.empty((2, F, 3), np.int64))
     unit = 1.0 / UNIT_INV
-    subtract_and_scan(hist, np.array([[0], [1]], dtype=np.int64), feats, np.array([1, 0]),
-                      totals, np.full(F, nb, np.int32), np.ones((2, F), np.uint8),
-                      split_settings(1.0, 0.0, 0.0, 0.0, 0.0, 5, (unit, unit)), out)
+    scan = NodeTable(3, np.int64, capacity=4)
+    scan.add_root(totals[0], 0)
+    scan.stats[scan.grow(1)] = totals[1]
+    found = subtract_and_scan(hist, np.array([[0], [1]], dtype=np.int64), feats,
+                              np.array([1, 0]), np.full(F, nb, np.int32),
+                              np.ones((2, F), np.uint8),
+                              split_settings(1.0, 0.0, 0.0, 0.0, 0.0, 5, (unit, unit)), out,
+                              np.array([0, 1]), scan.record)
     np.testing.assert_allclose(hist[0], histogram_naive(X, gh[:, 0], gh[:, 1], large_rows, nb + 1),
                                rtol=1e-9, atol=1e-9)
     gain = out[0]
     best = np.empty(2, np.int64)
     pick_best_features(gain, best)
+    assert found.tolist() == [k for k in (0, 1) if gain[k, best[k]] > 0]
+    assert [scan.ints[ND_FEATURE, k] for k in found] == [feats[best[k]] for k in found]
     for i, node_rows in enumerate((small_rows, large_rows)):
         naive = best_split_naive(X, gh[:, 0] * unit, gh[:, 1] * unit, node_rows,
                                  np.full(F, nb), 1.0, 0.0, 0.0, 5)

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from .histogram import build_histograms, feature_groups, subtract_histograms
-from .nodes import ND_COUNT, ND_SIDE, ND_START
+from .nodes import ND_COUNT, ND_SIDE, ND_START, choose_gradient, split_nodes
 from .partition import partition_nodes
 from .split import find_best_splits
 
@@ -34,15 +34,19 @@ SM_LEFT, SM_SLOT = range(2)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def split_and_build(data, gh, buf, mask, ints, nodes, cat_bits, missing_bins, small, features,
+def split_and_build(data, gh, buf, mask, table, nodes, first, missing_bins, small, features,
                     sizes, hists, out_left_counts):
-    """Partition a batch of nodes, then build the histogram of each one's smaller child.
+    """Partition a batch of nodes, add their children to the node table, then build the
+    histogram of each one's smaller child.
 
     Parameters
     ----------
     data : tuple (X_columns, X_binned), the binned matrix feature-major (for the
         partition) and row-major (for the histograms)   # IN
-    buf, mask, ints, nodes, cat_bits, missing_bins : as in
+    table : tuple (ints, floats, stats, cand_left, cat_bits), the node table
+        (:class:`boostwood.tree.nodes.NodeTable`), with room for two children per node   # IN/OUT
+    first : int, id of the first child (see :func:`boostwood._kernels.nodes.split_nodes`)
+    buf, mask, nodes, missing_bins : as in
         :func:`boostwood._kernels.partition.partition_nodes`
     gh, features : as in :func:`boostwood._kernels.histogram.build_histograms`
     small : ndarray of shape (2, n_nodes), int64   # IN, per node: SM_LEFT (1 = the left
@@ -57,8 +61,10 @@ def split_and_build(data, gh, buf, mask, ints, nodes, cat_bits, missing_bins, sm
     X_columns, X_binned = data
     partition_block, hist_block, n_threads = sizes
     hist, partial = hists
+    ints, floats, stats, cand_left, cat_bits = table
     partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, partition_block,
                     out_left_counts)
+    split_nodes(ints, floats, stats, cand_left, nodes, out_left_counts, first)
     n_nodes = nodes.shape[0]
     m = 0
     for i in range(n_nodes):
@@ -92,13 +98,20 @@ def split_and_build(data, gh, buf, mask, ints, nodes, cat_bits, missing_bins, sm
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def subtract_and_scan(hist, pairs, features, scan_slots, totals, n_bins, feature_mask, settings,
-                      out):
+def subtract_and_scan(hist, pairs, features, scan_slots, n_bins, feature_mask, settings, out,
+                      nodes, table):
     """``hist[parent] -= hist[child]`` for each pair (``pairs`` (2, n_pairs) int64: parent
-    slots, child slots), then the best split of each node in ``scan_slots`` (arguments as
-    in :func:`subtract_histograms` and :func:`find_best_splits`; empty arrays skip a step)."""
+    slots, child slots), then the best split of each node of ``nodes`` (whose histograms
+    are in ``scan_slots``), recorded as its candidate in ``table`` (the tuple of
+    :func:`split_and_build`) by :func:`boostwood._kernels.nodes.choose_gradient`. Other
+    arguments as in :func:`subtract_histograms` and :func:`find_best_splits`. Returns the
+    nodes that have a candidate."""
     if pairs.shape[1] > 0:
         subtract_histograms(pairs[0], pairs[1], features, hist)
-    if scan_slots.shape[0] > 0:
-        find_best_splits(hist, scan_slots, totals, n_bins, features, feature_mask, settings,
-                         out)
+    ints, floats, stats, cand_left, cat_bits = table
+    totals = np.empty((nodes.shape[0], stats.shape[1]), dtype=stats.dtype)
+    for i in range(nodes.shape[0]):
+        totals[i, :] = stats[nodes[i], :]
+    find_best_splits(hist, scan_slots, totals, n_bins, features, feature_mask, settings, out)
+    gain, pick, left = out
+    return choose_gradient(gain, pick, left, nodes, features, ints, floats, cand_left)

@@ -28,7 +28,7 @@ from numba.core.errors import NumbaPerformanceWarning
 from .._config import GQ_DTYPE, HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import sum_gradients
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
-from .._kernels.nodes import ND_DEPTH, NF_GAIN
+from .._kernels.nodes import ND_COUNT, ND_DEPTH, NF_GAIN
 from .._kernels.split import leaf_weight, split_settings
 from .histogram import HIST_BLOCK, HistogramBuilder
 from .nodes import NodeTable
@@ -213,8 +213,9 @@ class TreeGrower:
         nodes = found.nodes.tolist()
         self._open.update(nodes)
         if self.params.grow_policy == "lossguide":
-            for g, k in zip(found.gain.tolist(), nodes):
-                heapq.heappush(self._heap, (-g, k))
+            gain = found.table.floats[NF_GAIN]
+            for k in nodes:
+                heapq.heappush(self._heap, (-float(gain[k]), k))
         return set(nodes)
 
     def _splittable(self, table, node):
@@ -237,15 +238,16 @@ class TreeGrower:
         """
         slot_of, builder = self._slot, self.builder
         B = batch.shape[0]
-        lefts = table.cand_left[batch].tolist()
-        totals = table.stats[batch].tolist()
-        depths = table.ints[ND_DEPTH, batch].tolist()
+        cand_left, stats = table.cand_left, table.stats
+        depth_of, count_of = table.ints[ND_DEPTH], table.ints[ND_COUNT]
         small = np.empty((2, B), dtype=np.int64)
-        plan, pairs, need = [], [], []
+        plan, pairs, need, n_rows = [], [], [], 0
         for i, k in enumerate(batch.tolist()):
-            (_, HL, CL), (_, H, C) = lefts[i], totals[i]
-            need_l = self._can_split(depths[i] + 1, CL, HL)
-            need_r = self._can_split(depths[i] + 1, C - CL, H - HL)
+            (_, HL, CL), (_, H, C) = cand_left[k].tolist(), stats[k].tolist()
+            depth = int(depth_of[k]) + 1
+            n_rows += int(count_of[k])  # this shard's rows, for the partial histograms
+            need_l = self._can_split(depth, CL, HL)
+            need_r = self._can_split(depth, C - CL, H - HL)
             need.append((need_l, need_r))
             left_small = CL <= C - CL
             small[SM_LEFT, i] = left_small
@@ -262,14 +264,14 @@ class TreeGrower:
             else:
                 builder.release(parent_slot)
         n_left = np.empty(B, dtype=np.int64)
-        builder.reserve_partials(B + sum(t[2] for t in totals) // HIST_BLOCK)
+        builder.reserve_partials(B + n_rows // HIST_BLOCK)
+        first = table.grow(2 * B)  # the children: first + 2i (left), first + 2i + 1
         split_and_build((self.X_columns, self.X_binned), self._gh, self.buf, self.mask,
-                        table.ints, batch, table.cat_bits, self.missing_bins, small,
-                        self._features, (PARTITION_BLOCK, HIST_BLOCK, self._n_threads),
+                        table.record, batch, first, self.missing_bins, small, self._features,
+                        (PARTITION_BLOCK, HIST_BLOCK, self._n_threads),
                         (builder.hist, builder.partial), n_left)
         small_slots = small[SM_SLOT].tolist()
         builder.allreduce([x for x in small_slots if x >= 0])
-        first = table.split(batch, n_left)
         unused, to_scan = [], []
         for i in range(B):
             if small_slots[i] < 0:

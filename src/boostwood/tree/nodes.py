@@ -65,14 +65,25 @@ class NodeTable:
         self.stats[0] = stats
         return 0
 
+    @property
+    def record(self):
+        """(ints, floats, stats, cand_left, cat_bits): the table as kernels take it (read it
+        again after :meth:`reserve`)."""
+        return self.ints, self.floats, self.stats, self.cand_left, self.cat_bits
+
     def split(self, nodes, n_left):
         """Expand ``nodes`` (int64 array) by their candidates; node ``nodes[i]`` gets
         children ``first + 2i`` (left) and ``first + 2i + 1``. Returns ``first``."""
-        m = nodes.shape[0]
-        self.reserve(2 * m)
-        first = self.n
+        first = self.grow(2 * nodes.shape[0])
         split_nodes(self.ints, self.floats, self.stats, self.cand_left, nodes, n_left, first)
-        self.n += 2 * m
+        return first
+
+    def grow(self, m):
+        """Add m rows (for a kernel to fill, as :func:`~boostwood._kernels.grow.
+        split_and_build` fills the children it makes); returns the first one's id."""
+        self.reserve(m)
+        first = self.n
+        self.n += m
         return first
 
     # -- reading -----------------------------------------------------------------------

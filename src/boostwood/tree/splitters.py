@@ -63,20 +63,23 @@ class SplitBatch:
 
 
 class _ScanBuffers:
-    """Output arrays of a scan kernel for up to B nodes, reused across calls."""
+    """Output arrays of a scan kernel for B nodes, reused across calls with the same B
+    (each C-contiguous, so the kernels see one array layout)."""
 
     def __init__(self, dtype):
         self.dtype = dtype
-        self._key = None
+        self._by_size = {}
 
     def get(self, B, A, W):
-        if self._key is None or self._key[0] < B or self._key[1:] != (A, W):
-            cap = max(B, 8)
-            self._arrays = (np.empty((cap, A)), np.empty((N_PICK, cap, A), dtype=np.int64),
-                            np.empty((cap, A, W), dtype=self.dtype))
-            self._key = (cap, A, W)
-        gain, pick, left = self._arrays
-        return gain[:B], pick[:, :B], left[:B]
+        key = (B, A, W)
+        out = self._by_size.get(key)
+        if out is None:
+            if len(self._by_size) > 64:
+                self._by_size.clear()
+            out = self._by_size[key] = (np.empty((B, A)),
+                                        np.empty((N_PICK, B, A), dtype=np.int64),
+                                        np.empty((B, A, W), dtype=self.dtype))
+        return out
 
 
 #: No histogram subtractions: the (2, 0) pairs array of :func:`subtract_and_scan`.
@@ -98,13 +101,12 @@ class HistogramSplitter:
         mask = g._node_feature_mask(B, A)
         if mask is None:
             mask = g._all_features(B, A)
-        pair_arr = np.ascontiguousarray(np.array(pairs, dtype=np.int64).T) if pairs \
-            else NO_PAIRS
+        pair_arr = np.array([[p for p, _ in pairs], [c for _, c in pairs]], dtype=np.int64) \
+            if pairs else NO_PAIRS
         slots = np.array([g._slot[k] for k in nodes.tolist()], dtype=np.int64)
-        subtract_and_scan(g.builder.hist, pair_arr, g._features, slots, table.stats[nodes],
-                          g.n_bins, mask, g._settings, (gain, pick, left))
-        return SplitBatch(table, choose_gradient(gain, pick, left, nodes, g._features,
-                                                 table.ints, table.floats, table.cand_left))
+        return SplitBatch(table, subtract_and_scan(g.builder.hist, pair_arr, g._features, slots,
+                                                   g.n_bins, mask, g._settings,
+                                                   (gain, pick, left), nodes, table.record))
 
 
 class SortedSplitter:
