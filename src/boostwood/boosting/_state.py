@@ -97,6 +97,12 @@ class TrainingState:
         self.dtrain = dtrain
         self.y = self.obj.check_labels(dtrain.label)
         n, K = dtrain.num_row(), self.obj.n_outputs
+        if K > 2:
+            total = np.array([float(n)])
+            self.reducer.allreduce_sum(total)
+            if K > total[0]:
+                raise ValueError(f"num_class={K} is more than the {int(total[0])} training rows: "
+                                 "most classes could never be seen (a typo?)")
         self.info = dtrain.row_info(self.y)
         self.w = self.info.weight
         self.init_model, self.round = init_model, 0

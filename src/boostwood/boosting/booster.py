@@ -254,12 +254,7 @@ class Booster:
     def load_model(self, fname):
         """Load a model written by :meth:`save_model`, replacing this Booster's content."""
         source = os.fspath(fname)
-        try:
-            with open(source, encoding="utf-8") as fh:
-                text = fh.read()
-        except UnicodeDecodeError:
-            raise ValueError(f"{source} is not a boostwood model file (not UTF-8 text)") from None
-        self._from_dict(model_io.loads(text, source), source)
+        self._from_dict(model_io.loads(model_io.read_text(source), source), source)
         return self
 
     def _from_dict(self, m, source):

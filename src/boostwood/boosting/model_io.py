@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 import tempfile
 
 FORMAT_NAME = "boostwood-model"
@@ -16,6 +17,32 @@ FORMAT_NAME = "boostwood-model"
 #: files are read as all-numeric models.
 FORMAT_VERSION = 2
 FEATURE_TYPES = ("numeric", "categorical")
+#: Largest model file read (bytes): a model of a million trees of 255 leaves is ~1.5 GB.
+MAX_MODEL_BYTES = 4 << 30
+
+
+def read_text(path, limit=MAX_MODEL_BYTES):
+    """The text of a model file: only a regular file (a FIFO, device or directory would
+    block or never end) of at most ``limit`` bytes, as UTF-8."""
+    source = os.fspath(path)
+    fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{source} is not a regular file; a model is read only from one")
+        if info.st_size > limit:
+            raise ValueError(f"{source} is {info.st_size} bytes, more than the {limit} bytes a "
+                             "model file may have")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise ValueError(f"{source} grew past {limit} bytes while it was read")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{source} is not a boostwood model file (not UTF-8 text)") from None
 
 
 def _canonical(model):
@@ -50,6 +77,9 @@ def loads(text, source="model"):
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{source} is not a valid boostwood model file "
                          f"(truncated or not JSON): {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{source} is not a valid boostwood model file: its JSON is nested "
+                         "too deeply") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
         raise ValueError(f"{source} is not a boostwood model file (no 'format': '{FORMAT_NAME}')")
     version = doc.get("version")
@@ -113,9 +143,13 @@ def check_certificates(model, source="model"):
 def write_atomic(path, text):
     """Write ``text`` to ``path`` via a temporary file, fsync and rename.
 
-    A crash mid-write leaves the previous file (if any) intact.
+    A crash mid-write leaves the previous file (if any) intact. A symbolic link is
+    followed (its target is replaced, the link stays); a target that exists and is not
+    a regular file (a device, a FIFO, a directory) is refused, never replaced.
     """
-    path = os.fspath(path)
+    path = os.path.realpath(os.fspath(path))
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise ValueError(f"{path} exists and is not a regular file; refusing to replace it")
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".boostwood-", suffix=".tmp", dir=folder)
     try:

@@ -11,8 +11,10 @@ and ``--param key=value`` overrides; every training parameter of
 printed as one line with exit status 2, never a traceback.
 """
 import argparse
+import os
 import sys
 
+from .._version import __version__
 from . import commands
 from .data import DataError
 
@@ -44,12 +46,15 @@ def _common(p, model=False, data=False):
     if data:
         p.add_argument("--data", required=True, help="data file")
         p.add_argument("--config", help="TOML config (its [data] section: how to read --data)")
+        p.add_argument("--label", help="label column name or index (overrides [data] label)")
 
 
 def build_parser():
-    ap = argparse.ArgumentParser(prog="boostwood", description=__doc__.split("\n")[0],
+    ap = argparse.ArgumentParser(prog="boostwood",
+                                 description=__doc__.split("\n")[0].replace("``", ""),
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=EXAMPLE_CONFIG)
+    ap.add_argument("--version", action="version", version=f"boostwood {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="train a model (no arguments: the mushroom demo)",
                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLE_CONFIG)
@@ -119,12 +124,28 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (commands.CLIError, DataError) as exc:
-        print(f"boostwood {args.command}: error: {exc}", file=sys.stderr)
+    except (commands.CLIError, DataError, ValueError, TypeError, OSError, OverflowError,
+            MemoryError) as exc:
+        # bad input: files, parameters, data (the library's errors name the argument)
+        print(f"boostwood {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug: one line, the traceback on request
+        if os.environ.get("BOOSTWOOD_TRACEBACK"):
+            raise
+        print(f"boostwood {args.command}: internal error ({type(exc).__name__}: "
+              f"{_one_line(exc)}); please report it (BOOSTWOOD_TRACEBACK=1 shows where)",
+              file=sys.stderr)
+        return 1
+
+
+def _one_line(exc):
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    return " ".join(text.split())
 
 
 __all__ = ["build_parser", "main"]

@@ -9,7 +9,7 @@ from ..boosting import Booster, EvaluationMonitor, TrainingCallback, cv, train
 from ..boosting.cv import fold_ids
 from ..boosting.metrics import get_metric
 from ..data import Dataset
-from .data import DataError, DataSpec, iter_chunks, read_table
+from .data import DataError, DataSpec, align_to_model, file_format, iter_chunks, read_table
 
 
 class CLIError(Exception):
@@ -74,6 +74,29 @@ def data_spec(path, data_cfg, has_label=True):
     if "missing" in extra:
         extra["missing"] = tuple(extra["missing"])
     return DataSpec(path=str(path), has_label=has_label, **extra)
+
+
+def data_config(args):
+    """The [data] section of ``--config`` with ``--param`` and ``--label`` applied."""
+    cfg = load_config(args.config, args.param)["data"]
+    if getattr(args, "label", None) is not None:
+        cfg["label"] = args.label
+    return cfg
+
+
+def load_for_model(path, data_cfg, booster):
+    """A labelled file as a Dataset whose columns are the model's features, matched by
+    name (:func:`~.data.align_to_model`), with labels the model's objective accepts."""
+    t = read_table(data_spec(path, data_cfg))
+    if t.y is None or not np.all(np.isfinite(t.y)):
+        raise CLIError(f"{path}: the label column has missing or non-numeric values")
+    X = align_to_model(t, booster.feature_names, path)
+    try:
+        booster.objective.check_labels(t.y)
+    except ValueError as exc:
+        raise CLIError(f"{path}: label column {data_cfg.get('label')!r}: {exc}") from None
+    return Dataset(X, t.y, weight=t.weight, base_margin=t.init,
+                   feature_names=booster.feature_names)
 
 
 def load_dataset(path, data_cfg, reference=None):
@@ -224,7 +247,11 @@ def cmd_predict(args):
     """Predict ``--data`` in chunks of ``--chunk-size`` rows (CSV/TSV input is streamed,
     so memory stays bounded) and write CSV (or Parquet), atomically."""
     booster = _load_model(args.model)
-    cfg = load_config(args.config, args.param)["data"]
+    cfg = data_config(args)
+    if args.has_label and cfg.get("label") is None and file_format(
+            data_spec(args.data, cfg)) != "libsvm":
+        raise CLIError("--has-label: which column is the label? Set label in the config's "
+                       "[data] section or pass --label")
     spec = data_spec(args.data, cfg, has_label=args.has_label)
     out = args.output or "-"
     parquet = out.endswith(".parquet")
@@ -232,10 +259,11 @@ def cmd_predict(args):
         raise CLIError("Parquet output needs pyarrow (pip install pyarrow); write .csv instead")
     tmp = out + ".tmp"
     fh = sys.stdout if out == "-" else (None if parquet else open(tmp, "w", encoding="utf-8"))
-    writer, n = None, 0
+    writer, n, done = None, 0, False
     try:
         for chunk in iter_chunks(spec, args.chunk_size):
-            pred = np.asarray(_predict_chunk(booster, chunk.X, args))
+            X = align_to_model(chunk, booster.feature_names, args.data)
+            pred = np.asarray(_predict_chunk(booster, X, args))
             pred = pred.reshape(pred.shape[0], -1)
             cols = ["prediction"] if pred.shape[1] == 1 else [
                 f"prediction_{j}" for j in range(pred.shape[1])]
@@ -250,11 +278,14 @@ def cmd_predict(args):
                     fh.write(",".join(cols) + "\n")
                 np.savetxt(fh, pred, delimiter=",", fmt="%.9g")
             n += pred.shape[0]
+        done = True
     finally:
         if writer is not None:
             writer.close()
         if fh is not None and fh is not sys.stdout:
             fh.close()
+        if not done and out != "-" and os.path.exists(tmp):
+            os.unlink(tmp)  # a failed run leaves no partial output behind
     if out != "-":
         os.replace(tmp, out)
         print(f"{n} predictions written to {out}", file=sys.stderr)
@@ -268,10 +299,9 @@ def _has_pyarrow():
 
 def cmd_eval(args):
     booster = _load_model(args.model)
-    cfg = load_config(args.config, args.param)["data"]
-    d = load_dataset(args.data, cfg)
+    d = load_for_model(args.data, data_config(args), booster)
     names = args.metric or [booster.objective.default_metric]
-    pred = booster.predict(d, validate_features=False)
+    pred = booster.predict(d)
     y = booster.objective.check_labels(d.label)
     w = np.ones(len(y)) if d.weight is None else d.weight
     for name in names:

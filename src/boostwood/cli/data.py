@@ -18,6 +18,7 @@ A malformed line raises :class:`DataError` naming the file and line number.
 """
 import csv
 import os
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,7 +36,8 @@ class DataSpec:
 
     path: str
     format: str = None
-    label: object = None  # column name or index; None = the first column (libsvm: always)
+    label: object = None  # column name or index; required for CSV/TSV/Parquet (libsvm: the
+    #                       first field, by the format)
     header: object = None  # True / False / None = guess
     ignore: list = field(default_factory=list)
     missing: tuple = MISSING
@@ -74,6 +76,16 @@ def _open(path):
     return open(path, encoding="utf-8", newline="")
 
 
+def _lines(fh, path):
+    """The lines of an open text file; undecodable or corrupt input is a DataError."""
+    try:
+        yield from fh
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except (EOFError, OSError, zlib.error) as exc:
+        raise DataError(f"{path}: cannot be read ({type(exc).__name__}: {exc})") from None
+
+
 def _number(cell, missing, path, line):
     if cell.strip() in missing:
         return np.nan
@@ -106,12 +118,60 @@ def _column_index(which, names, n_cols, path, what):
     return i % n_cols
 
 
+def _label_index(spec, names, n_cols):
+    """The label column: named (or numbered) by the user, never guessed."""
+    if spec.label is None:
+        raise DataError(f"{spec.path}: which column is the label? Set label in the config's "
+                        "[data] section or pass --label (boostwood does not guess it)")
+    return _column_index(spec.label, names, n_cols, spec.path, "label")
+
+
+def default_names(n):
+    """The feature names of a model trained on data without column names."""
+    return [f"f{i}" for i in range(n)]
+
+
+def align_to_model(table, model_names, path):
+    """The feature matrix of ``table`` with its columns in the model's order, matched by
+    name. Position is used only when neither side has names (a file without a header, or
+    LibSVM, for a model trained on unnamed data); a file lacking one of the model's
+    columns, with a duplicated column name, or without a header for a model whose
+    features are named, is an error."""
+    names, X = table.feature_names, table.X
+    unnamed_model = list(model_names) == default_names(len(model_names))
+    if names is None:
+        if unnamed_model:
+            return X
+        raise DataError(f"{path}: the file has no header row, so its columns cannot be matched "
+                        f"to the model's features {_preview(model_names)}; add a header row")
+    seen = set()
+    dup = [n for n in names if n in seen or seen.add(n)]
+    if dup:
+        raise DataError(f"{path}: duplicated column names {_preview(dup)}")
+    missing = [n for n in model_names if n not in seen]
+    if missing:
+        if unnamed_model and len(names) == len(model_names):
+            return X  # the model was trained without names: columns are positions
+        raise DataError(f"{path}: the model's feature columns {_preview(missing)} are "
+                        f"missing (the file has {_preview(names)})")
+    index = {n: j for j, n in enumerate(names)}
+    order = [index[n] for n in model_names]
+    if order == list(range(len(names))):
+        return X
+    return X[:, order]
+
+
+def _preview(names, k=8):
+    names = list(names)
+    return str(names[:k])[:-1] + (", ...]" if len(names) > k else "]")
+
+
 def iter_delimited(spec, chunk_rows=None):
     """Yield Tables of at most ``chunk_rows`` rows (None: one Table) from a CSV/TSV file."""
     delim = "\t" if file_format(spec) == "tsv" else ","
     missing = set(spec.missing)
     with _open(spec.path) as fh:
-        reader = csv.reader(fh, delimiter=delim)
+        reader = csv.reader(_lines(fh, spec.path), delimiter=delim)
         try:
             first = next(reader)
         except StopIteration:
@@ -119,10 +179,7 @@ def iter_delimited(spec, chunk_rows=None):
         header = spec.header if spec.header is not None else _looks_like_header(first, missing)
         names = [c.strip() for c in first] if header else None
         n_cols = len(first)
-        label = None
-        if spec.has_label:
-            label = _column_index(0 if spec.label is None else spec.label, names, n_cols,
-                                  spec.path, "label")
+        label = _label_index(spec, names, n_cols) if spec.has_label else None
         drop = {_column_index(c, names, n_cols, spec.path, "ignored") for c in spec.ignore}
         keep = [j for j in range(n_cols) if j != label and j not in drop]
         feat_names = [names[j] for j in keep] if names else None
@@ -161,7 +218,7 @@ def read_libsvm(spec):
     from scipy import sparse
     labels, indptr, indices, values, qids = [], [0], [], [], []
     with _open(spec.path) as fh:
-        for line_no, raw in enumerate(fh, 1):
+        for line_no, raw in enumerate(_lines(fh, spec.path), 1):
             line = raw.split("#", 1)[0].strip()
             if not line:
                 continue
@@ -208,10 +265,7 @@ def read_parquet(spec):
                         "(pip install boostwood[arrow])") from None
     table = pq.read_table(spec.path)
     names = table.column_names
-    label = None
-    if spec.has_label:
-        label = names[_column_index(0 if spec.label is None else spec.label, names, len(names),
-                                    spec.path, "label")]
+    label = names[_label_index(spec, names, len(names))] if spec.has_label else None
     drop = {names[_column_index(c, names, len(names), spec.path, "ignored")]
             for c in spec.ignore}
     keep = [n for n in names if n != label and n not in drop]
@@ -227,7 +281,7 @@ def _side_file(path, suffix, n_rows, columns=False):
         return None
     rows = []
     with open(side, encoding="utf-8") as fh:
-        for line_no, raw in enumerate(fh, 1):
+        for line_no, raw in enumerate(_lines(fh, side), 1):
             if raw.strip():
                 rows.append([_number(c, (), side, line_no) for c in raw.replace(",", " ").split()])
     arr = np.array(rows, dtype=np.float64)

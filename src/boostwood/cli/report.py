@@ -11,7 +11,7 @@ import numpy as np
 
 from ..boosting.metrics import get_metric
 from . import svg
-from .commands import CLIError, _load_model, load_config, load_dataset
+from .commands import _load_model, data_config, load_for_model
 
 
 def _table(rows, head):
@@ -82,11 +82,7 @@ text-align:left}}.scroll{{overflow-x:auto}}svg{{display:block;margin:.5em 0}}</s
 
 def cmd_report(args):
     booster = _load_model(args.model)
-    cfg = load_config(args.config, args.param)["data"]
-    d = load_dataset(args.data, cfg)
-    if d.features.shape[1] != booster.n_features:
-        raise CLIError(f"{args.data} has {d.features.shape[1]} features, the model "
-                       f"{booster.n_features}")
+    d = load_for_model(args.data, data_config(args), booster)
     text = build_report(booster, d, args.model, args.data, args.trees)
     from ..boosting.model_io import write_atomic
     write_atomic(args.output, text)

@@ -74,7 +74,7 @@ class BinMapper:
         Maximum number of value bins per feature (the missing bin is extra).
     sample_cnt : int, default=200000
         Bin edges are fitted on at most this many rows: those of smallest hash of
-        (``seed``, row id) (dense input; sparse input uses every row).
+        (``seed``, row id), dense or sparse alike.
     seed : int, default=0
 
     Attributes
@@ -101,7 +101,7 @@ class BinMapper:
         (:class:`~boostwood.data.sketch.Summary`), so a row of weight k places
         the edges like k copies of it.
 
-        Dense data with more than ``sample_cnt`` candidate rows is fitted on a
+        Data with more than ``sample_cnt`` candidate rows is fitted on a
         sample: the ``sample_cnt`` rows of smallest hash of (seed, global row id)
         (``row_ids``, default 0..n-1), so that data split into shards samples the
         very rows a single process would. With a ``reducer`` of several shards,
@@ -111,8 +111,8 @@ class BinMapper:
         n_rows = features.shape[0]
         row_ids = np.arange(n_rows, dtype=np.int64) if row_ids is None else row_ids
         keep = None if weight is None or np.all(weight > 0) else np.nonzero(weight > 0)[0]
-        rows = keep if features.dense is None else self._sample_rows(n_rows, keep, row_ids,
-                                                                     reducer)
+        # the same rows, the same edges for dense and sparse input
+        rows = self._sample_rows(n_rows, keep, row_ids, reducer)
         if rows is not None:
             features = features.take_rows(rows)
             weight = None if weight is None else weight[rows]
@@ -150,14 +150,21 @@ class BinMapper:
         return cand[h <= threshold]
 
     def _sparse_edges(self, csc, weighted):
+        """The edges :meth:`fit` finds on the dense equivalent of ``csc``: row counts are
+        integers, so the absent zeros are simply counted; weight sums depend on the order
+        of the additions, so weighted columns are made dense and go the dense way."""
         n_rows = csc.shape[0]
         edges = []
         for f in range(csc.shape[1]):
             s, e = csc.indptr[f], csc.indptr[f + 1]
             data = csc.data[s:e]
-            w_col = None if weighted is None else weighted[csc.indices[s:e]]
-            n_zero = n_rows - data.size if weighted is None else weighted.sum() - w_col.sum()
-            distinct, counts = _value_weights(data, w_col)
+            if weighted is not None:
+                col = np.zeros(n_rows)
+                col[csc.indices[s:e]] = data
+                edges.append(edges_from_counts(*_value_weights(col, weighted), self.max_bin))
+                continue
+            n_zero = n_rows - data.size
+            distinct, counts = _value_weights(data, None)
             if n_zero > 0:
                 pos = np.searchsorted(distinct, 0.0)
                 if pos < distinct.size and distinct[pos] == 0.0:

@@ -47,6 +47,10 @@ class Dataset:
                  bin_construct_sample_cnt=200000, seed=0, row_ids=None):
         self.features = as_feature_matrix(data, "data", feature_names,
                                           allow_empty_rows=row_ids is not None)
+        dense = self.features.dense
+        if dense is not None and isinstance(data, np.ndarray) and np.shares_memory(dense, data):
+            # a Dataset owns its data: changing the caller's array later changes nothing
+            self.features.dense = dense.copy()
         n_rows, n_features = self.features.shape
         self.row_ids = None
         if row_ids is not None:
@@ -55,15 +59,17 @@ class Dataset:
                     or (n_rows and ids.min() < 0) or np.unique(ids).size != n_rows:
                 raise ValueError("row_ids must hold one distinct non-negative integer per row")
             self.row_ids = ids.astype(np.int64)
-        self.label = None if label is None else check_vector(label, n_rows, "label")
+        self.label = None if label is None else _own(check_vector(label, n_rows, "label"),
+                                                     label)
         self.weight = None
         if weight is not None:
-            self.weight = check_vector(weight, n_rows, "weight", nonnegative=True)
+            self.weight = _own(check_vector(weight, n_rows, "weight", nonnegative=True), weight)
             if n_rows and not np.any(self.weight > 0) and row_ids is None:
                 raise ValueError("weight must have at least one positive entry")
         self.base_margin = None
         if base_margin is not None:
-            self.base_margin = check_vector(base_margin, n_rows, "base_margin", allow_2d=True)
+            self.base_margin = _own(check_vector(base_margin, n_rows, "base_margin",
+                                                 allow_2d=True), base_margin)
         if reference is not None:
             if not isinstance(reference, Dataset):
                 raise TypeError(f"reference must be a Dataset, got {type(reference).__name__}")
@@ -154,3 +160,10 @@ class Dataset:
         self.construct()
         return np.any(self.X_binned == self.bin_mapper.missing_bins[None, :].astype(
             self.X_binned.dtype), axis=0)
+
+
+def _own(checked, given):
+    """``checked`` (a validated array), copied if it is the caller's own memory."""
+    if isinstance(given, np.ndarray) and np.shares_memory(checked, given):
+        return checked.copy()
+    return checked

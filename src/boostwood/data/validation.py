@@ -112,6 +112,8 @@ def as_feature_matrix(data, name="data", feature_names=None, allow_empty_rows=Fa
         raise ValueError(f"{name} has {shape[0]} rows; at most {MAX_ROWS} are supported")
     if feature_names is not None:
         names = check_feature_names(feature_names, shape[1])
+    elif names is not None:  # a DataFrame's columns: unique, or importances would merge
+        names = check_feature_names(names, shape[1])
     fm.feature_names = names
     return fm
 
@@ -121,7 +123,8 @@ def check_feature_names(feature_names, n_features):
     if len(names) != n_features:
         raise ValueError(f"feature_names has {len(names)} names for {n_features} features")
     if len(set(names)) != len(names):
-        raise ValueError("feature_names must be unique")
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"feature_names must be unique; duplicated: {dup[:10]}")
     return names
 
 

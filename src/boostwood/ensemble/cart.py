@@ -93,7 +93,11 @@ def class_proba(stats, leaves, K):
     """Class probabilities (n_rows, K) of rows in the given leaves of one tree."""
     s = stats[leaves]
     w = s[:, K:K + 1]
-    return np.divide(s[:, :K], w, out=np.full((len(leaves), K), 1.0 / K), where=w > 0)
+    p = np.divide(s[:, :K], w, out=np.full((len(leaves), K), 1.0 / K), where=w > 0)
+    # a class's weight and the node's weight are sums in different orders: a pure node's
+    # ratio can round to 1 + 2^-52; a probability is never above 1 (means of these are
+    # means of numbers <= 1, so they stay <= 1 too)
+    return np.clip(p, 0.0, 1.0, out=p)
 
 
 def importances(tree, n_features):

@@ -186,6 +186,12 @@ class Tree:
             raise ValueError("tree has non-finite leaf values")
         if np.any(np.isnan(self.threshold[split])):
             raise ValueError("tree has NaN thresholds")
+        stats = (self.gain, self.cover, self.count)
+        if not all(np.all(np.isfinite(a)) for a in stats) or np.any(self.cover < 0) \
+                or np.any(self.count < 0):
+            raise ValueError("tree has non-finite or negative gains, covers or counts")
+        if np.any(self.default_left > 1):
+            raise ValueError("tree field 'default_left' must be 0 or 1")
         cat = self.split_kind == CATEGORICAL
         if np.any(cat & ~split) or np.any(self.cat_len[cat] <= 0) \
                 or np.any(self.cat_start[cat] + self.cat_len[cat] > self.cat_bits.size):
@@ -201,6 +207,12 @@ class Tree:
         if np.any(self.left[split] <= np.nonzero(split)[0]) or \
                 np.any(self.right[split] <= np.nonzero(split)[0]):
             raise ValueError("tree nodes are not in parent-before-child order")
+        # SHAP and the expected value weigh the children by cover: they must add up
+        parent = self.cover[split]
+        both = self.cover[self.left[split]] + self.cover[self.right[split]]
+        if np.any(np.abs(both - parent) > 1e-6 * np.maximum(np.abs(parent), 1e-12)):
+            raise ValueError("tree covers do not add up: a split's children must cover "
+                             "what it covers")
 
 
 def pack_trees(trees, n_groups=1):

@@ -1,0 +1,328 @@
+"""Fuzzing the boundary: every bad input gets a clear error, never a crash, hang or silent
+wrong answer.
+
+Generated inputs go to each boundary -- ``Dataset``, training parameters, ``predict``,
+model files (truncated, bytes flipped, numbers tampered with and the checksum
+recomputed, keys deleted, nesting deepened) and the CLI's file readers -- and each
+outcome is classified:
+
+* ``accepted``: it worked, and the result passed its sanity check (finite predictions
+  of the right shape; a loaded model's SHAP values add up to its margin);
+* ``clear error``: ValueError / TypeError (or the CLI's exit status 2 with one line);
+* ``crash``: any other exception, or a traceback from the CLI;
+* ``silent wrong``: accepted, but the sanity check failed.
+
+The default run draws a bounded number of examples per boundary; the ``slow`` profile
+(``pytest -m slow``) draws many more. ``python tests/test_fuzz_boundary.py N`` prints the
+outcome counts of N examples per boundary without pytest (how the closing note of the
+hardening issue counted before and after).
+"""
+import copy
+import hashlib
+import io
+import json
+import os
+import sys
+import tempfile
+import warnings
+from contextlib import redirect_stderr, redirect_stdout
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import boostwood as bw
+from boostwood.boosting import model_io
+from boostwood.boosting.params import PARAMS
+
+CLEAR = (ValueError, TypeError)
+FAST = dict(deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+
+
+def _rng_data(seed, n=40, f=3):
+    r = np.random.default_rng(seed)
+    X = r.normal(size=(n, f))
+    y = (X[:, 0] > 0).astype(float)
+    return X, y
+
+
+# -- the boundaries: each returns "accepted" or raises ----------------------------------------
+def _silent_wrong(msg):
+    return AssertionError("silent wrong: " + msg)
+
+
+def dataset_case(data, label):
+    """Build a Dataset and train one round on it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d = bw.Dataset(data, label)
+        b = bw.train({"max_depth": 2}, d, 1, verbose_eval=False)
+        p = b.predict(data)
+    if not np.all(np.isfinite(p)) or p.shape[0] != np.asarray(label).shape[0]:
+        raise _silent_wrong("non-finite or misshapen predictions")
+    return "accepted"
+
+
+def param_case(key, value):
+    X, y = _rng_data(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        b = bw.train({key: value}, bw.Dataset(X, y), 2, verbose_eval=False)
+        p = b.predict(X)
+    if not np.all(np.isfinite(p)):
+        raise _silent_wrong("non-finite predictions")
+    return "accepted"
+
+
+_MODEL = {}
+
+
+def _model(kind):
+    if kind not in _MODEL:
+        X, y = _rng_data(2, n=120, f=4)
+        X[::7, 1] = np.nan
+        params = {"binary": {"objective": "binary:logistic", "max_depth": 3},
+                  "multi": {"objective": "multi:softprob", "num_class": 3, "max_depth": 2}}[kind]
+        yy = y if kind == "binary" else (X[:, 2] > 0) + (X[:, 3] > 0.5)
+        b = bw.train(params, bw.Dataset(X, yy), 4, verbose_eval=False)
+        with tempfile.TemporaryDirectory() as tmp:
+            b.save_model(os.path.join(tmp, "m.json"))
+            text = open(os.path.join(tmp, "m.json"), encoding="utf-8").read()
+        _MODEL[kind] = (b, X, text)
+    return _MODEL[kind]
+
+
+def predict_case(kind, data, kwargs):
+    b, X, _ = _model(kind)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = b.predict(data, **kwargs)
+    if np.asarray(p).dtype.kind == "f" and not np.all(np.isfinite(p)):
+        raise _silent_wrong("non-finite predictions")
+    return "accepted"
+
+
+def _with_checksum(model):
+    return model_io.dumps(model)
+
+
+def mutate_model(text, how, r):
+    """A mutated model file text."""
+    if how == "truncate":
+        return text[:int(r.integers(0, len(text)))]
+    if how == "flip":
+        b = bytearray(text.encode())
+        i = int(r.integers(0, len(b)))
+        b[i] ^= 1 << int(r.integers(0, 8))
+        return bytes(b)
+    if how == "nest":
+        depth = int(r.integers(1000, 200_000))
+        return "[" * depth + "]" * depth
+    model = copy.deepcopy(json.loads(text)["model"])
+    trees = model["trees"]
+    t = trees[int(r.integers(0, len(trees)))]
+    if how == "delete":
+        pool = [("model", k) for k in model] + [("tree", k) for k in t]
+        where, key = pool[int(r.integers(0, len(pool)))]
+        del (model if where == "model" else t)[key]
+    elif how == "tamper":
+        field = ["feature", "threshold", "left", "right", "default_left", "value", "gain",
+                 "cover", "count"][int(r.integers(0, 9))]
+        i = int(r.integers(0, len(t[field])))
+        t[field][i] = [1e308, -1, 0, 10**6, 0.5, -3.0, "nan", None][int(r.integers(0, 8))]
+    elif how == "meta":
+        key = ["n_features", "base_score", "feature_names", "params", "best_iteration",
+               "feature_types"][int(r.integers(0, 6))]
+        model[key] = [0, -5, 10**9, [], ["x"], {"objective": "reg:nope"}, [1e308],
+                      None][int(r.integers(0, 8))]
+    return _with_checksum(model)
+
+
+def model_file_case(kind, how, seed):
+    b0, X, text = _model(kind)
+    data = mutate_model(text, how, np.random.default_rng(seed))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "m.json")
+        with open(path, "wb") as fh:
+            fh.write(data if isinstance(data, bytes) else data.encode())
+        b = bw.Booster(model_file=path)
+    margin = b.predict(X, output_margin=True)
+    contribs = b.predict(X, pred_contribs=True)
+    if not np.all(np.isfinite(margin)) or not np.all(np.isfinite(contribs)):
+        raise _silent_wrong("a loaded model predicts non-finite values")
+    if not np.allclose(contribs.sum(axis=-1), margin, rtol=1e-6, atol=1e-6):
+        raise _silent_wrong("SHAP values do not add up to the margin")
+    return "accepted"
+
+
+def cli_case(content, name, args):
+    """Run the CLI in-process on a file with ``content``; exit 2 with one line is a clear
+    error, a traceback (an exception escaping main) a crash."""
+    from boostwood.cli import main
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, name)
+        with open(path, "wb") as fh:
+            fh.write(content)
+        err = io.StringIO()
+        with redirect_stderr(err), redirect_stdout(io.StringIO()):
+            code = main(["train", "--data", path, "--label", "0", "--rounds", "1", "--quiet",
+                         "--model", os.path.join(tmp, "m.json")] + args)
+    lines = err.getvalue().strip().splitlines()
+    if code == 0:
+        return "accepted"
+    if code == 2 and len(lines) == 1:
+        raise ValueError(lines[0])
+    raise RuntimeError(f"exit {code}: {err.getvalue()[-300:]}")
+
+
+# -- strategies -----------------------------------------------------------------------------
+_odd_floats = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, 1e308, -1e-308, 5.0])
+datasets = st.tuples(
+    st.sampled_from(["float", "int", "bool", "object", "str", "complex", "float16", "3d",
+                     "empty_rows", "empty_cols", "nan_col", "list"]),
+    st.sampled_from(["ok", "nan", "inf", "short", "long", "2d", "str", "none_row"]),
+    st.integers(0, 10_000))
+
+
+def build_dataset(kind, label_kind, seed):
+    X, y = _rng_data(seed)
+    data = {"float": X, "int": X.astype(np.int64), "bool": X > 0, "object": X.astype(object),
+            "str": X.astype(str), "complex": X.astype(complex), "float16": X.astype(np.float16),
+            "3d": X[:, :, None], "empty_rows": X[:0], "empty_cols": X[:, :0],
+            "nan_col": np.column_stack([X, np.full(len(X), np.nan)]), "list": X.tolist()}[kind]
+    label = {"ok": y, "nan": np.where(np.arange(len(y)) == 3, np.nan, y),
+             "inf": np.where(np.arange(len(y)) == 3, np.inf, y), "short": y[:-1],
+             "long": np.append(y, 1.0), "2d": np.column_stack([y, y]), "str": y.astype(str),
+             "none_row": [None] + list(y[1:])}[label_kind]
+    return data, label
+
+
+param_values = st.one_of(st.integers(-2**70, 2**70), _odd_floats, st.text(max_size=5),
+                         st.none(), st.booleans(), st.lists(st.integers(-3, 3), max_size=3))
+params = st.tuples(st.sampled_from(sorted(PARAMS)), param_values)
+predicts = st.tuples(
+    st.sampled_from(["binary", "multi"]),
+    st.sampled_from(["ok", "wide", "narrow", "1d", "nan", "str", "empty", "f32"]),
+    st.fixed_dictionaries({}, optional={
+        "output_margin": st.sampled_from([True, 2, "yes"]),
+        "pred_leaf": st.sampled_from([True, 1.5]),
+        "pred_contribs": st.sampled_from([True, "no"]),
+        "iteration_range": st.sampled_from([(0, 2), (3, 1), (-1, 2), (0, 10**9), (0,), "x",
+                                            (0.5, 2)]),
+        "validate_features": st.sampled_from([False, "maybe"])}))
+
+
+def build_predict_data(kind, which):
+    _, X, _ = _model(kind)
+    return {"ok": X, "wide": np.column_stack([X, X[:, :1]]), "narrow": X[:, :2], "1d": X[0],
+            "nan": np.full_like(X, np.nan), "str": X.astype(str), "empty": X[:0],
+            "f32": X.astype(np.float32)}[which]
+
+
+models = st.tuples(st.sampled_from(["binary", "multi"]),
+                   st.sampled_from(["truncate", "flip", "nest", "delete", "tamper", "meta"]),
+                   st.integers(0, 10**6))
+cli_files = st.tuples(
+    st.sampled_from([b"a,b\n1,2\n3,4\n", b"\xff\xfe\x00bad", b"\x1f\x8b\x08corrupt",
+                     b"1 1:0.5 2:1e999999\n0 3:2\n", b"1 -1:2\n", b"x,y\n1,\n", b"",
+                     b"1,2\n" * 3, b"a,a\n1,2\n0,1\n", b"0 qid:1 1:2\n1 qid:x 1:3\n"]),
+    st.sampled_from(["d.csv", "d.libsvm", "d.csv.gz", "d.parquet", "d.tsv"]),
+    st.sampled_from([[], ["--param", "max_depth=-1"], ["--param", "eta=1e999"]]))
+
+
+# -- tests ----------------------------------------------------------------------------------
+def _outcome(fn, *args):
+    try:
+        return fn(*args)
+    except AssertionError:
+        return "silent wrong"
+    except CLEAR:
+        return "clear error"
+    except Exception as exc:  # noqa: BLE001 - this is what the suite counts
+        return f"crash ({type(exc).__name__}: {str(exc)[:80]})"
+
+
+def _check(outcome):
+    assert outcome in ("accepted", "clear error"), outcome
+
+
+@settings(max_examples=60, **FAST)
+@given(datasets)
+def test_dataset_inputs(case):
+    _check(_outcome(dataset_case, *build_dataset(*case)))
+
+
+@settings(max_examples=120, **FAST)
+@given(params)
+def test_training_parameters(case):
+    _check(_outcome(param_case, *case))
+
+
+@settings(max_examples=60, **FAST)
+@given(predicts)
+def test_predict_arguments(case):
+    kind, which, kwargs = case
+    _check(_outcome(predict_case, kind, build_predict_data(kind, which), kwargs))
+
+
+@settings(max_examples=80, **FAST)
+@given(models)
+def test_model_files(case):
+    _check(_outcome(model_file_case, *case))
+
+
+@settings(max_examples=40, **FAST)
+@given(cli_files)
+def test_cli_readers(case):
+    _check(_outcome(cli_case, *case))
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, **FAST)
+@given(st.one_of(datasets.map(lambda c: ("d", c)), params.map(lambda c: ("p", c)),
+                 predicts.map(lambda c: ("x", c)), models.map(lambda c: ("m", c)),
+                 cli_files.map(lambda c: ("c", c))))
+def test_every_boundary_larger_profile(case):
+    _check(_run(case))
+
+
+def _run(case):
+    kind, c = case
+    if kind == "d":
+        return _outcome(dataset_case, *build_dataset(*c))
+    if kind == "p":
+        return _outcome(param_case, *c)
+    if kind == "x":
+        return _outcome(predict_case, c[0], build_predict_data(c[0], c[1]), c[2])
+    if kind == "m":
+        return _outcome(model_file_case, *c)
+    return _outcome(cli_case, *c)
+
+
+def count_outcomes(n):
+    """Outcome counts of n examples per boundary (a fixed seed: the same inputs each run)."""
+    from collections import Counter
+    total = Counter()
+    for tag, strat in (("d", datasets), ("p", params), ("x", predicts), ("m", models),
+                       ("c", cli_files)):
+        seen = []
+
+        @settings(max_examples=n, database=None, **FAST)
+        @given(strat)
+        def collect(c):
+            seen.append(c)
+
+        collect()
+        for c in seen:
+            out = _run((tag, c))
+            total[(tag, out.split(" (")[0])] += 1
+            if out.startswith("crash") or out == "silent wrong":
+                print(tag, c if tag != "m" else c, "->", out, file=sys.stderr)
+    return total
+
+
+if __name__ == "__main__":
+    counts = count_outcomes(int(sys.argv[1]) if len(sys.argv) > 1 else 100)
+    for (tag, out), k in sorted(counts.items()):
+        print(f"{tag}\t{out}\t{k}")
+    print("hash", hashlib.sha1(repr(sorted(counts.items())).encode()).hexdigest()[:8])
