@@ -10,7 +10,8 @@ outcome is classified:
   of the right shape; a loaded model's SHAP values add up to its margin);
 * ``clear error``: ValueError / TypeError (or the CLI's exit status 2 with one line);
 * ``crash``: any other exception, or a traceback from the CLI;
-* ``silent wrong``: accepted, but the sanity check failed.
+* ``silent wrong``: accepted, but the sanity check failed, or an illegal argument was
+  accepted (``predict`` flags that are not booleans, a fractional iteration range).
 
 The default run draws a bounded number of examples per boundary; the ``slow`` profile
 (``pytest -m slow``) draws many more. ``python tests/test_fuzz_boundary.py N`` prints the
@@ -92,6 +93,19 @@ def _model(kind):
     return _MODEL[kind]
 
 
+def _legal_predict_args(kwargs, n_rounds):
+    """Whether predict's keyword arguments are legal: flags are booleans, an iteration
+    range a pair of integers within the model."""
+    for k, v in kwargs.items():
+        if k == "iteration_range":
+            if not (isinstance(v, tuple) and len(v) == 2 and all(type(x) is int for x in v)
+                    and 0 <= v[0] <= (v[1] or n_rounds) <= n_rounds):
+                return False
+        elif not isinstance(v, bool):
+            return False
+    return True
+
+
 def predict_case(kind, data, kwargs):
     b, X, _ = _model(kind)
     with warnings.catch_warnings():
@@ -99,6 +113,8 @@ def predict_case(kind, data, kwargs):
         p = b.predict(data, **kwargs)
     if np.asarray(p).dtype.kind == "f" and not np.all(np.isfinite(p)):
         raise _silent_wrong("non-finite predictions")
+    if not _legal_predict_args(kwargs, b.num_boosted_rounds()):
+        raise _silent_wrong(f"illegal arguments accepted: {kwargs}")
     return "accepted"
 
 

@@ -95,7 +95,12 @@ class Booster:
             if self.best_iteration is not None:
                 return 0, min(self.best_iteration + 1, n)
             return 0, n
-        start, stop = iteration_range
+        if not isinstance(iteration_range, (tuple, list)) or len(iteration_range) != 2 \
+                or not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                           for v in iteration_range):
+            raise TypeError(f"iteration_range must be a pair of integers (start, stop), got "
+                            f"{iteration_range!r}")
+        start, stop = (int(v) for v in iteration_range)
         if stop == 0:
             stop = n
         if not 0 <= start <= stop <= n:
@@ -154,6 +159,12 @@ class Booster:
         """
         if self.base_score is None:
             raise ValueError("this Booster has no model; train it or load one first")
+        for name, flag in (("output_margin", output_margin), ("pred_leaf", pred_leaf),
+                           ("pred_contribs", pred_contribs),
+                           ("pred_interactions", pred_interactions),
+                           ("validate_features", validate_features)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
         fm, base_margin = self._features_of(data, validate_features)
         start, stop = self._round_range(iteration_range)
         packed = self._pack(start, stop)
