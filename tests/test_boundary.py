@@ -251,3 +251,21 @@ def test_forest_probabilities_never_exceed_one():
               bw.DecisionTreeClassifier(max_depth=12)):
         p = m.fit(X, y, sample_weight=w).predict_proba(X)
         assert p.max() <= 1.0 and p.min() >= 0.0
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda X, y: bw.Dataset(X, [10 ** 400] * len(y)), "too large for float64"),
+    (lambda X, y: bw.train({}, bw.Dataset(X, np.full(len(y), 1e308)), 1), "overflows float64"),
+])
+def test_huge_labels_are_a_clear_error_not_an_overflow(make, message):
+    X = np.random.default_rng(6).normal(size=(50, 3))
+    with pytest.raises(ValueError, match=message):
+        make(X, np.zeros(50))
+
+
+def test_an_absurd_leaf_limit_does_not_allocate_for_it():
+    """The node table starts small and grows; max_leaves=2**40 used to ask for 208 TiB."""
+    X = np.random.default_rng(7).normal(size=(60, 3))
+    b = bw.train({"grow_policy": "lossguide", "max_depth": 0, "max_leaves": 2 ** 40},
+                 bw.Dataset(X, X[:, 0]), 2, verbose_eval=False)
+    assert b.num_boosted_rounds() == 2

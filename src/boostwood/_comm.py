@@ -192,4 +192,8 @@ def exact_sums(values, reducer=None):
     accumulate(values, acc)
     if reducer is not None:
         reducer.allreduce_sum(acc)
-    return np.array([exact_value(acc[j]) for j in range(values.shape[1])])
+    try:
+        return np.array([exact_value(acc[j]) for j in range(values.shape[1])])
+    except OverflowError:
+        raise ValueError("a sum of these values overflows float64 (values near 1e308: "
+                         "rescale them)") from None

@@ -139,6 +139,8 @@ def check_vector(values, n_rows, name, allow_2d=False, nonnegative=False):
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be numeric: {exc}") from None
+    except OverflowError:
+        raise ValueError(f"{name} holds a number too large for float64") from None
     if arr.ndim == 2 and arr.shape[1] == 1 and not allow_2d:
         arr = arr[:, 0]
     if arr.ndim not in ((1, 2) if allow_2d else (1,)):

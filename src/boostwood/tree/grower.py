@@ -157,8 +157,10 @@ class TreeGrower:
 
     def _new_table(self):
         p = self.params
+        # a first guess at the size (the table grows when full): never more rows than
+        # a tree of the data's rows can have
         cap = 2 * p.max_leaves if p.max_leaves > 0 else 2 ** min(max(p.max_depth, 1) + 1, 12)
-        return NodeTable(3, HIST_DTYPE, cap)
+        return NodeTable(3, HIST_DTYPE, min(cap, 2 * self._n_rows(), 1 << 14))
 
     def _n_rows(self):
         return self.X_binned.shape[0]
