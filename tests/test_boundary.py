@@ -269,3 +269,19 @@ def test_an_absurd_leaf_limit_does_not_allocate_for_it():
     b = bw.train({"grow_policy": "lossguide", "max_depth": 0, "max_leaves": 2 ** 40},
                  bw.Dataset(X, X[:, 0]), 2, verbose_eval=False)
     assert b.num_boosted_rounds() == 2
+
+
+def test_resume_never_trains_a_different_number_of_rounds(files):
+    """A checkpoint of more rounds than --rounds asks for used to become the model as it
+    was (10 rounds for --rounds 4, exit status 0)."""
+    tmp, _, _ = files
+    code, _, err = _cli("train", "--data", "train.csv", "--label", "target", "--rounds", "6",
+                        "--quiet", "--model", "six.json", cwd=tmp)
+    assert code == 0, err
+    (tmp / "r.json.checkpoint").write_bytes((tmp / "six.json").read_bytes())
+    code, _, err = _cli("train", "--data", "train.csv", "--label", "target", "--rounds", "4",
+                        "--resume", "--quiet", "--model", "r.json", cwd=tmp)
+    assert code == 2 and "holds 6 rounds, more than the 4" in err and not (tmp / "r.json").exists()
+    code, _, err = _cli("train", "--data", "train.csv", "--label", "target", "--rounds", "9",
+                        "--resume", "--quiet", "--model", "r.json", cwd=tmp)
+    assert code == 0 and bw.Booster(model_file=tmp / "r.json").num_boosted_rounds() == 9

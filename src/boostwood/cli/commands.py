@@ -190,6 +190,9 @@ def cmd_train(args):
     init = None
     if args.resume and os.path.exists(ckpt):
         init = Booster(model_file=ckpt)
+        if init.num_boosted_rounds() > rounds:
+            raise CLIError(f"{ckpt} already holds {init.num_boosted_rounds()} rounds, more than "
+                           f"the {rounds} asked for; ask for at least that many or remove it")
         print(f"resuming from {ckpt} ({init.num_boosted_rounds()} rounds done)")
     todo = rounds - (init.num_boosted_rounds() if init else 0)
     quiet = args.quiet
