@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import boostwood as bw
-from boostwood._kernels.nodes import (N_NODE_INTS, ND_COUNT, ND_DEPTH, ND_LEFT, ND_RIGHT,
-                                      ND_SIDE, ND_START, split_nodes)
+from boostwood._kernels.nodes import (N_NODE_INTS, ND_COUNT, ND_DEPTH, ND_FEATURE, ND_LEFT,
+                                      ND_RIGHT, ND_SIDE, ND_START, split_nodes)
 from boostwood.data.columns import SortedColumns
 from boostwood.data.validation import as_feature_matrix
 from boostwood.tree import GrowerParams, TreeGrower
@@ -133,7 +133,7 @@ def test_split_nodes_makes_children_from_the_candidates():
     assert t.stats[1].tolist() == [3, 5, 3] and t.stats[2].tolist() == [7, 15, 5]
     assert t.ints[[ND_START, ND_COUNT, ND_SIDE, ND_DEPTH], 1].tolist() == [0, 3, 1, 1]
     assert t.ints[[ND_START, ND_COUNT, ND_SIDE, ND_DEPTH], 2].tolist() == [3, 5, 1, 1]
-    assert (t.field("feature")[1:] == -1).all() and t.ints.shape[0] == N_NODE_INTS
+    assert (t.ints[ND_FEATURE, 1:t.n] == -1).all() and t.ints.shape[0] == N_NODE_INTS
     # the table grows past its capacity and keeps what it holds
     t.cand_left[1] = [1, 1, 1]
     t.ints[0, 1] = 0

@@ -21,12 +21,11 @@ from .._kernels.criterion import count_by_node, grouped_random_scan, grouped_sca
 from .._kernels.criterion_bins import binned_node_scan, pack_row_stats
 from .._kernels.exact import mark_nodes
 from .._kernels.levels import choose_splits, level_children
-from .._kernels.nodes import N_PICK
 from .._kernels.partition import partition_nodes
 from .criterion import BinnedColumns
 from .grower import PARTITION_BLOCK
 from .nodes import NodeTable
-from .splitters import set_sorted_thresholds
+from .splitters import scan_outputs, set_sorted_thresholds
 
 
 class _Grouped:
@@ -62,10 +61,6 @@ class _Grouped:
         return self.present[0], self.seg, self.missing[0], self.miss_seg
 
 
-def _scan_outputs(B, A, W):
-    return np.empty((B, A)), np.empty((N_PICK, B, A), dtype=np.int64), np.empty((B, A, W))
-
-
 def _binned_scan(g, table, level):
     """Histogram bins: each node builds per-bin statistics of the features it draws from
     its own rows (:func:`~boostwood._kernels.criterion_bins.binned_node_scan`); no lists."""
@@ -77,12 +72,12 @@ def _binned_scan(g, table, level):
         n_pick = A
     else:  # the draw of CriterionTreeGrower.feature_mask: same random numbers, same rule
         keys = g._rng.random((B, A))
-    totals = np.ascontiguousarray(table.stats[level])
-    out = _scan_outputs(B, A, K + 2)
+    totals = table.stats[level]
+    out = scan_outputs(B, A, K + 2)
     const = np.empty((B, table.const.shape[1]), dtype=np.uint64)
     starts, counts, sides = table.segments(level)
     binned_node_scan(c.rows, g._row_stats, c.n_values, (g.buf, sides, starts, counts), totals,
-                     g._features, keys, n_pick, np.ascontiguousarray(table.const[level]),
+                     g._features, keys, n_pick, table.const[level],
                      g._crit_settings, g._chunks, out, const)
     table.const[level] = const  # the children inherit it
     return out, np.zeros((0, 0))
@@ -96,8 +91,8 @@ def _scan_level(g, table, level, grouped):
     if grouped is None:
         return _binned_scan(g, table, level)
     rows, seg, miss, miss_seg = grouped.record()
-    totals = np.ascontiguousarray(table.stats[level])
-    out = _scan_outputs(B, A, K + 2)
+    totals = table.stats[level]
+    out = scan_outputs(B, A, K + 2)
     varies = np.empty((B, A), dtype=np.uint8)
     grouped_varies(c.codes, rows, seg, miss_seg, g._features, varies)
     mask = g.feature_mask(B, None, varies)

@@ -10,11 +10,10 @@ path, and :meth:`NodeTable.to_tree` makes the finished :class:`~.tree.Tree`.
 """
 import numpy as np
 
-from .._kernels.nodes import (N_NODE_FLOATS, N_NODE_INTS, ND_BIN, ND_CAT_LEN, ND_CAT_START,
-                              ND_COUNT, ND_DEFAULT_LEFT, ND_DEPTH, ND_FEATURE, ND_KIND, ND_LEFT,
-                              ND_NEXT, ND_RIGHT, ND_SIDE, ND_START, NF_GAIN, NF_RECORDED_GAIN,
-                              NF_THRESHOLD, split_nodes)
-from .._kernels.splits import N_SPLIT_FIELDS, NO_CATEGORIES
+from .._kernels.nodes import (N_NODE_FLOATS, N_NODE_INTS, ND_BIN, ND_COUNT, ND_DEFAULT_LEFT,
+                              ND_FEATURE, ND_LEFT, ND_RIGHT, ND_SIDE, ND_START, NF_RECORDED_GAIN,
+                              NF_THRESHOLD, clear_node, split_nodes)
+from .._kernels.splits import NO_CATEGORIES
 from .tree import Tree
 
 
@@ -58,10 +57,8 @@ class NodeTable:
         """The root: a leaf holding ``count`` rows at the start of buffer 0."""
         self.reserve(1)
         self.n = 1
-        self.ints[:, 0] = 0
-        self.ints[[ND_FEATURE, ND_BIN, ND_LEFT, ND_RIGHT, ND_NEXT], 0] = -1
+        clear_node(self.ints, self.floats, 0)
         self.ints[ND_COUNT, 0] = count
-        self.floats[:, 0] = 0.0
         self.stats[0] = stats
         return 0
 
@@ -87,20 +84,10 @@ class NodeTable:
         return first
 
     # -- reading -----------------------------------------------------------------------
-    def split_record(self, nodes):
-        """The partition kernel's split record of ``nodes``, (N_SPLIT_FIELDS, m) int64."""
-        return np.ascontiguousarray(self.ints[:N_SPLIT_FIELDS, nodes])
-
     def segments(self, nodes):
         """(starts, counts, sides) of ``nodes``, int64 arrays."""
         seg = self.ints[[ND_START, ND_COUNT, ND_SIDE]][:, nodes]
         return seg[0].copy(), seg[1].copy(), seg[2].copy()
-
-    def field(self, name):
-        """A named field of the first ``n`` nodes (a view)."""
-        if name in _INT_FIELDS:
-            return self.ints[_INT_FIELDS[name], :self.n]
-        return self.floats[_FLOAT_FIELDS[name], :self.n]
 
     def to_tree(self, value, weight, count):
         """The finished :class:`Tree`; leaves keep no split fields. ``value``, ``weight``,
@@ -123,14 +110,6 @@ class NodeTable:
         leaves = np.nonzero(self.ints[ND_LEFT, :n] < 0)[0]
         return (self.ints[ND_SIDE, leaves].copy(), self.ints[ND_START, leaves].copy(),
                 self.ints[ND_COUNT, leaves].copy()), leaves
-
-
-_INT_FIELDS = {"feature": ND_FEATURE, "bin": ND_BIN, "default_left": ND_DEFAULT_LEFT,
-               "kind": ND_KIND, "cat_start": ND_CAT_START, "cat_len": ND_CAT_LEN,
-               "left": ND_LEFT, "right": ND_RIGHT, "depth": ND_DEPTH, "start": ND_START,
-               "count": ND_COUNT, "side": ND_SIDE, "next": ND_NEXT}
-_FLOAT_FIELDS = {"threshold": NF_THRESHOLD, "gain": NF_GAIN,
-                 "recorded_gain": NF_RECORDED_GAIN}
 
 
 def _grow(a, cap, axis):

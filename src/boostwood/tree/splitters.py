@@ -62,6 +62,13 @@ class SplitBatch:
     right = property(lambda s: s.table.stats[s.nodes] - s.table.cand_left[s.nodes])
 
 
+def scan_outputs(B, A, W, dtype=np.float64):
+    """Fresh outputs of a scan kernel for B nodes, A features and W statistics:
+    (gain (B, A), pick (N_PICK, B, A) int64, left (B, A, W) of ``dtype``)."""
+    return (np.empty((B, A)), np.empty((N_PICK, B, A), dtype=np.int64),
+            np.empty((B, A, W), dtype=dtype))
+
+
 class _ScanBuffers:
     """Output arrays of a scan kernel for B nodes, reused across calls with the same B
     (each C-contiguous, so the kernels see one array layout)."""
@@ -76,9 +83,7 @@ class _ScanBuffers:
         if out is None:
             if len(self._by_size) > 64:
                 self._by_size.clear()
-            out = self._by_size[key] = (np.empty((B, A)),
-                                        np.empty((N_PICK, B, A), dtype=np.int64),
-                                        np.empty((B, A, W), dtype=self.dtype))
+            out = self._by_size[key] = scan_outputs(B, A, W, self.dtype)
         return out
 
 
@@ -124,8 +129,7 @@ class SortedSplitter:
         mask = g._node_feature_mask(B, A)
         if mask is None:
             mask = np.ones((B, A), dtype=np.uint8)
-        gain, pick = np.empty((B, A)), np.empty((N_PICK, B, A), dtype=np.int64)
-        left = np.empty((B, A, 3), dtype=HIST_DTYPE)
+        gain, pick, left = scan_outputs(B, A, 3, HIST_DTYPE)
         c = g.columns
         exact_scan(c.codes, c.lists, g._gh, g.node_of, table.stats[nodes], g._features, mask,
                    g._settings, self.local_eps, (gain, pick, left))
@@ -150,9 +154,8 @@ class CriterionSplitter:
         g._compact(int(counts.sum()))
         mask = g.feature_mask(B, g._lists)
         varies = np.empty((B, A), dtype=np.uint8)
-        gain, pick = np.empty((B, A)), np.empty((N_PICK, B, A), dtype=np.int64)
-        left = np.empty((B, A, K + 2))
-        totals = np.ascontiguousarray(table.stats[nodes])
+        gain, pick, left = scan_outputs(B, A, K + 2)
+        totals = table.stats[nodes]
         codes, lists, rows = g.columns.codes, tuple(g._lists), g._row_stats_tuple
         thr_of = np.zeros((0, 0))
         if g.random_splits:
