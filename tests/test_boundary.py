@@ -285,3 +285,19 @@ def test_resume_never_trains_a_different_number_of_rounds(files):
     code, _, err = _cli("train", "--data", "train.csv", "--label", "target", "--rounds", "9",
                         "--resume", "--quiet", "--model", "r.json", cwd=tmp)
     assert code == 0 and bw.Booster(model_file=tmp / "r.json").num_boosted_rounds() == 9
+
+
+def test_validation_files_are_matched_to_the_training_columns_by_name(files):
+    """A validation file with its columns in another order evaluates the same rows the
+    same way (by position, 'target,c,b,a' used to be read as features c, b, a)."""
+    tmp, _, _ = files
+    code, out, err = _cli("train", "--data", "train.csv", "--valid", "shuffled.csv", "--label",
+                          "target", "--rounds", "3", "--model", "v.json", cwd=tmp)
+    assert code == 0, err
+    last = [line for line in out.splitlines() if line.startswith("[2]")][0]
+    train_value = last.split("train-")[1].split(":")[1].split()[0]
+    valid_value = last.split("valid-")[1].split(":")[1].split()[0]
+    assert train_value == valid_value  # the same rows: the same metric
+    code, _, err = _cli("train", "--data", "train.csv", "--valid", "lacking.csv", "--label",
+                        "target", "--rounds", "3", "--quiet", "--model", "v.json", cwd=tmp)
+    assert code == 2 and "'b'" in err

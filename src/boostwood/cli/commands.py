@@ -84,27 +84,28 @@ def data_config(args):
     return cfg
 
 
-def load_for_model(path, data_cfg, booster):
-    """A labelled file as a Dataset whose columns are the model's features, matched by
-    name (:func:`~.data.align_to_model`), with labels the model's objective accepts."""
+def load_dataset(path, data_cfg, reference=None, names=None):
+    """A labelled file as a Dataset. With ``names`` (a model's or the training set's
+    features) its columns are matched to them by name (:func:`~.data.align_to_model`)."""
     t = read_table(data_spec(path, data_cfg))
     if t.y is None or not np.all(np.isfinite(t.y)):
         raise CLIError(f"{path}: the label column has missing or non-numeric values")
-    X = align_to_model(t, booster.feature_names, path)
+    if names is None:
+        return Dataset(t.X, t.y, weight=t.weight, base_margin=t.init,
+                       feature_names=t.feature_names, reference=reference)
+    return Dataset(align_to_model(t, names, path), t.y, weight=t.weight, base_margin=t.init,
+                   feature_names=names, reference=reference)
+
+
+def load_for_model(path, data_cfg, booster):
+    """:func:`load_dataset` for ``booster``: columns matched to its features, labels its
+    objective accepts."""
+    d = load_dataset(path, data_cfg, names=booster.feature_names)
     try:
-        booster.objective.check_labels(t.y)
+        booster.objective.check_labels(d.label)
     except ValueError as exc:
         raise CLIError(f"{path}: label column {data_cfg.get('label')!r}: {exc}") from None
-    return Dataset(X, t.y, weight=t.weight, base_margin=t.init,
-                   feature_names=booster.feature_names)
-
-
-def load_dataset(path, data_cfg, reference=None):
-    t = read_table(data_spec(path, data_cfg))
-    if t.y is None or not np.all(np.isfinite(t.y)):
-        raise CLIError(f"{path}: the label column has missing or non-numeric values")
-    return Dataset(t.X, t.y, weight=t.weight, base_margin=t.init, feature_names=t.feature_names,
-                   reference=reference)
+    return d
 
 
 # -- callbacks -----------------------------------------------------------------------------------
@@ -162,7 +163,8 @@ def _train_sets(cfg):
     valid = [valid] if isinstance(valid, str) else list(valid)
     evals = [(dtrain, "train")]
     for i, v in enumerate(valid):
-        evals.append((load_dataset(v, data, reference=dtrain), f"valid_{i}" if len(valid) > 1
+        evals.append((load_dataset(v, data, reference=dtrain, names=dtrain.feature_names),
+                      f"valid_{i}" if len(valid) > 1
                       else "valid"))
     return dtrain, evals
 

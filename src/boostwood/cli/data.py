@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..data import default_feature_names
+
 MISSING = ("", "NA", "NaN", "nan", "N/A", "?", "null", "NULL")
 
 
@@ -126,11 +128,6 @@ def _label_index(spec, names, n_cols):
     return _column_index(spec.label, names, n_cols, spec.path, "label")
 
 
-def default_names(n):
-    """The feature names of a model trained on data without column names."""
-    return [f"f{i}" for i in range(n)]
-
-
 def align_to_model(table, model_names, path):
     """The feature matrix of ``table`` with its columns in the model's order, matched by
     name. Position is used only when neither side has names (a file without a header, or
@@ -138,7 +135,7 @@ def align_to_model(table, model_names, path):
     columns, with a duplicated column name, or without a header for a model whose
     features are named, is an error."""
     names, X = table.feature_names, table.X
-    unnamed_model = list(model_names) == default_names(len(model_names))
+    unnamed_model = list(model_names) == default_feature_names(len(model_names))
     if names is None:
         if unnamed_model:
             return X

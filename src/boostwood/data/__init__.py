@@ -1,6 +1,6 @@
 """Layer 2: input validation, binning and the Dataset."""
 from .binning import BinMapper
-from .dataset import Dataset
+from .dataset import Dataset, default_feature_names
 from .rowinfo import RowInfo
 from .validation import as_feature_matrix
 

@@ -98,7 +98,7 @@ class Dataset:
     def feature_names(self):
         if self.features.feature_names is not None:
             return list(self.features.feature_names)
-        return [f"f{i}" for i in range(self.num_feature())]
+        return default_feature_names(self.num_feature())
 
     def get_label(self):
         return self.label
@@ -160,6 +160,11 @@ class Dataset:
         self.construct()
         return np.any(self.X_binned == self.bin_mapper.missing_bins[None, :].astype(
             self.X_binned.dtype), axis=0)
+
+
+def default_feature_names(n):
+    """The names of features given without names: f0, f1, ..."""
+    return [f"f{i}" for i in range(n)]
 
 
 def _own(checked, given):
