@@ -262,65 +262,43 @@ def _check(outcome):
     assert outcome in ("accepted", "clear error"), outcome
 
 
-@settings(max_examples=60, **FAST)
-@given(datasets)
-def test_dataset_inputs(case):
-    _check(_outcome(dataset_case, *build_dataset(*case)))
+def _run(case):
+    """The outcome of one generated case (tag, example)."""
+    tag, c = case
+    if tag == "d":
+        return _outcome(dataset_case, *build_dataset(*c))
+    if tag == "x":
+        return _outcome(predict_case, c[0], build_predict_data(c[0], c[1]), c[2])
+    return _outcome({"p": param_case, "m": model_file_case, "c": cli_case}[tag], *c)
 
 
-@settings(max_examples=120, **FAST)
-@given(params)
-def test_training_parameters(case):
-    _check(_outcome(param_case, *case))
+#: Each boundary: (tag, strategy, examples in the default run).
+BOUNDARIES = (("d", datasets, 60), ("p", params, 120), ("x", predicts, 60), ("m", models, 80),
+              ("c", cli_files, 40))
 
 
-@settings(max_examples=60, **FAST)
-@given(predicts)
-def test_predict_arguments(case):
-    kind, which, kwargs = case
-    _check(_outcome(predict_case, kind, build_predict_data(kind, which), kwargs))
+@pytest.mark.parametrize("tag,strategy,n", BOUNDARIES, ids=[b[0] for b in BOUNDARIES])
+def test_boundary(tag, strategy, n):
+    @settings(max_examples=n, **FAST)
+    @given(strategy)
+    def check(c):
+        _check(_run((tag, c)))
 
-
-@settings(max_examples=80, **FAST)
-@given(models)
-def test_model_files(case):
-    _check(_outcome(model_file_case, *case))
-
-
-@settings(max_examples=40, **FAST)
-@given(cli_files)
-def test_cli_readers(case):
-    _check(_outcome(cli_case, *case))
+    check()
 
 
 @pytest.mark.slow
 @settings(max_examples=1500, **FAST)
-@given(st.one_of(datasets.map(lambda c: ("d", c)), params.map(lambda c: ("p", c)),
-                 predicts.map(lambda c: ("x", c)), models.map(lambda c: ("m", c)),
-                 cli_files.map(lambda c: ("c", c))))
+@given(st.one_of([s.map(lambda c, t=t: (t, c)) for t, s, _ in BOUNDARIES]))
 def test_every_boundary_larger_profile(case):
     _check(_run(case))
-
-
-def _run(case):
-    kind, c = case
-    if kind == "d":
-        return _outcome(dataset_case, *build_dataset(*c))
-    if kind == "p":
-        return _outcome(param_case, *c)
-    if kind == "x":
-        return _outcome(predict_case, c[0], build_predict_data(c[0], c[1]), c[2])
-    if kind == "m":
-        return _outcome(model_file_case, *c)
-    return _outcome(cli_case, *c)
 
 
 def count_outcomes(n):
     """Outcome counts of n examples per boundary (a fixed seed: the same inputs each run)."""
     from collections import Counter
     total = Counter()
-    for tag, strat in (("d", datasets), ("p", params), ("x", predicts), ("m", models),
-                       ("c", cli_files)):
+    for tag, strat, _ in BOUNDARIES:
         seen = []
 
         @settings(max_examples=n, database=None, **FAST)
