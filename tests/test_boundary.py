@@ -301,3 +301,14 @@ def test_validation_files_are_matched_to_the_training_columns_by_name(files):
     code, _, err = _cli("train", "--data", "train.csv", "--valid", "lacking.csv", "--label",
                         "target", "--rounds", "3", "--quiet", "--model", "v.json", cwd=tmp)
     assert code == 2 and "'b'" in err
+
+
+def test_predict_has_label_needs_the_label_named(files):
+    tmp, _, _ = files
+    code, _, err = _cli("predict", "--model", "m.json", "--data", "train.csv", "--has-label",
+                        "--output", "p.csv", cwd=tmp)
+    assert code == 2 and "which column is the label" in err
+    assert not (tmp / "p.csv").exists() and not (tmp / "p.csv.tmp").exists()
+    code, _, err = _cli("predict", "--model", "m.json", "--data", "train.csv", "--has-label",
+                        "--label", "target", "--output", "p.csv", cwd=tmp)
+    assert code == 0, err

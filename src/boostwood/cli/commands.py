@@ -9,7 +9,7 @@ from ..boosting import Booster, EvaluationMonitor, TrainingCallback, cv, train
 from ..boosting.cv import fold_ids
 from ..boosting.metrics import get_metric
 from ..data import Dataset
-from .data import DataError, DataSpec, align_to_model, file_format, iter_chunks, read_table
+from .data import DataError, DataSpec, align_to_model, iter_chunks, read_table
 
 
 class CLIError(Exception):
@@ -252,12 +252,7 @@ def cmd_predict(args):
     """Predict ``--data`` in chunks of ``--chunk-size`` rows (CSV/TSV input is streamed,
     so memory stays bounded) and write CSV (or Parquet), atomically."""
     booster = _load_model(args.model)
-    cfg = data_config(args)
-    if args.has_label and cfg.get("label") is None and file_format(
-            data_spec(args.data, cfg)) != "libsvm":
-        raise CLIError("--has-label: which column is the label? Set label in the config's "
-                       "[data] section or pass --label")
-    spec = data_spec(args.data, cfg, has_label=args.has_label)
+    spec = data_spec(args.data, data_config(args), has_label=args.has_label)
     out = args.output or "-"
     parquet = out.endswith(".parquet")
     if parquet and not _has_pyarrow():
