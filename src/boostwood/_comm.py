@@ -33,6 +33,10 @@ import numpy as np
 from ._kernels.exact_sum import E0, SPLIT, accumulate, new_accumulator
 
 
+#: What a reducer provides (besides the attributes ``n_shards`` and ``shard``).
+REDUCER_METHODS = ("allreduce_histograms", "allreduce_sum", "allreduce_max", "allgather")
+
+
 class LocalReducer:
     """Reducer of a single shard: every collective is the identity."""
 

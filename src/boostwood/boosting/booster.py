@@ -7,6 +7,7 @@ from .._version import __version__
 from .._config import set_threads
 from .._kernels.predict import predict_leaf_raw, predict_raw
 from ..data import Dataset, as_feature_matrix
+from ..data.checks import Param, check_value
 from ..objectives import get_objective
 from ..tree import Tree
 from ..tree.tree import feature_importance as tree_importance, pack_trees
@@ -210,6 +211,9 @@ class Booster:
     def dump_model(self, fout=None, format="text", with_stats=True):
         """The trees as text (XGBoost's dump style) or JSON (nested nodes); written to
         ``fout`` when given, and returned. See :mod:`boostwood.boosting.dump`."""
+        if fout is not None and not isinstance(fout, (str, os.PathLike)):
+            raise TypeError(f"fout must be a path, got {type(fout).__name__}")
+        check_value("with_stats", with_stats, Param(True, "bool"))
         return dump.dump_model(self, fout, format, with_stats)
 
     def trees_to_dataframe(self):
@@ -218,8 +222,8 @@ class Booster:
 
     def export_text(self, tree_index=0, decimals=3):
         """Tree ``tree_index`` as indented rules (scikit-learn's ``export_text`` style)."""
-        if not 0 <= tree_index < len(self.trees):
-            raise ValueError(f"tree_index must be in [0, {len(self.trees)}), got {tree_index}")
+        check_value("tree_index", tree_index, Param(0, "int", 0, len(self.trees), high_open=True))
+        check_value("decimals", decimals, Param(3, "int", 0, 17))
         return dump.export_text(self.trees[tree_index], self.feature_names, decimals)
 
     def partial_dependence(self, feature, grid, iteration_range=None):
@@ -227,6 +231,7 @@ class Booster:
         recursion over the trees (Friedman 2001, sec. 8.2): at splits on ``feature`` a
         grid value goes its way, elsewhere both ways weighted by the training cover.
         Returns shape (len(grid),) or (len(grid), K)."""
+        check_value("feature", feature, Param(0, "int", 0, self.n_features, high_open=True))
         start, stop = self._round_range(iteration_range)
         return explain.partial_dependence(self, feature, grid, start, stop)
 
@@ -258,32 +263,44 @@ class Booster:
 
     def save_model(self, fname):
         """Save to a JSON file (atomically: a crash never leaves a half-written file)."""
+        _check_path(fname)
         if self.base_score is None:
             raise ValueError("this Booster has no model to save")
         model_io.write_atomic(fname, model_io.dumps(self._to_dict()))
 
     def load_model(self, fname):
         """Load a model written by :meth:`save_model`, replacing this Booster's content."""
-        source = os.fspath(fname)
-        self._from_dict(model_io.loads(model_io.read_text(source), source), source)
+        source = _check_path(fname)
+        loaded = Booster()  # a file that fails validation leaves this Booster as it was
+        loaded._from_dict(model_io.loads(model_io.read_text(source), source), source)
+        self.__dict__.update(loaded.__dict__)
         return self
 
     def _from_dict(self, m, source):
+        model_io.check_header(m, source)
         try:
             self.params = resolve_params(m["params"])
-            self._set_objective()
-            n_features = int(m["n_features"])
-            names = [str(n) for n in m["feature_names"]]
-            base = np.asarray(m["base_score"], dtype=np.float64)
-            trees_raw = m["trees"]
-            best_iteration, best_score = m["best_iteration"], m["best_score"]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{source} has a malformed model section: {exc!r}") from None
-        if len(names) != n_features or base.shape != (self.n_outputs,) \
-                or not np.all(np.isfinite(base)):
-            raise ValueError(f"{source}: feature names or base_score do not fit the model")
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{source} has invalid params: {exc}") from None
+        self._set_objective()
+        p = self.params
+        if (m["objective"], m["num_class"], m["n_outputs"]) != \
+                (p["objective"], p["num_class"], self.n_outputs):
+            raise ValueError(
+                f"{source}: its objective {m['objective']!r} (num_class {m['num_class']}, "
+                f"{m['n_outputs']} outputs) disagrees with its params ({p['objective']!r}, "
+                f"num_class {p['num_class']}, {self.n_outputs} outputs)")
+        n_features, names, trees_raw = m["n_features"], m["feature_names"], m["trees"]
+        base = np.asarray(m["base_score"], dtype=np.float64)
+        if base.shape != (self.n_outputs,):
+            raise ValueError(f"{source}: base_score has {base.size} values for "
+                             f"{self.n_outputs} outputs")
         if len(trees_raw) % self.n_outputs:
             raise ValueError(f"{source}: the number of trees is not a multiple of {self.n_outputs}")
+        best_iteration = m["best_iteration"]
+        if best_iteration is not None and best_iteration >= len(trees_raw) // self.n_outputs:
+            raise ValueError(f"{source}: best_iteration {best_iteration} is past the model's "
+                             f"{len(trees_raw) // self.n_outputs} rounds")
         trees = []
         for i, d in enumerate(trees_raw):
             if not isinstance(d, dict) or d.get("group") != i % self.n_outputs:
@@ -301,5 +318,12 @@ class Booster:
         self._start(base, names)
         self.feature_types, self.category_dictionaries = types, dictionaries
         self.trees = trees
-        self.best_iteration = None if best_iteration is None else int(best_iteration)
-        self.best_score = best_score
+        self.best_iteration = best_iteration
+        self.best_score = m["best_score"]
+
+
+def _check_path(fname):
+    """A model file's path as a string (a file descriptor or a buffer is not one)."""
+    if not isinstance(fname, (str, os.PathLike)):
+        raise TypeError(f"fname must be a path (str or os.PathLike), got {type(fname).__name__}")
+    return os.fspath(fname)

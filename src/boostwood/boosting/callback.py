@@ -4,8 +4,7 @@ Each hook returns ``True`` to stop training (``before_iteration`` /
 ``after_iteration``) or the model (``before_training`` / ``after_training``).
 ``evals_log`` is ``{data_name: {metric_name: [value per round]}}``.
 """
-import numpy as np
-
+from ..data.checks import Param, check_value
 from .metrics import METRICS
 
 
@@ -74,10 +73,13 @@ class EarlyStopping(TrainingCallback):
 
     def __init__(self, rounds, metric_name=None, data_name=None, maximize=None,
                  save_best=False, min_delta=0.0):
-        if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
-            raise ValueError(f"early stopping rounds must be a positive integer, got {rounds!r}")
-        if min_delta < 0:
-            raise ValueError(f"min_delta must be >= 0, got {min_delta}")
+        for name, value, spec in (("rounds", rounds, Param(None, "int", 1)),
+                                  ("metric_name", metric_name, Param(None, "optional_str")),
+                                  ("data_name", data_name, Param(None, "optional_str")),
+                                  ("maximize", maximize, Param(None, "optional_bool")),
+                                  ("save_best", save_best, Param(False, "bool")),
+                                  ("min_delta", min_delta, Param(0.0, "float", 0.0))):
+            check_value("early stopping " + name, value, spec)
         self.rounds = int(rounds)
         self.metric_name = metric_name
         self.data_name = data_name
@@ -129,8 +131,9 @@ class EvaluationMonitor(TrainingCallback):
     """
 
     def __init__(self, period=1, logger=print):
-        if period < 1:
-            raise ValueError(f"period must be >= 1, got {period}")
+        check_value("period", period, Param(1, "int", 1))
+        if not callable(logger):
+            raise TypeError(f"logger must be callable, got {type(logger).__name__}")
         self.period = int(period)
         self.logger = logger
         self._last = None

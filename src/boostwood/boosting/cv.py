@@ -2,7 +2,13 @@
 import numpy as np
 
 from ..data import Dataset
+from ..data.checks import Param, check_value
 from .engine import train
+
+_ARGS = {"nfold": Param(3, "int", 2), "stratified": Param(False, "bool"),
+         "seed": Param(0, "int"), "shuffle": Param(True, "bool"),
+         "early_stopping_rounds": Param(None, "optional_int", 1),
+         "return_folds": Param(False, "bool")}
 
 
 def fold_ids(n_rows, nfold, seed=0, shuffle=True, labels=None):
@@ -10,8 +16,7 @@ def fold_ids(n_rows, nfold, seed=0, shuffle=True, labels=None):
     else the rows dealt round-robin in order); with ``labels`` (stratified) the rows,
     in that random order and sorted by label, are dealt round-robin, so every fold has
     each class in the same proportion up to one row."""
-    if not isinstance(nfold, (int, np.integer)) or isinstance(nfold, bool) or nfold < 2:
-        raise ValueError(f"nfold must be an integer >= 2, got {nfold!r}")
+    check_value("nfold", nfold, _ARGS["nfold"])
     if n_rows < nfold:
         raise ValueError(f"nfold={nfold} needs at least {nfold} rows, got {n_rows}")
     order = np.random.default_rng(seed).permutation(n_rows) if shuffle else np.arange(n_rows)
@@ -64,6 +69,10 @@ def cv(params, dtrain, num_boost_round=10, nfold=3, stratified=False, folds=None
         raise TypeError(f"dtrain must be a boostwood.Dataset, got {type(dtrain).__name__}")
     if dtrain.label is None:
         raise ValueError("cv needs a Dataset with labels")
+    for name, value in (("nfold", nfold), ("stratified", stratified), ("seed", seed),
+                        ("shuffle", shuffle), ("early_stopping_rounds", early_stopping_rounds),
+                        ("return_folds", return_folds)):
+        check_value(name, value, _ARGS[name])
     n = dtrain.num_row()
     if folds is None:
         folds = fold_ids(n, nfold, seed, shuffle, dtrain.label if stratified else None)

@@ -1,13 +1,23 @@
 """``train``: the boosting loop, and nothing else."""
+from .._comm import REDUCER_METHODS
 from ..data import Dataset
+from ..data.checks import Param, check_value
 from .booster import Booster
 from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor, RecordEvaluation
-from .params import resolve_params
+from .params import MAX_ROUNDS, resolve_params
 from ._state import TrainingState
 
 
+def _as_list(value, name):
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{name} must be a list, got {type(value).__name__}")
+    return list(value)
+
+
 def _check_evals(evals):
-    evals = list(evals or [])
+    evals = _as_list(evals, "evals")
     for item in evals:
         if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], str)):
             raise TypeError("evals must be a list of (Dataset, name) pairs")
@@ -15,6 +25,27 @@ def _check_evals(evals):
     if len(set(names)) != len(names):
         raise ValueError(f"evals names must be unique, got {names}")
     return evals
+
+
+_ROUNDS = Param(10, "int", 0, MAX_ROUNDS)
+_VERBOSE = Param(True, "int", 0, MAX_ROUNDS)
+
+
+def _check_arguments(num_boost_round, verbose_eval, evals_result, obj, custom_metric,
+                     reducer):
+    check_value("num_boost_round", num_boost_round, _ROUNDS)
+    if not isinstance(verbose_eval, bool):
+        check_value("verbose_eval", verbose_eval, _VERBOSE)
+    if evals_result is not None and not isinstance(evals_result, dict):
+        raise TypeError(f"evals_result must be a dict, got {type(evals_result).__name__}")
+    for name, fn in (("obj", obj), ("custom_metric", custom_metric)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"{name} must be callable, got {type(fn).__name__}")
+    if reducer is not None and not (all(callable(getattr(reducer, m, None))
+                                            for m in REDUCER_METHODS)
+                                        and isinstance(getattr(reducer, "n_shards", None), int)):
+        raise TypeError(f"reducer must provide {list(REDUCER_METHODS)} and n_shards, got "
+                        f"{type(reducer).__name__}")
 
 
 def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
@@ -67,12 +98,10 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
     """
     if not isinstance(dtrain, Dataset):
         raise TypeError(f"dtrain must be a boostwood.Dataset, got {type(dtrain).__name__}")
-    if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, int) \
-            or num_boost_round < 0:
-        raise ValueError(f"num_boost_round must be a non-negative integer, got {num_boost_round!r}")
+    _check_arguments(num_boost_round, verbose_eval, evals_result, obj, custom_metric, reducer)
     p = resolve_params(params)
     evals = _check_evals(evals)
-    cbs = list(callbacks or [])
+    cbs = _as_list(callbacks, "callbacks")
     if verbose_eval and evals and p["verbosity"] > 0:
         cbs.append(EvaluationMonitor(period=1 if verbose_eval is True else int(verbose_eval)))
     if early_stopping_rounds is not None:

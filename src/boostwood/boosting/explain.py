@@ -61,9 +61,10 @@ def partial_dependence(booster, feature, grid, start, stop):
     every tree is walked once with a weight per grid value; a split on ``feature``
     sends each grid value its own way, any other split sends its weight to both
     children in proportion to their training cover (what TreeSHAP's v({feature}) is)."""
-    if not 0 <= int(feature) < booster.n_features:
-        raise ValueError(f"feature must be in [0, {booster.n_features}), got {feature}")
-    grid = np.asarray(grid, dtype=np.float64).ravel()
+    grid = np.asarray(grid, dtype=np.float64)
+    if grid.ndim != 1 or grid.size == 0:
+        raise ValueError(f"grid must be a non-empty 1-dimensional list of values, got shape "
+                         f"{grid.shape}")
     if not np.all(np.isfinite(grid)):
         raise ValueError("grid values must be finite")
     K = booster.n_outputs

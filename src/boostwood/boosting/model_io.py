@@ -97,6 +97,54 @@ def loads(text, source="model"):
     return model
 
 
+#: Keys every model section has (format version 1 on), and the keys version 2 added.
+REQUIRED_KEYS = frozenset({"boostwood_version", "objective", "num_class", "n_outputs",
+                           "n_features", "feature_names", "base_score", "params",
+                           "best_iteration", "best_score", "trees"})
+KNOWN_KEYS = REQUIRED_KEYS | {"feature_types", "category_dictionaries", "certificates"}
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_finite(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def check_header(model, source="model"):
+    """The model section's keys and the types of its fields other than the trees: every
+    required key present, no unknown key, counts are integers, names unique strings,
+    scores finite numbers (a model that loads predicts finite values)."""
+    missing, unknown = REQUIRED_KEYS - set(model), set(model) - KNOWN_KEYS
+    if missing or unknown:
+        raise ValueError(f"{source} has a malformed model section: missing keys "
+                         f"{sorted(missing)}, unknown keys {sorted(unknown)}")
+    n = model["n_features"]
+    names = model["feature_names"]
+    problems = [
+        (_is_int(n) and n >= 1, "n_features must be a positive integer"),
+        (isinstance(names, list) and all(isinstance(v, str) for v in names)
+         and len(names) == (n if _is_int(n) else -1) and len(set(names)) == len(names),
+         "feature_names must be n_features distinct strings"),
+        (isinstance(model["base_score"], list) and model["base_score"]
+         and all(_is_finite(v) for v in model["base_score"]),
+         "base_score must be a list of finite numbers"),
+        (model["best_iteration"] is None or (_is_int(model["best_iteration"])
+                                             and model["best_iteration"] >= 0),
+         "best_iteration must be null or a non-negative integer"),
+        (model["best_score"] is None or _is_finite(model["best_score"]),
+         "best_score must be null or a finite number"),
+        (isinstance(model["objective"], str) and isinstance(model["params"], dict)
+         and isinstance(model["trees"], list) and _is_int(model["n_outputs"])
+         and isinstance(model["boostwood_version"], str),
+         "objective, params, trees, n_outputs or boostwood_version has the wrong type"),
+    ]
+    for ok, what in problems:
+        if not ok:
+            raise ValueError(f"{source}: {what}")
+
+
 def read_feature_types(model, n_features, source="model"):
     """(feature_types, category_dictionaries) of a model section, validated; a version-1
     model has neither and is all numeric."""

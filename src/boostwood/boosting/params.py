@@ -5,26 +5,13 @@ are accepted as aliases. Unknown names and out-of-range values raise a
 ValueError (with a "did you mean" when a known name is close).
 """
 import difflib
-import numbers
-from dataclasses import dataclass
 
+from ..data.checks import INF, Param, check_value
 from ..objectives import OBJECTIVES
 
+#: Most boosting rounds (LightGBM's int32 limit): beyond it a typo, not a plan.
+MAX_ROUNDS = (1 << 31) - 1
 
-@dataclass(frozen=True)
-class Param:
-    default: object
-    kind: str  # "float", "int", "str", "metric", "optional_float", "optional_int",
-    # "float_or_list" (one number, or a list of distinct numbers, kept sorted)
-    low: float = None
-    high: float = None
-    low_open: bool = False  # the low bound itself is excluded
-    choices: tuple = None
-    aliases: tuple = ()
-    doc: str = ""
-
-
-INF = float("inf")
 
 PARAMS = {
     "objective": Param("reg:squarederror", "str", choices=tuple(OBJECTIVES),
@@ -101,63 +88,8 @@ def _canonical(key):
     raise ValueError(f"unknown parameter {key!r}{hint}")
 
 
-def _check_number(name, spec, value, integer):
-    ok_type = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, ok_type):
-        kind = "an integer" if integer else "a number"
-        raise TypeError(f"parameter {name!r} must be {kind}, got {value!r}")
-    value = int(value) if integer else float(value)
-    if value != value:
-        raise ValueError(f"parameter {name!r} must not be NaN")
-    low_bad = spec.low is not None and (value <= spec.low if spec.low_open else value < spec.low)
-    high_bad = spec.high is not None and value > spec.high
-    if low_bad or high_bad:
-        lo = "-inf" if spec.low is None else spec.low
-        hi = "inf" if spec.high is None else spec.high
-        bracket = "(" if spec.low_open else "["
-        raise ValueError(f"parameter {name!r} must be in {bracket}{lo}, {hi}], got {value}")
-    return value
-
-
-def _check_float_list(name, spec, value):
-    """A number, or a non-empty list of distinct numbers (returned sorted; one element
-    comes back as a plain number)."""
-    if isinstance(value, (list, tuple)) or (hasattr(value, "ndim") and value.ndim == 1):
-        values = [_check_number(name, spec, v, integer=False) for v in value]
-        if not values:
-            raise ValueError(f"parameter {name!r} must not be an empty list")
-        if len(set(values)) != len(values):
-            raise ValueError(f"parameter {name!r} has repeated values: {values}")
-        values = sorted(values)
-        return values[0] if len(values) == 1 else values
-    return _check_number(name, spec, value, integer=False)
-
-
 def _check_value(name, value):
-    spec = PARAMS[name]
-    if value is None and spec.kind.startswith("optional"):
-        return None
-    if spec.kind in ("float", "optional_float"):
-        return _check_number(name, spec, value, integer=False)
-    if spec.kind == "float_or_list":
-        return _check_float_list(name, spec, value)
-    if spec.kind in ("int", "optional_int"):
-        return _check_number(name, spec, value, integer=True)
-    if spec.kind == "metric":
-        if value is None:
-            return None
-        if isinstance(value, str):
-            names = [value]
-        elif isinstance(value, (list, tuple)):
-            names = list(value)
-        else:
-            names = None
-        if not names or not all(isinstance(v, str) for v in names):
-            raise TypeError(f"parameter 'eval_metric' must be a name or a list of names, got {value!r}")
-        return names
-    if not isinstance(value, str) or value not in spec.choices:
-        raise ValueError(f"parameter {name!r} must be one of {list(spec.choices)}, got {value!r}")
-    return value
+    return check_value(name, value, PARAMS[name])
 
 
 def resolve_params(params):
@@ -172,7 +104,11 @@ def resolve_params(params):
     -------
     dict with every canonical name of :data:`PARAMS`.
     """
-    params = dict(params or {})
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict, got {type(params).__name__}")
+    params = dict(params)
     params.pop("_given", None)  # already-resolved parameters may be passed again
     given = {}
     for key, value in params.items():

@@ -1,10 +1,17 @@
 """Dataset: validated training or evaluation data, binned on first use."""
 import numpy as np
 
+from .._config import HIST_CHANNELS
 from .binning import BinMapper
 from .columns import SortedColumns
 from .rowinfo import RowInfo
-from .validation import as_feature_matrix, check_positive_int, check_vector
+from .checks import Param, check_value
+from .validation import as_feature_matrix, check_memory, check_vector
+
+#: Dataset's own arguments (the same ranges as ``train``'s parameters of these names).
+_ARGS = {"max_bin": Param(255, "int", 2, 65535),
+         "bin_construct_sample_cnt": Param(200000, "int", 1),
+         "seed": Param(0, "int")}
 
 
 class Dataset:
@@ -78,12 +85,10 @@ class Dataset:
                     f"data has {n_features} features but the reference Dataset has "
                     f"{reference.num_feature()}")
         self.reference = reference
-        self.max_bin = check_positive_int(max_bin, "max_bin", minimum=2)
-        if self.max_bin > 65535:
-            raise ValueError(f"max_bin must be <= 65535, got {max_bin}")
-        self.bin_construct_sample_cnt = check_positive_int(
-            bin_construct_sample_cnt, "bin_construct_sample_cnt")
-        self.seed = int(seed)
+        self.max_bin = check_value("max_bin", max_bin, _ARGS["max_bin"])
+        self.bin_construct_sample_cnt = check_value(
+            "bin_construct_sample_cnt", bin_construct_sample_cnt, _ARGS["bin_construct_sample_cnt"])
+        self.seed = check_value("seed", seed, _ARGS["seed"])
         self.bin_mapper = None
         self.X_binned = None
 
@@ -139,6 +144,11 @@ class Dataset:
         (see :meth:`BinMapper.fit`)."""
         if self.X_binned is not None:
             return self
+        n_rows, n_features = self.features.shape
+        # the binned matrix, and the two histograms a node split needs at the least
+        check_memory(n_rows * n_features * (1 if self.max_bin <= 255 else 2)
+                     + 2 * n_features * (self.max_bin + 1) * HIST_CHANNELS * 8,
+                     f"binning {n_rows} rows x {n_features} features")
         if self.reference is not None:
             self.bin_mapper = self.reference.construct().bin_mapper
         else:

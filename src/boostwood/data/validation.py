@@ -4,7 +4,7 @@ Accepted feature containers: numpy arrays of any real or integer dtype (C or
 F order), pandas DataFrames with numeric / boolean columns, and scipy sparse
 CSR / CSC matrices (absent entries are zeros, as in scipy and LightGBM).
 """
-import numbers
+import os
 
 import numpy as np
 
@@ -45,11 +45,15 @@ class FeatureMatrix:
         return FeatureMatrix(csc=self.csc[rows].tocsc(), feature_names=self.feature_names)
 
     def row_chunks(self, chunk_rows=65536):
-        """Yield (start, dense block) of at most ``chunk_rows`` rows, float, row-major."""
+        """Yield (start, dense block) of at most ``chunk_rows`` rows, float, row-major
+        (sparse input: blocks of at most 64 MiB)."""
         n = self.shape[0]
         if self.dense is not None:
             yield 0, self.dense
             return
+        row_bytes = 8 * self.shape[1]
+        check_memory(row_bytes, "a dense row of this sparse matrix")
+        chunk_rows = max(1, min(chunk_rows, (64 << 20) // row_bytes))
         csr = self.csc.tocsr()
         for start in range(0, n, chunk_rows):
             yield start, np.ascontiguousarray(csr[start:start + chunk_rows].toarray())
@@ -155,9 +159,18 @@ def check_vector(values, n_rows, name, allow_2d=False, nonnegative=False):
     return np.ascontiguousarray(arr)
 
 
-def check_positive_int(value, name, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
+def physical_memory():
+    """Bytes of physical memory of this machine (None where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_memory(nbytes, what):
+    """Refuse work whose arrays alone outgrow this machine's memory: a clear error
+    naming the size, instead of a MemoryError deep inside or the OOM killer."""
+    total = physical_memory()
+    if total and nbytes > total:
+        raise ValueError(f"{what} needs about {nbytes / 2**30:.1f} GiB, more than this "
+                         f"machine's {total / 2**30:.1f} GiB of memory")

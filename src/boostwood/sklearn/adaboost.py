@@ -15,19 +15,22 @@
 The loops themselves are :mod:`boostwood.ensemble.adaboost` (no scikit-learn needed);
 these estimators validate, clone the base tree per round and predict.
 """
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from ..data.checks import Param
 from ..ensemble.adaboost import R2_LOSSES, adaboost_r2, samme, weighted_median
 from ..tree.tree import feature_importance as _tree_importance
-from .trees import DecisionTreeClassifier, DecisionTreeRegressor, seed_of
+from ._hyper import ADABOOST, check_hyperparameters, seed_of
+from .trees import DecisionTreeClassifier, DecisionTreeRegressor
 
 
 class _AdaBoost(BaseEstimator):
+    _hyperparameters = ADABOOST
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
@@ -35,10 +38,7 @@ class _AdaBoost(BaseEstimator):
         return tags
 
     def _check(self, X, y, sample_weight, classifier):
-        if not isinstance(self.n_estimators, numbers.Integral) or self.n_estimators < 1:
-            raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
-        if not (isinstance(self.learning_rate, numbers.Real) and self.learning_rate > 0):
-            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
+        check_hyperparameters(self)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False,
                              dtype=[np.float64, np.float32], y_numeric=not classifier)
         w = _check_sample_weight(sample_weight, X, dtype=np.float64)
@@ -177,6 +177,8 @@ class AdaBoostRegressor(RegressorMixin, _AdaBoost):
     random_state : int, optional (the weighted bootstraps)
     """
 
+    _hyperparameters = {**ADABOOST, "loss": Param("linear", "str", choices=tuple(R2_LOSSES))}
+
     def __init__(self, estimator=None, *, n_estimators=50, learning_rate=1.0, loss="linear",
                  random_state=None):
         self.estimator = estimator
@@ -186,8 +188,6 @@ class AdaBoostRegressor(RegressorMixin, _AdaBoost):
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
-        if self.loss not in R2_LOSSES:
-            raise ValueError(f"loss must be 'linear', 'square' or 'exponential', got {self.loss!r}")
         X, y, w = self._check(X, y, sample_weight, classifier=False)
         y = np.asarray(y, dtype=np.float64)
         base = self._base(DecisionTreeRegressor(max_depth=3))

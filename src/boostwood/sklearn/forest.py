@@ -14,13 +14,16 @@ from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from .._config import set_threads
+from ..data.checks import Param
 from ..ensemble import cart, forest
 from ..tree.tree import feature_importance as _tree_importance
-from .trees import _check_X_predict, _fit_inputs, _leaves, _TreeParams, class_targets, seed_of
+from ._hyper import CLASSIFIER, FOREST, seed_of
+from .trees import _check_X_predict, _fit_inputs, _leaves, _TreeParams, class_targets
 
 
 class _Forest(_TreeParams, BaseEstimator):
     _classifier = False
+    _hyperparameters = FOREST
     _default_splitter = "hist"
 
     def __sklearn_tags__(self):
@@ -31,8 +34,6 @@ class _Forest(_TreeParams, BaseEstimator):
         return tags
 
     def _check_forest_params(self):
-        if not isinstance(self.n_estimators, numbers.Integral) or self.n_estimators < 1:
-            raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
         if self.oob_score and not self.bootstrap:
             raise ValueError("oob_score needs bootstrap=True")
         if self.max_samples is not None and not self.bootstrap:
@@ -117,6 +118,8 @@ class RandomForestClassifier(ClassifierMixin, _Forest):
     class_weight : dict, "balanced" or None
     """)
     _classifier = True
+    _hyperparameters = {**FOREST, **CLASSIFIER,
+                        "voting": Param("soft", "str", choices=("soft", "hard"))}
 
     def __init__(self, n_estimators=100, *, criterion="gini", splitter="hist", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
@@ -143,8 +146,6 @@ class RandomForestClassifier(ClassifierMixin, _Forest):
         self.max_bin = max_bin
 
     def fit(self, X, y, sample_weight=None):
-        if self.voting not in ("soft", "hard"):
-            raise ValueError(f"voting must be 'soft' or 'hard', got {self.voting!r}")
         fm, y, w = _fit_inputs(self, X, y, sample_weight, classifier=True)
         codes, w = class_targets(self, y, w)
         inbag = self._fit_forest(fm, codes, w, w, self.n_classes_)

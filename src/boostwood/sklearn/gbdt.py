@@ -14,7 +14,22 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..boosting import train
+from ..boosting.params import PARAMS
 from ..data import Dataset
+from ..data.checks import Param
+from . import _hyper
+from ._hyper import seed_of
+
+#: Estimator hyperparameter -> the ``train`` parameter it becomes (the one mapping).
+_NATIVE = {
+    "learning_rate": "eta", "max_depth": "max_depth", "max_leaves": "max_leaves",
+    "grow_policy": "grow_policy", "min_child_weight": "min_child_weight",
+    "min_child_samples": "min_data_in_leaf", "gamma": "gamma", "reg_lambda": "lambda",
+    "reg_alpha": "alpha", "max_delta_step": "max_delta_step", "subsample": "subsample",
+    "colsample_bytree": "colsample_bytree", "colsample_bynode": "colsample_bynode",
+    "max_bin": "max_bin", "tree_method": "tree_method", "sketch_eps": "sketch_eps",
+    "boosting": "boosting", "line_search": "line_search", "base_score": "base_score",
+    "eval_metric": "eval_metric"}
 
 _COMMON_DOC = """
     Parameters
@@ -67,6 +82,11 @@ _COMMON_DOC = """
 
 class _GBDTBase(BaseEstimator):
     _objective = None
+    _hyperparameters = {
+        **{name: PARAMS[native] for name, native in _NATIVE.items()},
+        "n_estimators": _hyper.ROUNDS, "early_stopping_rounds": Param(None, "optional_int", 1),
+        "validation_fraction": Param(0.1, "float", 0.0, 1.0, low_open=True, high_open=True),
+        "random_state": _hyper.SEED, "n_jobs": _hyper.JOBS, "verbose": _hyper.verbosity}
 
     def __init__(self, *, n_estimators=100, learning_rate=0.1, max_depth=6, max_leaves=0,
                  grow_policy="depthwise", min_child_weight=1.0, min_child_samples=1,
@@ -110,20 +130,12 @@ class _GBDTBase(BaseEstimator):
 
     def _native_params(self):
         """The one place where estimator parameters become ``train`` parameters."""
-        params = dict(
-            objective=self._objective, eta=self.learning_rate, max_depth=self.max_depth,
-            max_leaves=self.max_leaves, grow_policy=self.grow_policy,
-            min_child_weight=self.min_child_weight, min_data_in_leaf=self.min_child_samples,
-            gamma=self.gamma, reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha,
-            max_delta_step=self.max_delta_step, subsample=self.subsample,
-            colsample_bytree=self.colsample_bytree, colsample_bynode=self.colsample_bynode,
-            max_bin=self.max_bin, tree_method=self.tree_method, sketch_eps=self.sketch_eps,
-            boosting=self.boosting, line_search=self.line_search, base_score=self.base_score,
-            seed=0 if self.random_state is None else self.random_state,
-            nthread=0 if self.n_jobs is None else self.n_jobs,
-            verbosity=1 if self.verbose else 0)
-        if self.eval_metric is not None:
-            params["eval_metric"] = self.eval_metric
+        params = {native: getattr(self, name) for name, native in _NATIVE.items()}
+        if params["eval_metric"] is None:
+            del params["eval_metric"]
+        params.update(objective=self._objective, seed=seed_of(self.random_state),
+                      nthread=0 if self.n_jobs is None else self.n_jobs,
+                      verbosity=1 if self.verbose else 0)
         return params
 
     def _encode_y(self, y):
@@ -145,6 +157,7 @@ class _GBDTBase(BaseEstimator):
             Evaluated every round; the last one drives early stopping.
         sample_weight_eval_set : list of array-like, optional
         """
+        _hyper.check_hyperparameters(self)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False,
                              dtype=[np.float64, np.float32], y_numeric=self._objective != "_clf")
         y = self._encode_y(y)
@@ -225,6 +238,10 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
     __init__.__signature__ = inspect.Signature(
         list(inspect.signature(__init__).parameters.values())[:-1]
         + list(inspect.signature(_GBDTBase.__init__).parameters.values())[1:])
+    _hyperparameters = {
+        **_GBDTBase._hyperparameters, "objective": PARAMS["objective"],
+        **{name: _hyper.optional(_hyper.param(PARAMS[name]))
+           for name in ("quantile_alpha", "huber_delta", "tweedie_variance_power")}}
 
     def _native_params(self):
         if not isinstance(self.objective, str) or not self.objective.startswith(("reg:", "count:")):

@@ -20,8 +20,7 @@ from ..boosting.dump import export_text as _export_tree_text
 from ..data import as_feature_matrix
 from ..ensemble import cart, pruning
 from ..tree.tree import feature_importance as _tree_importance
-
-_SPLITTERS = {"best": "exact", "exact": "exact", "hist": "hist", "random": "random"}
+from ._hyper import CLASSIFIER, DECISION_TREE, SPLITTERS, check_hyperparameters, seed_of
 
 
 def _count(value, n, name, minimum):
@@ -57,17 +56,7 @@ class _TreeParams:
     """Validation shared by every estimator that grows decision trees."""
 
     def _tree_spec(self, n_rows, n_features, total_weight):
-        if self.max_depth is not None and (not isinstance(self.max_depth, numbers.Integral)
-                                           or self.max_depth < 1):
-            raise ValueError(f"max_depth must be None or an int >= 1, got {self.max_depth!r}")
-        if self.max_leaf_nodes is not None and (
-                not isinstance(self.max_leaf_nodes, numbers.Integral) or self.max_leaf_nodes < 2):
-            raise ValueError(f"max_leaf_nodes must be None or an int >= 2, "
-                             f"got {self.max_leaf_nodes!r}")
-        if not 0.0 <= self.min_weight_fraction_leaf <= 0.5:
-            raise ValueError("min_weight_fraction_leaf must be in [0, 0.5]")
-        if self.min_impurity_decrease < 0:
-            raise ValueError("min_impurity_decrease must be >= 0")
+        """The growth settings (hyperparameters were checked by ``check_hyperparameters``)."""
         return cart.TreeSpec(
             criterion=self.criterion, max_depth=self.max_depth or 0,
             max_leaf_nodes=self.max_leaf_nodes or 0,
@@ -78,20 +67,7 @@ class _TreeParams:
             max_features=resolve_max_features(self.max_features, n_features))
 
     def _splitter(self):
-        if self.splitter not in _SPLITTERS:
-            raise ValueError(f"splitter must be one of {sorted(_SPLITTERS)}, got {self.splitter!r}")
-        return _SPLITTERS[self.splitter]
-
-
-def seed_of(random_state):
-    """An int seed from scikit-learn's ``random_state`` (None -> 0: fits are reproducible
-    by default; an int as is; a RandomState draws one)."""
-    if random_state is None:
-        return 0
-    if isinstance(random_state, numbers.Integral):
-        return int(random_state)
-    rs = random_state if hasattr(random_state, "randint") else np.random.RandomState(random_state)
-    return int(rs.randint(2 ** 31 - 1))
+        return SPLITTERS[self.splitter]
 
 
 def class_targets(est, y, w):
@@ -122,6 +98,7 @@ def _leaves(trees, fm):
 
 
 def _fit_inputs(est, X, y, sample_weight, classifier):
+    check_hyperparameters(est)
     X, y = validate_data(est, X, y, accept_sparse=["csc", "csr"], ensure_all_finite=False,
                          dtype=[np.float64, np.float32], y_numeric=not classifier)
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
@@ -134,6 +111,7 @@ def _fit_inputs(est, X, y, sample_weight, classifier):
 
 class _DecisionTree(_TreeParams, BaseEstimator):
     """Shared parts of the decision tree estimators."""
+    _hyperparameters = DECISION_TREE
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -150,8 +128,6 @@ class _DecisionTree(_TreeParams, BaseEstimator):
         return tree, stats
 
     def _finish_fit(self, tree, stats, K):
-        if self.ccp_alpha < 0:
-            raise ValueError("ccp_alpha must be >= 0")
         if self.ccp_alpha > 0:
             _, _, cut = pruning.pruning_sequence(tree, stats, K, self.criterion, self.ccp_alpha)
             tree, stats = pruning.collapse(tree, stats, cut)
@@ -235,6 +211,8 @@ class DecisionTreeClassifier(ClassifierMixin, _DecisionTree):
     max_bin : int, default=255
         Bins per feature for ``splitter="hist"``.
     """
+
+    _hyperparameters = {**DECISION_TREE, **CLASSIFIER}
 
     def __init__(self, *, criterion="gini", splitter="best", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,

@@ -1,0 +1,123 @@
+"""The estimators' hyperparameters: what each may be, checked once at the start of ``fit``.
+
+Every estimator class names its hyperparameters in ``_hyperparameters``
+({name: Param or checker}); :func:`check_hyperparameters` runs them before any data
+is looked at, so a wrong value is a TypeError / ValueError naming the argument --
+never a silent coercion (``bootstrap="no"`` is not True, ``max_depth=True`` is not 1,
+``min_samples_leaf=True`` is not the fraction 1.0). A hyperparameter that maps onto a
+``train`` parameter uses that parameter's spec (:data:`boostwood.boosting.params.PARAMS`)
+under the estimator's own name.
+"""
+import numbers
+
+import numpy as np
+
+from ..boosting.params import MAX_ROUNDS, PARAMS
+from ..data.checks import Param, check_value
+
+ROUNDS = Param(100, "int", 1, MAX_ROUNDS)
+SEED = Param(None, "seed")
+JOBS = Param(None, "optional_int")
+MAX_BIN = PARAMS["max_bin"]
+
+
+def _real(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def count(minimum, fraction_high=1.0):
+    """An int count >= ``minimum``, or a float fraction in (0, ``fraction_high``]."""
+    def check(name, value):
+        if isinstance(value, numbers.Integral) and _real(value):
+            return check_value(name, value, Param(minimum, "int", minimum))
+        if _real(value) and 0.0 < value <= fraction_high:
+            return float(value)
+        raise ValueError(f"parameter {name!r} must be an int >= {minimum} or a float in "
+                         f"(0, {fraction_high}], got {value!r}")
+    return check
+
+
+def param(spec):
+    """A checker of ``spec`` (to combine with :func:`optional`)."""
+    def check(name, value):
+        return check_value(name, value, spec)
+    return check
+
+
+def optional(checker):
+    def check(name, value):
+        return None if value is None else checker(name, value)
+    return check
+
+
+def choice_or(strings, checker):
+    """One of the strings ``strings`` (None included if listed), else ``checker``."""
+    def check(name, value):
+        if (value is None and None in strings) or (isinstance(value, str) and value in strings):
+            return value
+        if isinstance(value, str) or value is None:
+            raise ValueError(f"parameter {name!r} must be one of {list(strings)} or a number, "
+                             f"got {value!r}")
+        return checker(name, value)
+    return check
+
+
+def verbosity(name, value):
+    """``verbose``: a bool, or a period of rounds >= 0."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    return check_value(name, value, Param(0, "int", 0))
+
+
+def class_weight(name, value):
+    """None, "balanced", or {class label: non-negative finite weight}."""
+    if value is None or (isinstance(value, str) and value == "balanced"):
+        return value
+    if not isinstance(value, dict):
+        raise TypeError(f"parameter {name!r} must be None, 'balanced' or a dict "
+                        f"{{class: weight}}, got {value!r}")
+    for label, w in value.items():
+        check_value(f"{name}[{label!r}]", w, Param(1.0, "float", 0.0))
+    return value
+
+
+def check_hyperparameters(est):
+    """Check every hyperparameter ``est`` declares in ``_hyperparameters``."""
+    for name, spec in est._hyperparameters.items():
+        value = getattr(est, name)
+        if isinstance(spec, Param):
+            check_value(name, value, spec)
+        else:
+            spec(name, value)
+
+
+def seed_of(random_state):
+    """An int seed from scikit-learn's ``random_state`` (None -> 0: fits are reproducible
+    by default; an int as is; a RandomState draws one)."""
+    random_state = check_value("random_state", random_state, SEED)
+    if random_state is None:
+        return 0
+    if isinstance(random_state, int):
+        return random_state
+    return int(random_state.randint(2 ** 31 - 1))
+
+
+#: ``splitter`` -> the engine's search ("best" is scikit-learn's name for exact).
+SPLITTERS = {"best": "exact", "exact": "exact", "hist": "hist", "random": "random"}
+_NON_NEGATIVE = Param(0.0, "float", 0.0)
+#: Every tree-growing estimator (decision trees, forests).
+TREE = {
+    "splitter": Param("best", "str", choices=tuple(SPLITTERS)),
+    "max_depth": optional(param(Param(None, "int", 1))),
+    "min_samples_split": count(2), "min_samples_leaf": count(1),
+    "min_weight_fraction_leaf": Param(0.0, "float", 0.0, 0.5),
+    "max_features": choice_or((None, "sqrt", "log2"), count(1)),
+    "max_leaf_nodes": optional(param(Param(None, "int", 2))),
+    "min_impurity_decrease": _NON_NEGATIVE, "random_state": SEED, "max_bin": MAX_BIN}
+DECISION_TREE = {**TREE, "ccp_alpha": _NON_NEGATIVE}
+FOREST = {**TREE, "n_estimators": ROUNDS, "bootstrap": Param(True, "bool"),
+          "oob_score": Param(False, "bool"), "n_jobs": JOBS,
+          "max_samples": optional(count(1))}
+CLASSIFIER = {"class_weight": class_weight}
+ADABOOST = {"n_estimators": ROUNDS, "learning_rate": Param(1.0, "float", 0.0, low_open=True),
+            "random_state": SEED}
