@@ -264,6 +264,8 @@ def cmd_predict(args):
         for chunk in iter_chunks(spec, args.chunk_size):
             X = align_to_model(chunk, booster.feature_names, args.data)
             pred = np.asarray(_predict_chunk(booster, X, args))
+            if pred.shape[0] != X.shape[0]:  # one prediction line per data row, always
+                raise RuntimeError(f"{pred.shape[0]} predictions for {X.shape[0]} rows")
             pred = pred.reshape(pred.shape[0], -1)
             cols = ["prediction"] if pred.shape[1] == 1 else [
                 f"prediction_{j}" for j in range(pred.shape[1])]
@@ -278,6 +280,8 @@ def cmd_predict(args):
                     fh.write(",".join(cols) + "\n")
                 np.savetxt(fh, pred, delimiter=",", fmt="%.9g")
             n += pred.shape[0]
+        if n == 0:
+            raise CLIError(f"{args.data} has no data rows to predict")
         done = True
     finally:
         if writer is not None:

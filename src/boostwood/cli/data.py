@@ -92,9 +92,12 @@ def _number(cell, missing, path, line):
     if cell.strip() in missing:
         return np.nan
     try:
-        return float(cell)
+        value = float(cell)
     except ValueError:
         raise DataError(f"{path}:{line}: {cell!r} is not a number") from None
+    if np.isinf(value) and "inf" not in cell.lower():
+        raise DataError(f"{path}:{line}: {cell.strip()!r} is out of the range of a float64")
+    return value
 
 
 def _looks_like_header(row, missing):
@@ -210,6 +213,10 @@ def _table(rows, labels, label, names):
     return Table(X, y, feature_names=names)
 
 
+#: Largest LibSVM feature index (feature ids are int32 in trees).
+_MAX_INDEX = 2**31 - 2
+
+
 def read_libsvm(spec):
     """A CSR matrix from a LibSVM file (qid kept as query group sizes)."""
     from scipy import sparse
@@ -221,6 +228,7 @@ def read_libsvm(spec):
                 continue
             parts = line.split()
             labels.append(_number(parts[0], (), spec.path, line_no))
+            seen = set()
             for tok in parts[1:]:
                 key, sep, val = tok.partition(":")
                 if not sep:
@@ -228,8 +236,13 @@ def read_libsvm(spec):
                 if key == "qid":
                     qids.append(int(_number(val, (), spec.path, line_no)))
                     continue
-                if not key.isdigit():
-                    raise DataError(f"{spec.path}:{line_no}: bad feature index {key!r}")
+                if not key.isdigit() or int(key) > _MAX_INDEX:
+                    raise DataError(f"{spec.path}:{line_no}: bad feature index {key!r} (an "
+                                    f"integer from 0 to {_MAX_INDEX})")
+                if int(key) in seen:
+                    raise DataError(f"{spec.path}:{line_no}: feature index {key} appears "
+                                    "twice on the line")
+                seen.add(int(key))
                 indices.append(int(key))
                 values.append(_number(val, (), spec.path, line_no))
             indptr.append(len(indices))
@@ -260,12 +273,22 @@ def read_parquet(spec):
     except ImportError:
         raise DataError(f"{spec.path}: reading Parquet needs pyarrow "
                         "(pip install boostwood[arrow])") from None
-    table = pq.read_table(spec.path)
+    import pyarrow as pa
+    try:
+        table = pq.read_table(spec.path)
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"{spec.path}: not a readable Parquet file ({exc})") from None
     names = table.column_names
     label = names[_label_index(spec, names, len(names))] if spec.has_label else None
     drop = {names[_column_index(c, names, len(names), spec.path, "ignored")]
             for c in spec.ignore}
     keep = [n for n in names if n != label and n not in drop]
+    for n in keep + ([label] if label else []):
+        t = table.schema.field(n).type
+        if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+                or pa.types.is_null(t) or pa.types.is_decimal(t)):
+            raise DataError(f"{spec.path}: column {n!r} has type {t}, not numbers; "
+                            f"--ignore it or encode it as numbers")
     X = np.column_stack([table.column(n).to_numpy(zero_copy_only=False).astype(np.float64)
                          for n in keep]) if keep else np.zeros((table.num_rows, 0))
     y = table.column(label).to_numpy(zero_copy_only=False).astype(np.float64) if label else None
