@@ -36,7 +36,8 @@ import boostwood as bw
 from boostwood.boosting import model_io
 from boostwood.boosting.params import PARAMS
 
-CLEAR = (ValueError, TypeError)
+#: A clear error: a ValueError / TypeError naming the argument, or a missing file.
+CLEAR = (ValueError, TypeError, FileNotFoundError)
 FAST = dict(deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
@@ -148,9 +149,16 @@ def mutate_model(text, how, r):
         t[field][i] = [1e308, -1, 0, 10**6, 0.5, -3.0, "nan", None][int(r.integers(0, 8))]
     elif how == "meta":
         key = ["n_features", "base_score", "feature_names", "params", "best_iteration",
-               "feature_types"][int(r.integers(0, 6))]
-        model[key] = [0, -5, 10**9, [], ["x"], {"objective": "reg:nope"}, [1e308],
-                      None][int(r.integers(0, 8))]
+               "feature_types", "objective", "num_class", "n_outputs", "best_score",
+               "extra_key"][int(r.integers(0, 11))]
+        model[key] = [0, -5, 10**9, [], ["x"], {"objective": "reg:nope"}, [1e308], None, True,
+                      "binary:logistic", "reg:squarederror", 2.5, "1", {}][int(r.integers(0, 14))]
+    elif how == "link":  # the objective of the params changed, the rest kept consistent
+        obj = ["reg:squarederror", "binary:logistic", "count:poisson", "multi:softprob",
+               "reg:gamma"][int(r.integers(0, 5))]
+        model["params"]["objective"] = obj
+        if int(r.integers(0, 2)):
+            model["objective"] = obj
     return _with_checksum(model)
 
 
@@ -171,14 +179,25 @@ def model_file_case(kind, how, seed):
     return "accepted"
 
 
+def _write_parquet(path, kind):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    cols = {"y": [1.0, 0.0, 1.0], "a": [0.5, 1.5, 2.5]}
+    cols["b"] = {"nested": [[1, 2], [3], []], "string": ["x", "y", "z"], "ok": [1, 2, 3]}[kind]
+    pq.write_table(pa.table(cols), path)
+
+
 def cli_case(content, name, args):
     """Run the CLI in-process on a file with ``content``; exit 2 with one line is a clear
     error, a traceback (an exception escaping main) a crash."""
     from boostwood.cli import main
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, name)
-        with open(path, "wb") as fh:
-            fh.write(content)
+        if content.startswith(b"PARQUET:"):
+            _write_parquet(path, content[8:].decode())
+        else:
+            with open(path, "wb") as fh:
+                fh.write(content)
         err = io.StringIO()
         with redirect_stderr(err), redirect_stdout(io.StringIO()):
             code = main(["train", "--data", path, "--label", "0", "--rounds", "1", "--quiet",
@@ -191,6 +210,104 @@ def cli_case(content, name, args):
     raise RuntimeError(f"exit {code}: {err.getvalue()[-300:]}")
 
 
+def _legal(value, kind):
+    """A coarse oracle of legal argument types: a bool is only legal where a bool is
+    asked for (it is never a number), NaN and infinity never; ``int`` arguments take
+    integers only, ``dict`` / ``list`` arguments that container (or None); an
+    ``optional_`` kind also takes None."""
+    if kind.startswith("optional_"):
+        return value is None or _legal(value, kind[len("optional_"):])
+    is_bool = isinstance(value, (bool, np.bool_))
+    if kind == "bool":
+        return is_bool
+    if is_bool or (isinstance(value, float) and not np.isfinite(value)):
+        return kind == "bool_or_int" and is_bool
+    if kind in ("int", "bool_or_int"):
+        return isinstance(value, (int, np.integer))
+    if kind == "dict":
+        return value is None or isinstance(value, dict)
+    if kind == "list":
+        return value is None or isinstance(value, (list, tuple))
+    return kind != "str" or isinstance(value, str)
+
+
+_ESTIMATORS = ("AdaBoostClassifier", "AdaBoostRegressor", "DecisionTreeClassifier",
+               "DecisionTreeRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor",
+               "GBDTClassifier", "GBDTRegressor", "RandomForestClassifier",
+               "RandomForestRegressor")
+
+
+def estimator_case(which, param_index, value):
+    """Fit one scikit-learn estimator with one hyperparameter set to ``value``."""
+    import inspect
+    bs = pytest.importorskip("boostwood.sklearn")
+    cls = getattr(bs, which)
+    names = [n for n in inspect.signature(cls.__init__).parameters
+             if n not in ("self", "estimator", "verbose")]
+    name = names[param_index % len(names)]
+    default = inspect.signature(cls.__init__).parameters[name].default
+    X, y = _rng_data(5, n=60)
+    small = {"n_estimators": 3} if name != "n_estimators" and "n_estimators" in names else {}
+    est = cls(**small, **{name: value})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = est.fit(X, y if "Classifier" in which else X[:, 1]).predict(X)
+    if not np.all(np.isfinite(np.asarray(p, dtype=float))):
+        raise _silent_wrong("non-finite predictions")
+    if not _legal(value, "bool" if isinstance(default, bool) else "any"):
+        raise _silent_wrong(f"{which}({name}={value!r}) accepted")
+    return "accepted"
+
+
+def _method_calls():
+    """(argument, its kind, call(value)) for Booster methods, train, cv, Dataset and the
+    callbacks."""
+    b, X, _ = _model("binary")
+    d = bw.Dataset(X, _model_label("binary"))
+    quiet = dict(verbose_eval=False)
+    return [
+        ("feature_importance", "str", lambda v: b.feature_importance(v)),
+        ("dump_model.with_stats", "bool", lambda v: b.dump_model(None, "text", v)),
+        ("export_text.tree_index", "int", lambda v: b.export_text(v)),
+        ("export_text.decimals", "int", lambda v: b.export_text(0, v)),
+        ("partial_dependence.feature", "int", lambda v: b.partial_dependence(v, [0.0, 1.0])),
+        ("train.num_boost_round", "int", lambda v: bw.train({}, d, v, **quiet)),
+        ("train.verbose_eval", "bool_or_int",
+         lambda v: bw.train({"verbosity": 0}, d, 2, evals=[(d, "t")], verbose_eval=v)),
+        ("train.early_stopping_rounds", "optional_int",
+         lambda v: bw.train({}, d, 2, evals=[(d, "t")], early_stopping_rounds=v, **quiet)),
+        ("train.evals", "list", lambda v: bw.train({}, d, 2, evals=v, **quiet)),
+        ("train.callbacks", "list", lambda v: bw.train({}, d, 2, callbacks=v, **quiet)),
+        ("cv.nfold", "int", lambda v: bw.cv({}, d, 2, nfold=v)),
+        ("cv.stratified", "bool", lambda v: bw.cv({}, d, 2, stratified=v)),
+        ("cv.shuffle", "bool", lambda v: bw.cv({}, d, 2, shuffle=v)),
+        ("Dataset.seed", "int", lambda v: bw.Dataset(X, d.label, seed=v)),
+        ("Dataset.max_bin", "int", lambda v: bw.Dataset(X, d.label, max_bin=v)),
+        ("Dataset.bin_construct_sample_cnt", "int",
+         lambda v: bw.Dataset(X, d.label, bin_construct_sample_cnt=v)),
+        ("Booster.params", "dict", lambda v: bw.Booster(v)),
+        ("EarlyStopping.rounds", "int", lambda v: bw.EarlyStopping(v)),
+        ("EarlyStopping.maximize", "optional_bool", lambda v: bw.EarlyStopping(2, maximize=v)),
+        ("EvaluationMonitor.period", "int", lambda v: bw.EvaluationMonitor(v)),
+    ]
+
+
+def _model_label(kind):
+    _, X, _ = _model(kind)
+    return (X[:, 0] > 0).astype(float)
+
+
+def method_case(index, value):
+    calls = _method_calls()
+    name, kind, call = calls[index % len(calls)]
+    with warnings.catch_warnings(), redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        call(value)
+    if not _legal(value, kind):
+        raise _silent_wrong(f"{name}={value!r} accepted")
+    return "accepted"
+
+
 # -- strategies -----------------------------------------------------------------------------
 _odd_floats = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, 1e308, -1e-308, 5.0])
 datasets = st.tuples(
@@ -198,6 +315,12 @@ datasets = st.tuples(
                      "empty_rows", "empty_cols", "nan_col", "list"]),
     st.sampled_from(["ok", "nan", "inf", "short", "long", "2d", "str", "none_row"]),
     st.integers(0, 10_000))
+
+
+_any_values = st.sampled_from([-1, 0, 1, 2, 3, 0.5, 1.5, 2**70, -0.5, 1e308, np.nan, np.inf,
+                               True, False, "x", "sqrt", None, [1], {}, np.int64(2)])
+estimators = st.tuples(st.sampled_from(_ESTIMATORS), st.integers(0, 40), _any_values)
+methods = st.tuples(st.integers(0, 19), _any_values)
 
 
 def build_dataset(kind, label_kind, seed):
@@ -236,12 +359,16 @@ def build_predict_data(kind, which):
 
 
 models = st.tuples(st.sampled_from(["binary", "multi"]),
-                   st.sampled_from(["truncate", "flip", "nest", "delete", "tamper", "meta"]),
+                   st.sampled_from(["truncate", "flip", "nest", "delete", "tamper", "meta",
+                                    "link"]),
                    st.integers(0, 10**6))
 cli_files = st.tuples(
     st.sampled_from([b"a,b\n1,2\n3,4\n", b"\xff\xfe\x00bad", b"\x1f\x8b\x08corrupt",
                      b"1 1:0.5 2:1e999999\n0 3:2\n", b"1 -1:2\n", b"x,y\n1,\n", b"",
-                     b"1,2\n" * 3, b"a,a\n1,2\n0,1\n", b"0 qid:1 1:2\n1 qid:x 1:3\n"]),
+                     b"1,2\n" * 3, b"a,a\n1,2\n0,1\n", b"0 qid:1 1:2\n1 qid:x 1:3\n",
+                     b"1 99999999999999999999:1\n0 1:2\n", b"1 3:1 3:2\n0 1:1\n",
+                     b"y,a\n1,1e400\n0,2\n", b"PARQUET:nested", b"PARQUET:string",
+                     b"PARQUET:ok"]),
     st.sampled_from(["d.csv", "d.libsvm", "d.csv.gz", "d.parquet", "d.tsv"]),
     st.sampled_from([[], ["--param", "max_depth=-1"], ["--param", "eta=1e999"]]))
 
@@ -269,12 +396,13 @@ def _run(case):
         return _outcome(dataset_case, *build_dataset(*c))
     if tag == "x":
         return _outcome(predict_case, c[0], build_predict_data(c[0], c[1]), c[2])
-    return _outcome({"p": param_case, "m": model_file_case, "c": cli_case}[tag], *c)
+    return _outcome({"p": param_case, "m": model_file_case, "c": cli_case, "e": estimator_case,
+                     "b": method_case}[tag], *c)
 
 
 #: Each boundary: (tag, strategy, examples in the default run).
 BOUNDARIES = (("d", datasets, 60), ("p", params, 120), ("x", predicts, 60), ("m", models, 80),
-              ("c", cli_files, 40))
+              ("c", cli_files, 40), ("e", estimators, 60), ("b", methods, 60))
 
 
 @pytest.mark.parametrize("tag,strategy,n", BOUNDARIES, ids=[b[0] for b in BOUNDARIES])
@@ -294,8 +422,31 @@ def test_every_boundary_larger_profile(case):
     _check(_run(case))
 
 
-def count_outcomes(n):
-    """Outcome counts of n examples per boundary (a fixed seed: the same inputs each run)."""
+class _Hang(BaseException):
+    pass
+
+
+def _timed(case, seconds):
+    """The outcome of a case, or "hang" past ``seconds`` (SIGALRM; the counter only)."""
+    import signal
+
+    def stop(*_):
+        raise _Hang()
+
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        return _run(case)
+    except _Hang:
+        return "hang"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def count_outcomes(n, seconds=60):
+    """Outcome counts of n examples per boundary (a fixed seed: the same inputs each run);
+    a case running past ``seconds`` counts as a hang."""
     from collections import Counter
     total = Counter()
     for tag, strat, _ in BOUNDARIES:
@@ -308,9 +459,9 @@ def count_outcomes(n):
 
         collect()
         for c in seen:
-            out = _run((tag, c))
+            out = _timed((tag, c), seconds)
             total[(tag, out.split(" (")[0])] += 1
-            if out.startswith("crash") or out == "silent wrong":
+            if out.startswith("crash") or out in ("silent wrong", "hang"):
                 print(tag, c if tag != "m" else c, "->", out, file=sys.stderr)
     return total
 
