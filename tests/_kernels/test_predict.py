@@ -52,3 +52,77 @@ def test_binned_and_raw_prediction_agree_at_bin_edges():
     predict_raw(X, _nodes(t), t["value"], np.array([0]), np.array([0]), raw)
     add_tree_binned(Xb, mapper.missing_bins, _nodes(dict(t, threshold=tb)), t["value"], binned, 0)
     assert np.array_equal(raw, binned)
+
+
+def test_branch_free_rule_is_goes_left_negated():
+    from boostwood._kernels.splits import goes_left, goes_right_numeric
+    xs = np.array([-np.inf, -1.0, 0.5, np.nextafter(0.5, 1), 2.0, np.inf, np.nan])
+    for thr in (-np.inf, 0.5, np.inf):
+        for dl in (0, 1):
+            for x in xs:
+                left = goes_left(x, 0, np.zeros(1, np.uint8), np.array([thr]),
+                                 np.array([dl], np.uint8), np.zeros(1, np.int32),
+                                 np.zeros(1, np.int32), np.zeros(0, np.uint32))
+                assert goes_right_numeric(x, thr, np.uint8(1 - dl)) == (not left), (x, thr, dl)
+
+
+def test_level_walk_matches_the_naive_walk_and_the_general_kernel():
+    """predict_levels on trained forests (balanced depth-wise trees; NaN in training and
+    at prediction; +-inf; float32 and float64 input) is bit-identical to the general
+    kernel and to the naive walk of each tree -- also with every tree walked deeper
+    than it is (a leaf must hold its row)."""
+    import boostwood as bw
+    from boostwood._kernels.predict import predict_levels
+    from boostwood.tree.tree import pack_trees
+
+    r = np.random.default_rng(3)
+    X = r.normal(size=(3000, 6))
+    X[r.random(X.shape) < 0.15] = np.nan
+    y = np.nan_to_num(X[:, 0]) * 2 + np.nan_to_num(X[:, 1]) ** 2 + r.normal(size=3000)
+    b = bw.train(dict(max_depth=5, eta=0.3, min_data_in_leaf=2), bw.Dataset(X, y), 12,
+                 verbose_eval=False)
+    packed = pack_trees(b.trees)
+    assert packed["levels"] is not None
+    *arrays, depth = packed["levels"]
+    assert np.array_equal(depth, [t.depth() for t in b.trees])
+    Xp = r.normal(size=(700, 6)) * 2
+    Xp[r.random(Xp.shape) < 0.2] = np.nan
+    Xp[:5, 0], Xp[5:10, 1] = np.inf, -np.inf
+    for data in (Xp, Xp.astype(np.float32)):
+        general = np.zeros((700, 1))
+        predict_raw(data, packed["nodes"], packed["value"], packed["offsets"], packed["group"],
+                    general)
+        naive = sum(predict_tree_naive(data.astype(np.float64), t.feature, t.threshold, t.left,
+                                       t.right, t.default_left, t.value) for t in b.trees)
+        np.testing.assert_allclose(general[:, 0], naive, rtol=1e-12, atol=1e-12)
+        for steps in (depth, depth + 3):
+            fast = np.zeros((700, 1))
+            predict_levels(data, tuple(arrays) + (steps,), packed["value"], packed["offsets"],
+                           packed["group"], fast)
+            assert np.array_equal(fast, general)
+        from_base = np.full((700, 1), b.base_score[0])
+        predict_raw(data, packed["nodes"], packed["value"], packed["offsets"], packed["group"],
+                    from_base)
+        assert np.array_equal(b.predict(data, output_margin=True), from_base[:, 0])
+
+
+def test_forests_the_branch_free_kernel_cannot_read_take_the_general_one():
+    from boostwood.tree.tree import level_nodes
+    t = TREE
+    kinds = np.zeros(5, np.uint8)
+    nodes = (t["feature"], t["threshold"], t["left"], t["right"], t["default_left"], kinds)
+    at, cover = np.array([0]), np.ones(5)
+    assert level_nodes(nodes, at, cover) is not None  # children side by side: 1|2, 3|4
+    apart = (t["feature"], t["threshold"], np.array([2, 3, -1, -1, -1], np.int32),
+             np.array([1, 4, -1, -1, -1], np.int32), t["default_left"], kinds)
+    assert level_nodes(apart, at, cover) is None  # the root's right child (1) is not left + 1
+    categorical = nodes[:5] + (np.array([1, 0, 0, 0, 0], np.uint8),)
+    assert level_nodes(categorical, at, cover) is None
+    # a chain: depth 3, but the rows (by cover) sit at depth 1: too lopsided
+    chain = (np.array([0, -1, 0, -1, 0, -1, -1], np.int32), np.zeros(7),
+             np.array([1, -1, 3, -1, 5, -1, -1], np.int32),
+             np.array([2, -1, 4, -1, 6, -1, -1], np.int32), np.zeros(7, np.uint8),
+             np.zeros(7, np.uint8))
+    cover = np.array([100, 90, 10, 5, 5, 3, 2.0])
+    assert level_nodes(chain, at, cover) is None
+    assert level_nodes(chain, at, np.array([100, 1, 99, 1, 98, 49, 49.0])) is not None

@@ -14,7 +14,7 @@ binned traversal takes ``threshold_bin`` in the threshold's place).
 import numpy as np
 from numba import njit, prange
 
-from .splits import goes_left, goes_left_binned
+from .splits import goes_left, goes_left_binned, goes_right_numeric
 
 #: Rows per block of the raw-value traversals (at most): each block runs the trees one
 #: after the other over its rows, so a tree's nodes are read from cache, not memory, for
@@ -63,6 +63,44 @@ def predict_raw(X, nodes, value, tree_offsets, tree_group, out):
             for i in range(lo, hi):
                 node = _leaf_of_raw(X, i, base, nodes)
                 out[i, tree_group[t]] += value[base + node]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def predict_levels(X, nodes, value, tree_offsets, tree_group, out):
+    """:func:`predict_raw` level by level, for forests of balanced numeric trees (packed,
+    and picked, by :func:`boostwood.tree.tree.level_nodes`).
+
+    Every row of a block takes exactly ``depth[t]`` steps down tree ``t``, one level
+    at a time over the whole block. A step is branch-free -- the next node is
+    ``left + goes_right_numeric(...)``, right children sit at left + 1 -- and a leaf
+    points at itself and never goes right (threshold +inf, NaN left), so a row that
+    reached its leaf stays there. The rows of a level do not depend on each other,
+    so the processor overlaps their memory reads, and no branch depends on the data.
+    On deep, lopsided trees (leaf-wise growth) the walk would take the deepest
+    leaf's steps for every row, so they keep :func:`predict_raw`.
+
+    nodes : tuple (feature int32, threshold float64, left int32, nan_right uint8,
+        depth int64 per tree)   # IN
+    Other arguments as in :func:`predict_raw`.
+    """
+    feature, threshold, left, nan_right, depth = nodes
+    n_rows = X.shape[0]
+    n_trees = tree_offsets.shape[0]
+    size = _row_block(n_rows)
+    for b in prange((n_rows + size - 1) // size):
+        lo, hi = b * size, min((b + 1) * size, n_rows)
+        at = np.empty(hi - lo, dtype=np.int64)
+        for t in range(n_trees):
+            base = tree_offsets[t]
+            at[:] = base
+            for _ in range(depth[t]):
+                for i in range(lo, hi):
+                    j = at[i - lo]
+                    at[i - lo] = base + left[j] + goes_right_numeric(
+                        X[i, feature[j]], threshold[j], nan_right[j])
+            g = tree_group[t]
+            for i in range(lo, hi):
+                out[i, g] += value[at[i - lo]]
 
 
 @njit(parallel=True, cache=True, nogil=True)

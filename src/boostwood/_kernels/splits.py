@@ -59,6 +59,14 @@ def goes_left(x, j, kind, threshold, default_left, cat_start, cat_len, cat_bits)
 
 
 @njit(cache=True, nogil=True, inline="always")
+def goes_right_numeric(x, threshold, nan_right):
+    """:func:`goes_left` negated, for a numeric split, without branches: 1 when the row
+    goes right (``x > threshold``, or ``x`` is NaN and ``nan_right`` = 1 - default_left),
+    else 0. The same rule, as an integer a traversal can add to a child id."""
+    return np.int64(x > threshold) | (np.int64(x != x) & np.int64(nan_right))
+
+
+@njit(cache=True, nogil=True, inline="always")
 def goes_left_binned(b, missing_bin, kind, threshold_bin, default_left, cat_bits, start,
                      n_words):
     """Does a row whose split feature is in bin ``b`` go left (sets over bin ids)?"""

@@ -5,7 +5,7 @@ import numpy as np
 
 from .._version import __version__
 from .._config import set_threads
-from .._kernels.predict import predict_leaf_raw, predict_raw
+from .._kernels.predict import predict_leaf_raw, predict_levels, predict_raw
 from ..data import Dataset, as_feature_matrix
 from ..data.checks import Param, check_value
 from ..objectives import get_objective
@@ -185,9 +185,11 @@ class Booster:
             raw[:] = base_margin.reshape(n_rows, -1)
         else:
             raw[:] = self.base_score
+        kernel, nodes = ((predict_raw, packed["nodes"]) if packed["levels"] is None
+                         else (predict_levels, packed["levels"]))
         for s, X in fm.row_chunks():
-            predict_raw(X, packed["nodes"], packed["value"], packed["offsets"], packed["group"],
-                        raw[s:s + X.shape[0]])
+            kernel(X, nodes, packed["value"], packed["offsets"], packed["group"],
+                   raw[s:s + X.shape[0]])
         if output_margin:
             return raw[:, 0] if self.n_outputs == 1 else raw
         return self.objective.transform(raw)

@@ -240,9 +240,55 @@ def pack_trees(trees, n_groups=1):
     nodes = (cat("feature", np.int32), cat("threshold", np.float64), cat("left", np.int32),
              cat("right", np.int32), cat("default_left", np.uint8), cat("split_kind", np.uint8),
              cat_start, cat("cat_len", np.int32), cat("cat_bits", np.uint32))
-    return dict(nodes=nodes, feature=nodes[0], value=cat("value", np.float64),
-                cover=cat("cover", np.float64), offsets=offsets,
+    cover = cat("cover", np.float64)
+    return dict(nodes=nodes, levels=level_nodes(nodes, offsets, cover), feature=nodes[0],
+                value=cat("value", np.float64), cover=cover, offsets=offsets,
                 group=np.arange(len(trees), dtype=np.int64) % max(n_groups, 1))
+
+
+#: The level-by-level walk (:func:`boostwood._kernels.predict.predict_levels`) takes a
+#: tree's full depth for every row; it is used when no tree is deeper than this many
+#: times the average depth of a row (leaf depths weighted by cover), i.e. on balanced
+#: trees. 255-leaf leaf-wise trees (depth ~22, rows at ~9) fail it; depth-8 trees pass.
+LEVEL_WALK_MAX_RATIO = 1.5
+
+
+def level_nodes(nodes, offsets, cover):
+    """The node tuple of :func:`boostwood._kernels.predict.predict_levels`, or None when
+    the forest has a categorical split, a split whose right child is not its left child
+    + 1, or a tree too lopsided for the level walk (see ``LEVEL_WALK_MAX_RATIO``).
+
+    Leaves point at themselves (``left`` = own id, threshold +inf, NaN goes left), so
+    a step taken at a leaf stays there.
+    """
+    feature, threshold, left, right, default_left, kind = nodes[:6]
+    split = feature >= 0
+    n, n_trees = feature.shape[0], offsets.shape[0]
+    if n_trees == 0 or np.any(kind[split] != NUMERIC) or np.any(right[split] != left[split] + 1):
+        return None
+    tree_of = np.repeat(np.arange(n_trees), np.diff(np.append(offsets, n)))
+    parents = np.nonzero(split)[0]
+    children = offsets[tree_of[parents]] + left[parents].astype(np.int64)
+    depth = np.zeros(n, dtype=np.int64)
+    for _ in range(n):  # one pass per level: a node's depth is its parent's + 1
+        new = depth.copy()
+        new[children] = new[children + 1] = depth[parents] + 1
+        if np.array_equal(new, depth):
+            break
+        depth = new
+    leaf = ~split
+    max_depth = np.zeros(n_trees, dtype=np.int64)
+    np.maximum.at(max_depth, tree_of[leaf], depth[leaf])
+    w = np.maximum(cover[leaf], 0.0)
+    mean = np.bincount(tree_of[leaf], w * depth[leaf], n_trees) / np.maximum(
+        np.bincount(tree_of[leaf], w, n_trees), 1e-300)
+    if np.any(max_depth > LEVEL_WALK_MAX_RATIO * np.maximum(mean, 1.0)):
+        return None
+    local = np.arange(n) - offsets[tree_of]
+    return (np.where(split, feature, 0).astype(np.int32),
+            np.where(split, threshold, np.inf),
+            np.where(split, left, local).astype(np.int32),
+            np.where(split, 1 - default_left, 0).astype(np.uint8), max_depth)
 
 
 IMPORTANCE_TYPES = ("split", "gain", "cover", "total_gain", "total_cover")
