@@ -4,15 +4,30 @@ Data: 28 dense features (21 "low-level" Gaussian-ish measurements and 7
 "high-level" nonlinear combinations of them, as in HIGGS), a binary label from
 a noisy nonlinear function with interactions; 80/20 split.
 
-Each library runs in its own subprocess (so peak RSS is its own), after a JIT /
-library warm-up on a small slice. Reported per library and growth policy:
-binning (Dataset construction) time, training time, prediction time and
-throughput, peak RSS, test AUC, and ratios to LightGBM.
+Other cases (``--case``) reuse those features: ``nan`` blanks 20 % of the
+values at random, ``regression50`` has 50 features and a continuous target
+(squared error, test RMSE), ``multiclass10`` a 10-class target (softmax, test
+log-loss).
+
+Each library runs in its own subprocess, after a JIT / library warm-up on a
+small slice. Reported per library and growth policy: binning (Dataset
+construction) time, training time, prediction throughput on float64 and
+float32 input (XGBoost through ``inplace_predict``, the fastest path it has),
+single-row latency (one row, one call, median of 200), peak memory, the test
+metric, and ratios to the faster of LightGBM and XGBoost.
+
+Peak memory is the worker's own high-water mark of construct + train: ``VmHWM``
+from ``/proc/self/status`` after resetting it (``/proc/self/clear_refs``) once
+the data are loaded and the library is warm. ``ru_maxrss`` cannot be used: a
+child started by fork + exec inherits its parent's high-water mark.
 
 Usage::
 
-    python benchmarks/bench_higgs.py                    # 1M rows, 500 rounds (the issue's setting)
+    python benchmarks/bench_higgs.py                    # 1M rows, 500 rounds, 2 threads
     python benchmarks/bench_higgs.py --rows 200000 --rounds 100   # quicker
+    python benchmarks/bench_higgs.py --threads 1,2,4,8,16         # scaling table
+    python benchmarks/bench_higgs.py --threads all                # 1, 2, 4, ... up to the cores
+    python benchmarks/bench_higgs.py --case nan --rows 1000000 --rounds 200
 """
 import argparse
 import json
@@ -47,33 +62,113 @@ def make_higgs_like(n_rows, seed=0):
     return X, y
 
 
+CASES = ("higgs", "nan", "regression50", "multiclass10")
+TASK = {"higgs": "binary", "nan": "binary", "regression50": "regression",
+        "multiclass10": "multiclass"}
+N_CLASSES = 10
+
+
+def make_case(case, n_rows, seed=0):
+    """Features and target of one benchmark case (see the module docstring)."""
+    X, y = make_higgs_like(n_rows, seed)
+    if case == "nan":
+        rng = np.random.default_rng(seed + 1)
+        X[rng.random(X.shape) < 0.2] = np.nan
+    elif case == "regression50":
+        rng = np.random.default_rng(seed + 2)
+        extra = rng.normal(size=(n_rows, 22))
+        X = np.column_stack([X, extra])
+        y = (0.8 * X[:, 21] + 0.6 * X[:, 22] + 0.9 * X[:, 23] - 0.5 * X[:, 24]
+             + 0.3 * np.sin(2 * extra[:, 0]) * extra[:, 1] + 0.2 * extra[:, 2] ** 2
+             + 0.5 * rng.normal(size=n_rows))
+    elif case == "multiclass10":
+        rng = np.random.default_rng(seed + 3)
+        score = 0.8 * X[:, 21] + 0.6 * X[:, 22] + 0.9 * X[:, 23] + 0.7 * X[:, 26] \
+            + 0.4 * rng.logistic(size=n_rows)
+        y = np.searchsorted(np.quantile(score, np.linspace(0, 1, N_CLASSES + 1)[1:-1]),
+                            score).astype(np.float64)
+    elif case != "higgs":
+        raise ValueError(f"unknown case {case!r}; expected one of {CASES}")
+    return X, y
+
+
 SETTINGS = {
     "lossguide": dict(leaves=255, depth=0),
     "depthwise": dict(leaves=0, depth=8),
 }
 
 
+def _vm_status(key):
+    """A ``/proc/self/status`` field in MiB (Linux), or NaN elsewhere."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _reset_peak():
+    """Reset this process's high-water mark to its current RSS; return that RSS in MiB."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+    return _vm_status("VmRSS")
+
+
 def _timed(warm_up, make_data, fit, predict, Xte):
-    """Warm up, then time (binning, training, prediction) of one library."""
+    """Warm up, then time binning, training, prediction (float64, float32) and latency."""
     warm_up()
+    base = _reset_peak()
     t = time.perf_counter()
     data = make_data()
     t_bin = time.perf_counter() - t
     t = time.perf_counter()
     model = fit(data)
     t_train = time.perf_counter() - t
-    predict(model, Xte[:100])
-    t = time.perf_counter()
-    p = predict(model, Xte)
-    return t_bin, t_train, time.perf_counter() - t, p
+    peak = _vm_status("VmHWM")
+    del data
+    out = dict(bin_s=t_bin, train_s=t_train, peak_mib=peak, added_mib=peak - base)
+    Xte32 = np.ascontiguousarray(Xte, dtype=np.float32)
+    for name, X in (("f64", Xte), ("f32", Xte32)):
+        predict(model, X[:100])
+        t = time.perf_counter()
+        p = predict(model, X)
+        out[f"rows_per_s_{name}"] = len(X) / (time.perf_counter() - t)
+        if name == "f64":
+            pred = p
+    one = Xte[:1]
+    predict(model, one)
+    times = []
+    for i in range(200):
+        row = Xte[i:i + 1]
+        t = time.perf_counter()
+        predict(model, row)
+        times.append(time.perf_counter() - t)
+    out["latency_us"] = float(np.median(times)) * 1e6
+    return out, pred
 
 
-def _run_boostwood(Xtr, ytr, Xte, setting, rounds, threads):
+def _objective(lib, task):
+    names = {"boostwood": ("binary:logistic", "reg:squarederror", "multi:softprob"),
+             "lightgbm": ("binary", "regression", "multiclass"),
+             "xgboost": ("binary:logistic", "reg:squarederror", "multi:softprob")}[lib]
+    obj = dict(zip(("binary", "regression", "multiclass"), names))[task]
+    extra = {"num_class": N_CLASSES} if task == "multiclass" else {}
+    return dict(objective=obj, **extra)
+
+
+def _run_boostwood(Xtr, ytr, Xte, setting, rounds, threads, task):
     import boostwood as bw
     s = SETTINGS[setting]
-    params = dict(objective="binary:logistic", eta=0.1, max_bin=255, nthread=threads,
+    params = dict(eta=0.1, max_bin=255, nthread=threads,
                   grow_policy=setting, max_leaves=s["leaves"], max_depth=s["depth"],
-                  min_child_weight=1e-3, min_data_in_leaf=20, reg_lambda=0.0)
+                  min_child_weight=1e-3, min_data_in_leaf=20, reg_lambda=0.0,
+                  **_objective("boostwood", task))
     return _timed(lambda: bw.train(params, bw.Dataset(Xtr[:2000], ytr[:2000]), 2,
                                    verbose_eval=False),  # JIT warm-up
                   lambda: bw.Dataset(Xtr, ytr).construct(),
@@ -81,46 +176,56 @@ def _run_boostwood(Xtr, ytr, Xte, setting, rounds, threads):
                   lambda b, X: b.predict(X), Xte)
 
 
-def _run_lightgbm(Xtr, ytr, Xte, setting, rounds, threads):
+def _run_lightgbm(Xtr, ytr, Xte, setting, rounds, threads, task):
     import lightgbm as lgb
     s = SETTINGS[setting]
-    params = dict(objective="binary", learning_rate=0.1, max_bin=255, num_threads=threads,
+    params = dict(learning_rate=0.1, max_bin=255, num_threads=threads,
                   num_leaves=s["leaves"] or 2 ** s["depth"], max_depth=s["depth"] or -1,
                   min_sum_hessian_in_leaf=1e-3, min_data_in_leaf=20, lambda_l2=0.0,
-                  verbose=-1, deterministic=True, force_row_wise=True)
+                  verbose=-1, deterministic=True, force_row_wise=True,
+                  **_objective("lightgbm", task))
     return _timed(lambda: lgb.train(params, lgb.Dataset(Xtr[:2000], ytr[:2000]), 2),
                   lambda: lgb.Dataset(Xtr, ytr, params=params).construct(),
                   lambda d: lgb.train(params, d, rounds),
-                  lambda b, X: b.predict(X), Xte)
+                  lambda b, X: b.predict(X, num_threads=threads), Xte)
 
 
-def _run_xgboost(Xtr, ytr, Xte, setting, rounds, threads):
+def _run_xgboost(Xtr, ytr, Xte, setting, rounds, threads, task):
     import xgboost as xgb
     s = SETTINGS[setting]
-    params = dict(objective="binary:logistic", eta=0.1, max_bin=256, nthread=threads,
+    params = dict(eta=0.1, max_bin=256, nthread=threads,
                   tree_method="hist", grow_policy=setting, max_leaves=s["leaves"],
-                  max_depth=s["depth"], min_child_weight=1e-3, reg_lambda=0.0)
-    dte = xgb.DMatrix(Xte)  # prediction input built outside the timed region
+                  max_depth=s["depth"], min_child_weight=1e-3, reg_lambda=0.0,
+                  **_objective("xgboost", task))
     return _timed(lambda: xgb.train(params, xgb.DMatrix(Xtr[:2000], ytr[:2000]), 2),
                   lambda: xgb.QuantileDMatrix(Xtr, ytr, max_bin=256),
                   lambda d: xgb.train(params, d, rounds),
-                  lambda b, X: b.predict(dte if X is Xte else xgb.DMatrix(X)), Xte)
+                  lambda b, X: b.inplace_predict(X), Xte)
 
 
 RUNNERS = {"boostwood": _run_boostwood, "lightgbm": _run_lightgbm, "xgboost": _run_xgboost}
+
+
+def score_of(task, y, p):
+    """AUC (binary, higher is better), RMSE (regression) or log-loss (multiclass)."""
+    if task == "binary":
+        from boostwood.boosting.metrics import roc_auc
+        return "AUC", roc_auc(y, p)
+    if task == "regression":
+        return "RMSE", float(np.sqrt(np.mean((y - p) ** 2)))
+    p = np.clip(p.reshape(len(y), -1)[np.arange(len(y)), y.astype(np.int64)], 1e-15, 1.0)
+    return "logloss", float(-np.mean(np.log(p)))
 
 
 def child(args):
     """Run one library on one setting; print a JSON line."""
     data = np.load(args.data)
     Xtr, ytr, Xte, yte = data["Xtr"], data["ytr"], data["Xte"], data["yte"]
-    t_bin, t_train, t_pred, p = RUNNERS[args.lib](Xtr, ytr, Xte, args.setting, args.rounds,
-                                                  args.threads)
-    from boostwood.boosting.metrics import roc_auc
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB -> MiB on Linux
-    print(json.dumps(dict(lib=args.lib, setting=args.setting, bin_s=t_bin, train_s=t_train,
-                          predict_s=t_pred, rows_per_s=len(Xte) / t_pred, peak_mib=peak,
-                          auc=roc_auc(yte, p))))
+    task = TASK[args.case]
+    out, p = RUNNERS[args.lib](Xtr, ytr, Xte, args.setting, args.rounds, args.threads, task)
+    metric, value = score_of(task, yte, p)
+    print(json.dumps(dict(lib=args.lib, setting=args.setting, threads=args.threads,
+                          metric=metric, score=value, **out)))
 
 
 def startup_overhead():
@@ -139,59 +244,106 @@ def startup_overhead():
     return out
 
 
+def thread_counts(text):
+    """``"2"``, ``"1,2,4"`` or ``"all"`` (1, 2, 4, ... and the machine's core count)."""
+    if text == "all":
+        cores = os.cpu_count() or 1
+        counts = [1]
+        while counts[-1] * 2 <= cores:
+            counts.append(counts[-1] * 2)
+        return counts + ([cores] if counts[-1] != cores else [])
+    return [int(t) for t in text.split(",")]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=500)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", default="2", help="a count, a comma list, or 'all'")
+    ap.add_argument("--case", default="higgs", choices=CASES)
     ap.add_argument("--libs", default="boostwood,lightgbm,xgboost")
     ap.add_argument("--settings", default="lossguide,depthwise")
+    ap.add_argument("--no-startup", action="store_true", help="skip the cold/warm start timing")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--lib", help=argparse.SUPPRESS)
     ap.add_argument("--setting", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
+        args.threads = int(args.threads)
         return child(args)
-    X, y = make_higgs_like(args.rows)
+    X, y = make_case(args.case, args.rows)
     cut = int(0.8 * args.rows)
+    counts = thread_counts(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "higgs.npz")
+        path = os.path.join(tmp, "data.npz")
         np.savez(path, Xtr=X[:cut], ytr=y[:cut], Xte=X[cut:], yte=y[cut:])
+        print(f"# case {args.case}: {args.rows} rows x {X.shape[1]} features, {args.rounds} "
+              f"rounds, threads {counts}, 255 bins, learning rate 0.1, "
+              f"{os.cpu_count()} cores")
         del X, y
-        print(f"# {args.rows} rows x 28 features, {args.rounds} rounds, {args.threads} threads, "
-              "255 bins, learning rate 0.1")
-        st = startup_overhead()
-        print(f"# boostwood import + first fit: cold {st['cold']:.1f} s (compiles kernels), "
-              f"warm {st['warm']:.1f} s (numba cache)")
+        if not args.no_startup:
+            st = startup_overhead()
+            print(f"# boostwood import + first fit: cold {st['cold']:.1f} s (compiles kernels), "
+                  f"warm {st['warm']:.1f} s (numba cache)")
         results = []
-        for setting in args.settings.split(","):
-            for lib in args.libs.split(","):
-                cmd = [sys.executable, __file__, "--child", "--lib", lib, "--setting", setting,
-                       "--data", path, "--rounds", str(args.rounds), "--threads", str(args.threads)]
-                r = subprocess.run(cmd, capture_output=True, text=True)
-                if r.returncode != 0:
-                    print(f"# {lib} {setting} failed:\n{r.stderr[-2000:]}")
-                    continue
-                results.append(json.loads(r.stdout.strip().splitlines()[-1]))
-                print("#", results[-1], flush=True)
-    report(results)
+        for threads in counts:
+            for setting in args.settings.split(","):
+                for lib in args.libs.split(","):
+                    cmd = [sys.executable, __file__, "--child", "--lib", lib, "--setting",
+                           setting, "--data", path, "--rounds", str(args.rounds),
+                           "--threads", str(threads), "--case", args.case]
+                    r = subprocess.run(cmd, capture_output=True, text=True)
+                    if r.returncode != 0:
+                        print(f"# {lib} {setting} failed:\n{r.stderr[-2000:]}")
+                        continue
+                    results.append(json.loads(r.stdout.strip().splitlines()[-1]))
+                    print("#", results[-1], flush=True)
+    for threads in counts:
+        report([r for r in results if r["threads"] == threads])
+    if len(counts) > 1:
+        scaling(results, counts)
+
+
+def _fmt_ratio(value, ref):
+    return f"{value / ref:.2f}x" if ref else "-"
 
 
 def report(results):
-    hdr = ("| setting | library | binning s | training s | predict s | rows/s | peak MiB | "
-           "test AUC | train / LGB | predict / LGB | memory / LGB | AUC - LGB |")
-    print(hdr)
-    print("|" + "---|" * 12)
+    """One table per thread count; ratios to the faster of LightGBM and XGBoost."""
+    if not results:
+        return
+    print(f"\n{results[0]['threads']} threads")
+    print("| setting | library | binning s | training s | rows/s f64 | rows/s f32 | 1-row us | "
+          "peak MiB | added MiB | test metric | train / best other | rows/s / XGB | "
+          "added MiB / LGB |")
+    print("|" + "---|" * 13)
     for r in results:
-        ref = next((q for q in results if q["lib"] == "lightgbm" and q["setting"] == r["setting"]),
-                   None)
-        ratio = (lambda k: f"{r[k] / ref[k]:.2f}x") if ref else (lambda k: "-")
-        dauc = f"{r['auc'] - ref['auc']:+.4f}" if ref else "-"
+        others = [q for q in results if q["setting"] == r["setting"] and q["lib"] != "boostwood"]
+        best = min((q["train_s"] for q in others), default=None)
+        xgb = next((q for q in others if q["lib"] == "xgboost"), None)
+        lgb = next((q for q in others if q["lib"] == "lightgbm"), None)
         print(f"| {r['setting']} | {r['lib']} | {r['bin_s']:.2f} | {r['train_s']:.1f} | "
-              f"{r['predict_s']:.3f} | {r['rows_per_s']:.3g} | {r['peak_mib']:.0f} | "
-              f"{r['auc']:.4f} | {ratio('train_s')} | {ratio('predict_s')} | "
-              f"{ratio('peak_mib')} | {dauc} |")
+              f"{r['rows_per_s_f64']:.3g} | {r['rows_per_s_f32']:.3g} | {r['latency_us']:.0f} | "
+              f"{r['peak_mib']:.0f} | {r['added_mib']:.0f} | {r['metric']} {r['score']:.4f} | "
+              f"{_fmt_ratio(r['train_s'], best)} | "
+              f"{_fmt_ratio(r['rows_per_s_f64'], xgb and xgb['rows_per_s_f64'])} | "
+              f"{_fmt_ratio(r['added_mib'], lgb and lgb['added_mib'])} |")
+
+
+def scaling(results, counts):
+    """Training seconds per thread count, and the speed-up from the fewest to the most."""
+    keys = sorted({(r["setting"], r["lib"]) for r in results})
+    print("\n| threads | " + " | ".join(f"{lib} {setting}" for setting, lib in keys) + " |")
+    print("|" + "---|" * (len(keys) + 1))
+    train = {(r["setting"], r["lib"], r["threads"]): r["train_s"] for r in results}
+    for t in counts:
+        print(f"| {t} | " + " | ".join(f"{train[s, lib, t]:.1f} s" if (s, lib, t) in train
+                                       else "-" for s, lib in keys) + " |")
+    lo, hi = counts[0], counts[-1]
+    print(f"| speed-up {lo} -> {hi} | " + " | ".join(
+        f"{train[s, lib, lo] / train[s, lib, hi]:.2f}x"
+        if (s, lib, lo) in train and (s, lib, hi) in train else "-" for s, lib in keys) + " |")
 
 
 if __name__ == "__main__":
