@@ -44,10 +44,10 @@ KERNELS = {
     "quantize gradients (quantize_gh)": (stats, "quantize_gh"),
     "update scores (add_leaf_values)": (_state, "add_leaf_values"),
     "predict (predict_raw)": (booster_mod, "predict_raw"),
+    "predict (predict_levels)": (booster_mod, "predict_levels"),
 }
 
-TRAIN, OUTSIDE, PREDICT = ("whole training run", "training outside these kernels (Python, NumPy)",
-                           "predict (predict_raw)")
+TRAIN, OUTSIDE = "whole training run", "training outside these kernels (Python, NumPy)"
 
 
 def params_for(policy, leaves, threads):
