@@ -65,13 +65,26 @@ def split_and_build(data, gh, buf, mask, table, nodes, first, missing_bins, smal
     partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, partition_block,
                     out_left_counts)
     split_nodes(ints, floats, stats, cand_left, nodes, out_left_counts, first)
+    b_sides, b_starts, b_counts, b_slots, n_extra = built_children(ints, nodes, small,
+                                                                   out_left_counts, hist_block)
+    m = b_slots.shape[0]
+    if m == 0:
+        return
+    n_groups = feature_groups(n_extra + m, features.shape[0], n_threads)
+    build_histograms(X_binned, gh, buf, b_sides, b_starts, b_counts, b_slots, features,
+                     hist_block, n_groups, hist, partial)
+
+
+@njit(cache=True, nogil=True)
+def built_children(ints, nodes, small, left_counts, hist_block):
+    """The segments of the children a split batch builds (as ``small`` plans them):
+    (sides, starts, counts, slots) int64 arrays, one entry per built child, and how many
+    partial buffers their blocks past the first need."""
     n_nodes = nodes.shape[0]
     m = 0
     for i in range(n_nodes):
         if small[SM_SLOT, i] >= 0:
             m += 1
-    if m == 0:
-        return
     b_sides = np.empty(m, dtype=np.int64)
     b_starts = np.empty(m, dtype=np.int64)
     b_counts = np.empty(m, dtype=np.int64)
@@ -85,16 +98,24 @@ def split_and_build(data, gh, buf, mask, table, nodes, first, missing_bins, smal
         b_sides[j] = 1 - ints[ND_SIDE, p]  # children live in the other buffer
         if small[SM_LEFT, i] != 0:
             b_starts[j] = ints[ND_START, p]
-            b_counts[j] = out_left_counts[i]
+            b_counts[j] = left_counts[i]
         else:
-            b_starts[j] = ints[ND_START, p] + out_left_counts[i]
-            b_counts[j] = ints[ND_COUNT, p] - out_left_counts[i]
+            b_starts[j] = ints[ND_START, p] + left_counts[i]
+            b_counts[j] = ints[ND_COUNT, p] - left_counts[i]
         b_slots[j] = small[SM_SLOT, i]
         n_extra += max((b_counts[j] + hist_block - 1) // hist_block, 1) - 1
         j += 1
-    n_groups = feature_groups(n_extra + m, features.shape[0], n_threads)
-    build_histograms(X_binned, gh, buf, b_sides, b_starts, b_counts, b_slots, features,
-                     hist_block, n_groups, hist, partial)
+    return b_sides, b_starts, b_counts, b_slots, n_extra
+
+
+@njit(cache=True, nogil=True)
+def node_totals(stats, nodes):
+    """The statistics rows of ``nodes``, as one (n_nodes, W) array."""
+    totals = np.empty((nodes.shape[0], stats.shape[1]), dtype=stats.dtype)
+    for i in range(nodes.shape[0]):
+        for c in range(stats.shape[1]):  # element by element: no shape checks to compile
+            totals[i, c] = stats[nodes[i], c]
+    return totals
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -109,9 +130,7 @@ def subtract_and_scan(hist, pairs, features, scan_slots, n_bins, feature_mask, s
     if pairs.shape[1] > 0:
         subtract_histograms(pairs[0], pairs[1], features, hist)
     ints, floats, stats, cand_left, cat_bits = table
-    totals = np.empty((nodes.shape[0], stats.shape[1]), dtype=stats.dtype)
-    for i in range(nodes.shape[0]):
-        totals[i, :] = stats[nodes[i], :]
-    find_best_splits(hist, scan_slots, totals, n_bins, features, feature_mask, settings, out)
+    find_best_splits(hist, scan_slots, node_totals(stats, nodes), n_bins, features, feature_mask,
+                     settings, out)
     gain, pick, left = out
     return choose_gradient(gain, pick, left, nodes, features, ints, floats, cand_left)

@@ -71,6 +71,15 @@ def leaf_weight(G, H, lam, alpha, max_delta_step):
 
 
 @njit(cache=True, nogil=True)
+def leaf_values(G, H, learning_rate, lam, alpha, max_delta_step):
+    """``learning_rate * leaf_weight(G[i], H[i], ...)`` of every node, as one array."""
+    out = np.empty(G.shape[0])
+    for i in range(G.shape[0]):
+        out[i] = learning_rate * leaf_weight(G[i], H[i], lam, alpha, max_delta_step)
+    return out
+
+
+@njit(cache=True, nogil=True)
 def leaf_score(G, H, lam, alpha, max_delta_step):
     """Score of a leaf: -2 min_w [G w + (H + lambda) w^2 / 2 + alpha |w|].
 

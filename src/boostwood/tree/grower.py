@@ -27,9 +27,12 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from .._config import GQ_DTYPE, HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import sum_gradients
+from .._kernels.expand import (DEPTHWISE, LOSSGUIDE, N_COUNTERS, NEED_NODES, NEED_PARTIALS,
+                               NEED_SLOTS, ST_FREE, ST_LEAVES, ST_NEED, ST_NODES, ST_OPEN,
+                               expand_tree)
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
 from .._kernels.nodes import ND_COUNT, ND_DEPTH, NF_GAIN
-from .._kernels.split import leaf_weight, split_settings
+from .._kernels.split import leaf_values, split_settings
 from .histogram import HIST_BLOCK, HistogramBuilder
 from .nodes import NodeTable
 from .splitters import HistogramSplitter
@@ -76,6 +79,10 @@ class TreeGrower:
     reducer : optional, sums histograms and totals across data shards
     X_columns : optional, the feature-major copy of ``X_binned`` (made here if not given)
     """
+
+    #: Grow single-shard histogram trees in compiled code (see :meth:`_compiled_expansion`);
+    #: False steps every expansion from Python (the reference the tests compare against).
+    compiled_loop = True
 
     def __init__(self, X_binned, n_bins, n_bins_max, params, reducer=None, X_columns=None):
         self.X_binned = X_binned
@@ -130,14 +137,18 @@ class TreeGrower:
         self._open = set()  # leaves holding a candidate split
         self._heap = []  # lossguide: (-gain, node) of every candidate
         self._slot = {}
-        self._root(table, n)
-        n_leaves = 1
-        while True:
-            batch = self._next_batch(table, n_leaves)
-            if not batch:
-                break
-            self._expand(table, np.array(batch, dtype=np.int64))
-            n_leaves += len(batch)
+        if self._compiled_expansion():
+            if self._root(table, n, scan=False):
+                self._expand_compiled(table)
+        else:
+            self._root(table, n)
+            n_leaves = 1
+            while True:
+                batch = self._next_batch(table, n_leaves)
+                if not batch:
+                    break
+                self._expand(table, np.array(batch, dtype=np.int64))
+                n_leaves += len(batch)
         for slot in self._slot.values():
             self.builder.release(slot)
         self._slot = {}
@@ -165,8 +176,9 @@ class TreeGrower:
     def _n_rows(self):
         return self.X_binned.shape[0]
 
-    def _root(self, table, n):
-        """Add the root node and, if it may be split, find its best split."""
+    def _root(self, table, n, scan=True):
+        """Add the root node and, if it may be split, find its best split (``scan``) or
+        return True, leaving the scan to the compiled loop."""
         features, gh = self._features, self._gh
         root_slot = self._root_histogram(n) if features.shape[0] else None
         if root_slot is None:
@@ -182,9 +194,12 @@ class TreeGrower:
         if root_slot is not None:
             self._slot[0] = root_slot
             if self._splittable(table, 0):
+                if not scan:
+                    return True
                 self._scan(table, [0])
             else:
                 self.builder.release(self._slot.pop(0))
+        return False
 
     def _root_histogram(self, n):
         slot = self.builder.acquire()
@@ -192,6 +207,58 @@ class TreeGrower:
         self.builder.build(self._gh, self.buf, one, one, np.full(1, n, dtype=np.int64),
                            np.full(1, slot, dtype=np.int64), self._features)
         return slot
+
+    # -- the compiled loop ------------------------------------------------------------
+    def _compiled_expansion(self):
+        """Does :func:`~boostwood._kernels.expand.expand_tree` grow this tree? It serves
+        histogram splits on one shard with every feature open to every node; the Python
+        loop below (the same kernels, stepped one expansion at a time) serves the rest:
+        several shards (their histograms meet in the reducer at every step), per-node
+        feature sampling (drawn from numpy's generator) and the other splitters."""
+        return (self.compiled_loop and type(self.splitter) is HistogramSplitter
+                and self.reducer.n_shards == 1 and self.params.colsample_bynode >= 1.0
+                and self._features.shape[0] > 0)
+
+    def _expand_compiled(self, table):
+        """Scan the root and grow the tree to the end in compiled code, enlarging the node
+        table, the histogram pool or the partial buffers whenever the loop stops for room."""
+        p, builder = self.params, self.builder
+        policy = (LOSSGUIDE if p.grow_policy == "lossguide" else DEPTHWISE, int(p.max_depth),
+                  int(p.max_leaves), int(p.min_data_in_leaf), float(p.min_child_weight),
+                  self._h_unit)
+        cap = table.stats.shape[0]
+        slot_of, open_ids = np.full(cap, -1, dtype=np.int64), np.zeros(cap, dtype=np.int64)
+        for k, slot in self._slot.items():
+            slot_of[k] = slot
+        counters = np.zeros(N_COUNTERS, dtype=np.int64)
+        counters[ST_LEAVES], counters[ST_NODES] = 1, table.n
+        sizes = (PARTITION_BLOCK, HIST_BLOCK, self._n_threads)
+        first_scan = np.zeros(1, dtype=np.int64)  # the root
+        while True:
+            free = np.empty(builder.hist.shape[0], dtype=np.int64)
+            free[:len(builder._free)] = builder._free
+            counters[ST_FREE] = len(builder._free)
+            status = expand_tree((self.X_columns, self.X_binned), self._gh, (self.buf, self.mask),
+                                 table.record, (builder.hist, builder.partial), self._features,
+                                 self.n_bins, self._settings, policy, sizes,
+                                 (slot_of, free, open_ids, counters), first_scan)
+            first_scan = first_scan[:0]
+            builder._free = free[:counters[ST_FREE]].tolist()
+            table.n = int(counters[ST_NODES])
+            need = int(counters[ST_NEED])
+            if status == NEED_NODES:
+                table.reserve(need - table.n)
+                grown = table.stats.shape[0] - slot_of.shape[0]
+                slot_of = np.concatenate([slot_of, np.full(grown, -1, dtype=np.int64)])
+                open_ids = np.concatenate([open_ids, np.zeros(grown, dtype=np.int64)])
+            elif status == NEED_SLOTS:
+                builder.ensure_free(need)
+            elif status == NEED_PARTIALS:
+                builder.reserve_partials(need)
+            else:
+                break
+        builder.release_many(slot_of[slot_of >= 0].tolist())
+        self._slot, self._open, self._heap = {}, set(), []
 
     # -- policy ------------------------------------------------------------------------
     def _next_batch(self, table, n_leaves):
@@ -337,9 +404,8 @@ class TreeGrower:
         ug, uh = (float(u) for u in self.stats.units)
         G = ug * stats[:, 0].astype(np.float64)
         H = uh * stats[:, 1].astype(np.float64)
-        value = np.array([p.learning_rate * leaf_weight(g, h, p.reg_lambda, p.reg_alpha,
-                                                        p.max_delta_step)
-                          for g, h in zip(G.tolist(), H.tolist())])
+        value = leaf_values(G, H, float(p.learning_rate), float(p.reg_lambda),
+                            float(p.reg_alpha), float(p.max_delta_step))
         # thresholds: raw values where the split finder knows them (exact), else
         # filled in from the bin edges by the caller
         tree = table.to_tree(value, H, stats[:, 2].copy())

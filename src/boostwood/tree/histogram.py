@@ -38,15 +38,27 @@ class HistogramBuilder:
     def acquire(self):
         """A free slot id (grows the pool when needed)."""
         if not self._free:
-            old = self.hist
-            n_old = old.shape[0]
-            self.hist = np.empty((2 * n_old,) + old.shape[1:], dtype=HIST_DTYPE)
-            self.hist[:n_old] = old
-            self._free = list(range(2 * n_old - 1, n_old - 1, -1))
+            self.ensure_free(1)
         return self._free.pop()
+
+    def ensure_free(self, n_free):
+        """At least ``n_free`` free slots: the pool doubles (at least) when it has fewer.
+        ``hist`` may be reallocated: re-read it after this."""
+        if len(self._free) >= n_free:
+            return
+        old = self.hist
+        n_old = old.shape[0]
+        n_new = max(2 * n_old, n_old + n_free - len(self._free))
+        self.hist = np.empty((n_new,) + old.shape[1:], dtype=HIST_DTYPE)
+        self.hist[:n_old] = old
+        self._free = list(range(n_new - 1, n_old - 1, -1)) + self._free
 
     def release(self, slot):
         self._free.append(slot)
+
+    def release_many(self, slots):
+        """Give back every slot of the list ``slots``."""
+        self._free.extend(slots)
 
     def reserve_partials(self, n_buffers):
         """Make room for ``n_buffers`` partial histograms (extra blocks of large nodes)."""

@@ -1,0 +1,301 @@
+"""The whole expansion loop of a histogram tree in compiled code.
+
+:class:`boostwood.tree.grower.TreeGrower` grows a tree by choosing leaves to
+expand (the growth policy), splitting them and scanning their children. Driven
+from Python, that loop costs about thirty interpreter-level calls per split, so
+a 255-leaf lossguide tree spent more time in bookkeeping than in work on small
+nodes, and the bookkeeping does not get faster with more threads.
+:func:`expand_tree` runs the same loop -- the same policy, the same plan of which
+child is built and which derived, the same kernels in the same order -- without
+returning to Python, so a tree costs a fixed number of Python calls whatever its
+number of leaves. It serves single-shard training; with several shards the
+histograms of each step must meet in the reducer, and the grower steps the same
+kernels from Python (``tests/tree/test_expand.py`` shows both give identical trees).
+
+State lives in arrays the caller owns, so the loop can stop when a buffer is
+full, let the caller enlarge it, and go on where it stopped:
+
+* ``slot_of`` (n_capacity,) int64: the histogram slot each node holds, -1 none;
+* ``free`` (n_slots,) int64: a stack of free slots;
+* ``open_ids`` (n_capacity,) int64: the leaves with a candidate split, in any order;
+* ``counters`` (N_COUNTERS,) int64: the named cells ``ST_*``.
+
+:func:`expand_tree` is compiled serial (it has no parallel loop of its own; the
+kernels it calls are parallel). Not ``parallel=True`` as the drivers of
+:mod:`.grow` are: numba's array analysis, which runs on any parallel function,
+takes the shape of an array redefined in a loop (``pairs``, first empty) for a
+constant and drops the branch that uses it, which silently skipped histogram
+subtractions. A cached serial caller of parallel kernels crashes when loaded from
+the cache before numba's threads are started (numba #8578); the grower always
+builds the root histogram (a parallel kernel called from Python) first, and
+``tests/_kernels/test_grow.py`` loads a warm cache in a fresh process.
+"""
+import numpy as np
+from numba import njit
+
+from .grow import SM_LEFT, SM_SLOT, built_children, node_totals
+from .histogram import build_histograms, feature_groups, subtract_histograms
+from .nodes import N_PICK, ND_COUNT, ND_DEPTH, NF_GAIN, choose_gradient, split_nodes
+from .partition import partition_nodes
+from .split import find_best_splits
+
+#: Growth policies (``policy[P_GROW]``).
+DEPTHWISE, LOSSGUIDE = 0, 1
+#: Cells of ``policy``: growth policy, max_depth and max_leaves (0: no limit),
+#: min_data_in_leaf, min_child_weight and one hessian unit (floats).
+P_GROW, P_MAX_DEPTH, P_MAX_LEAVES, P_MIN_DATA, P_MIN_WEIGHT, P_H_UNIT = range(6)
+#: Cells of ``counters``: free slots, open leaves, leaves, nodes in the table, and how
+#: much of the resource named by the return value is needed.
+ST_FREE, ST_OPEN, ST_LEAVES, ST_NODES, ST_NEED = range(5)
+N_COUNTERS = 5
+#: What :func:`expand_tree` returns: the tree is finished, or it stopped because the
+#: node table, the slot pool or the partial histograms must hold ``counters[ST_NEED]``.
+DONE, NEED_NODES, NEED_SLOTS, NEED_PARTIALS = range(4)
+
+
+@njit(cache=True, nogil=True)
+def can_split(policy, depth, count, hess):
+    """May a node of this depth, row count and fixed-point hessian sum be split?
+    (The rule of :meth:`TreeGrower._can_split`, bit for bit.)"""
+    max_depth = policy[P_MAX_DEPTH]
+    if max_depth > 0 and depth >= max_depth:
+        return False
+    return count >= 2 * policy[P_MIN_DATA] and hess * policy[P_H_UNIT] >= 2 * policy[P_MIN_WEIGHT]
+
+
+@njit(cache=True, nogil=True)
+def next_batch(policy, open_ids, counters, gain):
+    """The leaves to expand next, ascending (empty: the tree is finished).
+
+    lossguide: the open leaf of highest gain (the lowest id on ties); depthwise: every
+    open leaf, or, when that would pass ``max_leaves``, those of highest gain (the lowest
+    ids on ties). ``open_ids`` is ascending: children always get ids above every node's."""
+    n_open, n_leaves = counters[ST_OPEN], counters[ST_LEAVES]
+    max_leaves = policy[P_MAX_LEAVES]
+    if n_open == 0 or (max_leaves > 0 and n_leaves >= max_leaves):
+        return np.empty(0, dtype=np.int64)
+    if policy[P_GROW] == LOSSGUIDE:
+        return np.full(1, open_ids[_best_open(open_ids, n_open, gain, None)], dtype=np.int64)
+    if max_leaves == 0 or n_leaves + n_open <= max_leaves:
+        return open_ids[:n_open].copy()
+    taken = np.zeros(n_open, dtype=np.uint8)
+    for _ in range(max_leaves - n_leaves):
+        taken[_best_open(open_ids, n_open, gain, taken)] = 1
+    batch = np.empty(max_leaves - n_leaves, dtype=np.int64)
+    m = 0
+    for j in range(n_open):
+        if taken[j]:
+            batch[m] = open_ids[j]
+            m += 1
+    return batch
+
+
+@njit(cache=True, nogil=True)
+def _best_open(open_ids, n_open, gain, taken):
+    """Position in ``open_ids`` (ascending) of the open leaf of highest gain, the first
+    on ties, skipping those ``taken`` (None: none)."""
+    best = -1
+    for j in range(n_open):
+        if taken is not None and taken[j]:
+            continue
+        if best < 0 or gain[open_ids[j]] > gain[open_ids[best]]:
+            best = j
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _release(free, counters, slot):
+    free[counters[ST_FREE]] = slot
+    counters[ST_FREE] += 1
+
+
+@njit(cache=True, nogil=True)
+def _acquire(free, counters):
+    counters[ST_FREE] -= 1
+    return free[counters[ST_FREE]]
+
+
+@njit(cache=True, nogil=True)
+def plan_batch(policy, batch, stats, cand_left, ints, state):
+    """Which child of each node of ``batch`` is built (the smaller) into which new slot,
+    and which is derived from the parent's slot by subtraction.
+
+    Returns ``small`` (2, B) (as :func:`split_and_build` takes it), ``pairs`` (2, m)
+    (parent slot, built child's slot) and ``need`` (2, B): whether the left and the
+    right child may be split again. Each parent gives up its slot."""
+    slot_of, free, open_ids, counters = state
+    B = batch.shape[0]
+    small = np.empty((2, B), dtype=np.int64)
+    need = np.zeros((2, B), dtype=np.uint8)
+    pairs = np.empty((2, B), dtype=np.int64)
+    n_pairs = 0
+    for i in range(B):
+        k = batch[i]
+        HL, CL, H, C = cand_left[k, 1], cand_left[k, 2], stats[k, 1], stats[k, 2]
+        depth = ints[ND_DEPTH, k] + 1
+        need_l = can_split(policy, depth, CL, HL)
+        need_r = can_split(policy, depth, C - CL, H - HL)
+        need[0, i], need[1, i] = need_l, need_r
+        left_small = CL <= C - CL
+        small[SM_LEFT, i] = 1 if left_small else 0
+        small[SM_SLOT, i] = -1
+        parent_slot = slot_of[k]
+        slot_of[k] = -1
+        if not (need_l or need_r):
+            _release(free, counters, parent_slot)
+            continue
+        small[SM_SLOT, i] = _acquire(free, counters)
+        if need_r if left_small else need_l:
+            pairs[0, n_pairs], pairs[1, n_pairs] = parent_slot, small[SM_SLOT, i]
+            n_pairs += 1
+        else:
+            _release(free, counters, parent_slot)
+    return small, pairs[:, :n_pairs].copy(), need
+
+
+@njit(cache=True, nogil=True)
+def place_children(small, need, pairs, first, state):
+    """Give the children of a split batch their slots; returns the children to scan
+    (ascending) and those whose histogram was built only to be subtracted."""
+    slot_of = state[0]
+    B = small.shape[1]
+    to_scan = np.empty(2 * B, dtype=np.int64)
+    unused = np.empty(B, dtype=np.int64)
+    n_scan = n_unused = n_pairs = 0
+    for i in range(B):
+        if small[SM_SLOT, i] < 0:
+            continue
+        lk, rk = first + 2 * i, first + 2 * i + 1
+        left_small = small[SM_LEFT, i] != 0
+        small_k, large_k = (lk, rk) if left_small else (rk, lk)
+        slot_of[small_k] = small[SM_SLOT, i]
+        if n_pairs < pairs.shape[1] and pairs[1, n_pairs] == small[SM_SLOT, i]:
+            slot_of[large_k] = pairs[0, n_pairs]  # the larger child, after the subtraction
+            n_pairs += 1
+        if need[0, i]:
+            to_scan[n_scan] = lk
+            n_scan += 1
+        if need[1, i]:
+            to_scan[n_scan] = rk
+            n_scan += 1
+        if not (need[0, i] if left_small else need[1, i]):
+            unused[n_unused] = small_k
+            n_unused += 1
+    return to_scan[:n_scan], unused[:n_unused]
+
+
+@njit(cache=True, nogil=True)
+def open_found(nodes, found, state):
+    """Nodes of a scan with a candidate (``found``, a subsequence of ``nodes``) become
+    open leaves; the others give up their slots."""
+    slot_of, free, open_ids, counters = state
+    j = 0
+    for k in nodes:
+        if j < found.shape[0] and found[j] == k:
+            open_ids[counters[ST_OPEN]] = k
+            counters[ST_OPEN] += 1
+            j += 1
+        else:
+            _release(free, counters, slot_of[k])
+            slot_of[k] = -1
+
+
+@njit(cache=True, nogil=True)
+def _shortage(batch, ints, table_cap, n_slots_free, n_partials, hist_block, counters):
+    """The first resource too small for expanding ``batch`` (DONE: none); the amount
+    needed goes to ``counters[ST_NEED]``."""
+    B = batch.shape[0]
+    if counters[ST_NODES] + 2 * B > table_cap:
+        counters[ST_NEED] = counters[ST_NODES] + 2 * B
+        return NEED_NODES
+    if n_slots_free < B:
+        counters[ST_NEED] = B
+        return NEED_SLOTS
+    n_rows = 0
+    for k in batch:
+        n_rows += ints[ND_COUNT, k]
+    if B + n_rows // hist_block > n_partials:
+        counters[ST_NEED] = B + n_rows // hist_block
+        return NEED_PARTIALS
+    return DONE
+
+
+@njit(cache=True, nogil=True)
+def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy, sizes, state,
+                first_scan):
+    """Scan ``first_scan`` (the root, on the first call), then expand the tree's open
+    leaves until the policy stops.
+
+    data, gh, features : as in :func:`split_and_build`; bufs : (buf, mask), its
+    partition buffers; table : the node table record (ints, floats, stats, cand_left,
+    cat_bits); hists : (hist, partial); n_bins, settings : as in :func:`subtract_and_scan`
+    policy : tuple, the cells ``P_*``; sizes : (partition_block, hist_block, n_threads)
+    state : (slot_of, free, open_ids, counters), see the module docstring   # IN/OUT
+    first_scan : (m,) int64, ascending: leaves holding their histograms, to scan first
+
+    Returns DONE, or the NEED_* code of the buffer to enlarge before calling again.
+    It calls the kernels of :func:`split_and_build` and :func:`subtract_and_scan`
+    itself rather than those drivers: numba compiles a callee's code again into every
+    caller, and one level less keeps the first fit's compile time as it was.
+    """
+    X_columns, X_binned = data
+    buf, mask = bufs
+    ints, floats, stats, cand_left, cat_bits = table
+    hist, partial = hists
+    slot_of, free, open_ids, counters = state
+    n_active = features.shape[0]
+    to_scan, pairs, unused = first_scan, np.zeros((2, 0), dtype=np.int64), first_scan[:0]
+    while True:
+        m = to_scan.shape[0]
+        if m > 0:
+            if pairs.shape[1] > 0:
+                subtract_histograms(pairs[0], pairs[1], features, hist)
+            scan_slots = np.empty(m, dtype=np.int64)
+            for j in range(m):
+                scan_slots[j] = slot_of[to_scan[j]]
+            gain = np.empty((m, n_active))
+            pick = np.empty((N_PICK, m, n_active), dtype=np.int64)
+            left = np.empty((m, n_active, stats.shape[1]), dtype=stats.dtype)
+            find_best_splits(hist, scan_slots, node_totals(stats, to_scan), n_bins, features,
+                             np.ones((m, n_active), dtype=np.uint8), settings,
+                             (gain, pick, left))
+            found = choose_gradient(gain, pick, left, to_scan, features, ints, floats,
+                                    cand_left)
+            open_found(to_scan, found, state)
+        for k in unused:
+            _release(free, counters, slot_of[k])
+            slot_of[k] = -1
+        batch = next_batch(policy, open_ids, counters, floats[NF_GAIN])
+        B = batch.shape[0]
+        if B == 0:
+            return DONE
+        status = _shortage(batch, ints, stats.shape[0], counters[ST_FREE], partial.shape[0],
+                           sizes[1], counters)
+        if status != DONE:
+            return status
+        small, pairs, need = plan_batch(policy, batch, stats, cand_left, ints, state)
+        _close(open_ids, counters, slot_of)
+        first = counters[ST_NODES]
+        counters[ST_NODES] += 2 * B
+        counters[ST_LEAVES] += B
+        n_left = np.empty(B, dtype=np.int64)
+        partition_nodes(X_columns, buf, mask, ints, batch, cat_bits, n_bins, sizes[0], n_left)
+        split_nodes(ints, floats, stats, cand_left, batch, n_left, first)
+        b_sides, b_starts, b_counts, b_slots, n_extra = built_children(ints, batch, small,
+                                                                       n_left, sizes[1])
+        if b_slots.shape[0] > 0:
+            n_groups = feature_groups(n_extra + b_slots.shape[0], n_active, sizes[2])
+            build_histograms(X_binned, gh, buf, b_sides, b_starts, b_counts, b_slots, features,
+                             sizes[1], n_groups, hist, partial)
+        to_scan, unused = place_children(small, need, pairs, first, state)
+
+
+@njit(cache=True, nogil=True)
+def _close(open_ids, counters, slot_of):
+    """The leaves of a planned batch (which gave up their slots) leave the open set."""
+    n_open = 0
+    for j in range(counters[ST_OPEN]):
+        if slot_of[open_ids[j]] >= 0:
+            open_ids[n_open] = open_ids[j]
+            n_open += 1
+    counters[ST_OPEN] = n_open

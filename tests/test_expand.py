@@ -1,0 +1,149 @@
+"""The compiled expansion loop (``_kernels/expand.py``) against the Python loop it replaces.
+
+The Python loop steps the same kernels one expansion at a time (it still serves
+sharded training, per-node feature sampling and the sorted splitters); both
+must give the same trees bit for bit, also when the compiled loop stops for a
+larger node table, histogram pool or partial buffers and goes on.
+"""
+import sys
+
+import numpy as np
+import pytest
+
+import boostwood as bw
+from boostwood.tree import GrowerParams, TreeGrower
+from boostwood.tree import grower as grower_module
+from boostwood.tree.histogram import HistogramBuilder
+from boostwood.tree.nodes import NodeTable
+
+from conftest import make_classification
+
+TREE_FIELDS = ("feature", "threshold_bin", "left", "right", "default_left", "value", "gain",
+               "cover", "count")
+
+CONFIGS = [
+    ("lossguide", dict(max_depth=0, max_leaves=31)),
+    ("lossguide", dict(max_depth=4, max_leaves=64, min_data_in_leaf=40)),
+    ("lossguide", dict(max_depth=0, max_leaves=200, min_child_weight=3.0, reg_lambda=0.0)),
+    ("depthwise", dict(max_depth=6)),
+    ("depthwise", dict(max_depth=7, max_leaves=20)),
+    ("depthwise", dict(max_depth=5, min_data_in_leaf=30, gamma=0.5)),
+]
+
+
+def _data(n=4000, p=7, seed=0, max_bin=32):
+    X, y = make_classification(n, p, seed=seed)
+    rng = np.random.default_rng(seed)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[:, 2] = np.round(X[:, 2])  # a few distinct values: ties in gains
+    d = bw.Dataset(X, y, max_bin=max_bin).construct()
+    p_ = 1.0 / (1.0 + np.exp(-rng.normal(size=n)))
+    gh = np.column_stack([p_ - y, p_ * (1 - p_)]).astype(np.float32)
+    return d, gh
+
+
+def _grow(d, gh, policy, kw, compiled, small=False, rows=None):
+    m = d.bin_mapper
+    grower = TreeGrower(d.X_binned, m.n_bins, m.n_bins_max, GrowerParams(grow_policy=policy, **kw))
+    grower.compiled_loop = compiled
+    if small:  # start with room for almost nothing: the loop must stop and go on
+        grower.builder = HistogramBuilder(d.X_binned, m.n_bins_max, initial_slots=2)
+        grower._new_table = lambda: NodeTable(3, np.int64, 4)
+    features = np.arange(d.num_feature(), dtype=np.int64)
+    tree, (sides, starts, counts, values) = grower.grow(gh, rows, features,
+                                                        np.random.default_rng(1))
+    leaf_rows = [grower.buf[b, s:s + c].copy() for b, s, c in zip(sides, starts, counts)]
+    return tree, (sides, starts, counts, values), leaf_rows
+
+
+def _assert_same(a, b):
+    tree_a, seg_a, rows_a = a
+    tree_b, seg_b, rows_b = b
+    for f in TREE_FIELDS:
+        assert np.array_equal(getattr(tree_a, f), getattr(tree_b, f)), f
+    for x, y in zip(seg_a, seg_b):
+        assert np.array_equal(x, y)
+    assert len(rows_a) == len(rows_b)
+    for x, y in zip(rows_a, rows_b):
+        assert np.array_equal(x, y)
+
+
+@pytest.mark.parametrize("policy,kw", CONFIGS)
+def test_compiled_loop_grows_the_python_loops_tree(policy, kw):
+    d, gh = _data()
+    python = _grow(d, gh, policy, kw, compiled=False)
+    assert python[0].n_leaves > 4  # a real tree, not a stump
+    _assert_same(_grow(d, gh, policy, kw, compiled=True), python)
+
+
+def test_compiled_loop_with_a_row_bag_and_wide_bins():
+    d, gh = _data(n=6000, p=5, seed=3, max_bin=255)
+    rows = np.sort(np.random.default_rng(2).choice(6000, 3500, replace=False)).astype(np.int32)
+    for policy, kw in (("lossguide", dict(max_depth=0, max_leaves=40)),
+                       ("depthwise", dict(max_depth=6))):
+        _assert_same(_grow(d, gh, policy, kw, compiled=True, rows=rows),
+                     _grow(d, gh, policy, kw, compiled=False, rows=rows))
+
+
+@pytest.mark.parametrize("policy,kw", [CONFIGS[0], CONFIGS[3]])
+def test_compiled_loop_stops_for_room_and_goes_on(policy, kw, monkeypatch):
+    d, gh = _data()
+    statuses = []
+    real = grower_module.expand_tree
+
+    def spy(*args):
+        statuses.append(real(*args))
+        return statuses[-1]
+
+    monkeypatch.setattr(grower_module, "expand_tree", spy)
+    tree = _grow(d, gh, policy, kw, compiled=True, small=True)
+    monkeypatch.setattr(grower_module, "expand_tree", real)
+    # every kind of stop happened, and the tree is the one grown with room to spare
+    assert set(statuses) == {0, 1, 2, 3}
+    _assert_same(tree, _grow(d, gh, policy, kw, compiled=False))
+
+
+@pytest.mark.parametrize("params", [
+    dict(objective="binary:logistic", tree_method="hist", grow_policy="lossguide",
+         max_leaves=31, max_depth=0, subsample=0.7),
+    dict(objective="multi:softprob", num_class=3, tree_method="hist", max_depth=5),
+    dict(objective="reg:squarederror", tree_method="hist", max_depth=6, max_leaves=12,
+         min_child_weight=2.0, colsample_bytree=0.6),
+])
+def test_models_are_byte_identical_either_loop(params, monkeypatch, tmp_path):
+    X, y = make_classification(3000, 6, seed=5)
+    if params["objective"].startswith("multi"):
+        y = (np.abs(X[:, 0] * 3).astype(int) % 3).astype(float)
+    params = dict(params, seed=7, learning_rate=0.3)
+    files = []
+    for compiled in (False, True):
+        monkeypatch.setattr(TreeGrower, "compiled_loop", compiled)
+        files.append(tmp_path / f"compiled_{compiled}.json")
+        bw.train(params, bw.Dataset(X, y), 8).save_model(files[-1])
+    assert files[0].read_bytes() == files[1].read_bytes()
+
+
+def _python_calls_per_tree(max_leaves):
+    d, gh = _data(n=20000, p=6, max_bin=64)
+    kw = dict(max_depth=0, max_leaves=max_leaves, min_data_in_leaf=1, min_child_weight=0.0)
+    _grow(d, gh, "lossguide", kw, compiled=True)  # compile first
+    calls = [0]
+
+    def count(frame, event, arg):
+        if event == "call":
+            calls[0] += 1
+
+    sys.setprofile(count)
+    try:
+        tree, *_ = _grow(d, gh, "lossguide", kw, compiled=True)
+    finally:
+        sys.setprofile(None)
+    return calls[0], tree.n_leaves
+
+
+def test_python_calls_per_tree_do_not_grow_with_leaves():
+    few, n_few = _python_calls_per_tree(8)
+    many, n_many = _python_calls_per_tree(128)
+    assert (n_few, n_many) == (8, 128)
+    # some calls depend on the tree's size only through array lengths (none per node)
+    assert many <= few + 5, (few, many)
