@@ -8,12 +8,15 @@ answered without them:
    of leaves, the serial share of a tree grows with it (Amdahl). Counted with
    ``sys.setprofile`` (Python ``call`` events only; calls into compiled kernels
    and C functions are not counted) over whole boosting rounds, for 15, 63 and
-   255 leaves, per growth policy.
+   255 leaves, per growth policy, with the compiled expansion loop (the default)
+   and with the Python loop it replaced (still used for sharded training).
 2. **Each hot kernel's speed-up from 1 to 2 threads.** The kernels are wrapped in
    timers inside a real training run (nothing else changes) and the run is
    repeated at 1 and 2 threads; the ratio of the time spent inside each kernel
    is its speed-up. Prediction (``predict_raw`` over the test rows) is timed the
-   same way.
+   same way. Inside the compiled loop (``expand_tree``) the kernels cannot be
+   timed one by one, so the Python loop is timed too: it calls the same kernels
+   through the drivers ``split_and_build`` and ``subtract_and_scan``.
 
 Usage::
 
@@ -37,6 +40,7 @@ from boostwood.tree import grower, histogram, splitters, stats  # noqa: E402
 
 #: (module, attribute) of each kernel timed, by the name reported
 KERNELS = {
+    "compiled expansion loop (expand_tree)": (grower, "expand_tree"),
     "root/level histograms (build_histograms)": (histogram, "build_histograms"),
     "partition + build (split_and_build)": (grower, "split_and_build"),
     "subtract + scan (subtract_and_scan)": (splitters, "subtract_and_scan"),
@@ -47,6 +51,7 @@ KERNELS = {
     "predict (predict_levels)": (booster_mod, "predict_levels"),
 }
 
+LOOPS = {True: "compiled", False: "Python"}
 TRAIN, OUTSIDE = "whole training run", "training outside these kernels (Python, NumPy)"
 
 
@@ -58,8 +63,9 @@ def params_for(policy, leaves, threads):
                 reg_lambda=0.0, verbosity=0)
 
 
-def python_calls_per_tree(dtrain, policy, leaves, rounds):
+def python_calls_per_tree(dtrain, policy, leaves, rounds, compiled):
     """Python function calls per boosting round (one tree) and leaves per tree."""
+    grower.TreeGrower.compiled_loop = compiled
     params = params_for(policy, leaves, 2)
     bw.train(params, dtrain, 1, verbose_eval=False)  # compile outside the count
     calls = [0]
@@ -77,8 +83,9 @@ def python_calls_per_tree(dtrain, policy, leaves, rounds):
     return calls[0] / rounds, n_leaves
 
 
-def kernel_times(dtrain, Xte, policy, leaves, rounds, threads):
+def kernel_times(dtrain, Xte, policy, leaves, rounds, threads, compiled):
     """Seconds spent inside each kernel of KERNELS during training + one prediction."""
+    grower.TreeGrower.compiled_loop = compiled
     spent = defaultdict(float)
     saved = {}
     for name, (mod, attr) in KERNELS.items():
@@ -119,26 +126,30 @@ def main():
           f"{numba.config.NUMBA_NUM_THREADS} threads available")
 
     print("\n## 1. Python function calls per tree\n")
-    print("| policy | leaves asked | leaves grown | Python calls / tree | calls / leaf |")
-    print("|---|---|---|---|---|")
+    print("| policy | loop | leaves asked | leaves grown | Python calls / tree | calls / leaf |")
+    print("|---|---|---|---|---|---|")
     for policy in ("lossguide", "depthwise"):
-        for leaves in (15, 63, 255):
-            calls, grown = python_calls_per_tree(dtrain, policy, leaves, args.rounds)
-            print(f"| {policy} | {leaves} | {grown:.0f} | {calls:.0f} | {calls / grown:.1f} |",
-                  flush=True)
+        for compiled in (True, False):
+            for leaves in (15, 63, 255):
+                calls, grown = python_calls_per_tree(dtrain, policy, leaves, args.rounds,
+                                                     compiled)
+                print(f"| {policy} | {LOOPS[compiled]} | {leaves} | {grown:.0f} | {calls:.0f} "
+                      f"| {calls / grown:.1f} |", flush=True)
 
     print("\n## 2. Time inside each hot kernel, 1 vs 2 threads (255 leaves)\n")
     for policy in ("lossguide", "depthwise"):
-        kernel_times(dtrain, Xte, policy, 255, 2, 2)  # warm-up: compile every kernel
-        one = kernel_times(dtrain, Xte, policy, 255, args.rounds, 1)
-        two = kernel_times(dtrain, Xte, policy, 255, args.rounds, 2)
-        print(f"\n{policy}\n")
-        print("| kernel | 1 thread s | 2 threads s | speed-up |")
-        print("|---|---|---|---|")
-        for name in list(KERNELS) + [OUTSIDE, TRAIN]:
-            if name in one and name in two:
-                print(f"| {name} | {one[name]:.3f} | {two[name]:.3f} | "
-                      f"{one[name] / two[name]:.2f}x |", flush=True)
+        for compiled in (True, False):
+            kernel_times(dtrain, Xte, policy, 255, 2, 2, compiled)  # warm-up: compile
+            one = kernel_times(dtrain, Xte, policy, 255, args.rounds, 1, compiled)
+            two = kernel_times(dtrain, Xte, policy, 255, args.rounds, 2, compiled)
+            print(f"\n{policy}, {LOOPS[compiled]} loop\n")
+            print("| kernel | 1 thread s | 2 threads s | speed-up |")
+            print("|---|---|---|---|")
+            for name in list(KERNELS) + [OUTSIDE, TRAIN]:
+                if name in one and name in two:
+                    print(f"| {name} | {one[name]:.3f} | {two[name]:.3f} | "
+                          f"{one[name] / two[name]:.2f}x |", flush=True)
+    grower.TreeGrower.compiled_loop = True
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
 

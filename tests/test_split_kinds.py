@@ -114,7 +114,7 @@ def test_partition_of_a_categorical_split():
         partition_nodes(Xc, buf, np.empty(n, np.uint8),
                         *node_records([0], [n], [0], [0], [0], [dl], [CATEGORICAL], [0],
                                       [words.size]),
-                        words, np.array([11], np.int32), 512, n_left)
+                        words, np.array([11], np.int32), 512, 2, n_left)
         col = Xc[0]
         goes = np.where(col == 11, dl == 1, np.isin(col, [2, 3, 7]))
         expect, nl = partition_naive(idx, goes)

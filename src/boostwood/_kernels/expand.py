@@ -279,7 +279,8 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         counters[ST_NODES] += 2 * B
         counters[ST_LEAVES] += B
         n_left = np.empty(B, dtype=np.int64)
-        partition_nodes(X_columns, buf, mask, ints, batch, cat_bits, n_bins, sizes[0], n_left)
+        partition_nodes(X_columns, buf, mask, ints, batch, cat_bits, n_bins, sizes[0], sizes[2],
+                        n_left)
         split_nodes(ints, floats, stats, cand_left, batch, n_left, first)
         b_sides, b_starts, b_counts, b_slots, n_extra = built_children(ints, batch, small,
                                                                        n_left, sizes[1])

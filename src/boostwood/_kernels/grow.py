@@ -63,7 +63,7 @@ def split_and_build(data, gh, buf, mask, table, nodes, first, missing_bins, smal
     hist, partial = hists
     ints, floats, stats, cand_left, cat_bits = table
     partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, partition_block,
-                    out_left_counts)
+                    n_threads, out_left_counts)
     split_nodes(ints, floats, stats, cand_left, nodes, out_left_counts, first)
     b_sides, b_starts, b_counts, b_slots, n_extra = built_children(ints, nodes, small,
                                                                    out_left_counts, hist_block)

@@ -13,10 +13,13 @@ other side (ping-pong, so no copy-back pass is needed)::
 Rows stay ascending inside every segment, so the histogram loop reads
 gradients and binned columns in increasing address order.
 
-Parallel and deterministic: segments are cut into fixed-size blocks (the
-size does not depend on the thread count). Pass 1 counts left rows per block,
-an exclusive prefix sum gives each block its write offsets, pass 2 writes the
-rows into the other buffer.
+Parallel and deterministic: segments are cut into blocks; pass 1 counts left
+rows per block, an exclusive prefix sum gives each block its write offsets,
+pass 2 writes the rows into the other buffer. The partition is stable, so its
+result does not depend on how the rows are cut into blocks, and the block size
+follows a work-size rule (:func:`partition_block_size`): small batches, such as
+the single small node of a late leaf-wise split, are cut into one block per
+thread rather than left to one thread.
 """
 import numpy as np
 from numba import njit, prange
@@ -25,6 +28,20 @@ from .intrinsics import PREFETCH_DISTANCE, prefetch
 from .nodes import (ND_BIN, ND_CAT_LEN, ND_CAT_START, ND_COUNT, ND_DEFAULT_LEFT, ND_FEATURE,
                     ND_KIND, ND_SIDE, ND_START)
 from .splits import NUMERIC, goes_left_binned
+
+
+#: Fewest rows per partition block: a batch smaller than two of these is one block
+#: (splitting it further costs more in starting threads than it saves).
+MIN_PARTITION_BLOCK = 1024
+
+
+@njit(cache=True, nogil=True)
+def partition_block_size(n_rows, max_block, n_threads):
+    """Rows per block for partitioning a batch of ``n_rows``: one block per thread
+    (``ceil(n_rows / n_threads)``), but at most ``max_block`` (big batches: many blocks,
+    balanced by the scheduler) and at least ``MIN_PARTITION_BLOCK``."""
+    per_thread = (n_rows + n_threads - 1) // n_threads
+    return max(MIN_PARTITION_BLOCK, min(max_block, per_thread))
 
 
 @njit(cache=True, nogil=True)
@@ -44,7 +61,7 @@ def _block_layout(ints, nodes, block_size):
 
 @njit(parallel=True, cache=True, nogil=True)
 def partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, block_size,
-                    out_left_counts):
+                    n_threads, out_left_counts):
     """Split the segments of a batch of nodes into left | right.
 
     Parameters
@@ -59,15 +76,14 @@ def partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, b
     nodes : ndarray of shape (n_nodes,), int64   # IN, the table rows of the batch
     cat_bits : ndarray, uint32   # IN, the category words of the batch's categorical splits
     missing_bins : ndarray of shape (n_features,), int32   # IN, missing bin id per feature
-    block_size : int, rows per block (a constant, so results do not depend on threads)
+    block_size, n_threads : ints, the most rows per block and the threads; the block size
+        used follows :func:`partition_block_size` (the result does not depend on it)
     out_left_counts : ndarray of shape (n_nodes,), int64   # OUT
     """
     n_nodes = nodes.shape[0]
-    starts = np.empty(n_nodes, dtype=np.int64)
-    ends = np.empty(n_nodes, dtype=np.int64)
-    for k in range(n_nodes):
-        starts[k] = ints[ND_START, nodes[k]]
-        ends[k] = starts[k] + ints[ND_COUNT, nodes[k]]
+    starts = ints[ND_START][nodes]
+    ends = starts + ints[ND_COUNT][nodes]
+    block_size = partition_block_size(int((ends - starts).sum()), block_size, n_threads)
     blocks_per_node, block_node = _block_layout(ints, nodes, block_size)
     n_blocks = block_node.shape[0]
     n_left = np.zeros(n_blocks, dtype=np.int64)

@@ -12,6 +12,7 @@ level at once, so a level costs O(rows x features).
 Thresholds are raw values half-way between a node's consecutive distinct
 values, as in the exact greedy algorithm of Chen & Guestrin (2016, Alg. 1).
 """
+import numba
 import numpy as np
 
 from .._config import HIST_DTYPE, INDEX_DTYPE
@@ -68,7 +69,7 @@ class ExactTreeGrower(TreeGrower):
         """Partition the batch's rows by their candidates, then scan the children."""
         n_left = np.empty(batch.shape[0], dtype=np.int64)
         partition_nodes(self.X_columns, self.buf, self.mask, table.ints, batch, table.cat_bits,
-                        self.missing_bins, PARTITION_BLOCK, n_left)
+                        self.missing_bins, PARTITION_BLOCK, numba.get_num_threads(), n_left)
         first = table.split(batch, n_left)
         to_scan = [c for c in range(first, table.n) if self._splittable(table, c)]
         if to_scan:
