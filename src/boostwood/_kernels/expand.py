@@ -10,14 +10,14 @@ child is built and which derived, the same kernels in the same order -- without
 returning to Python, so a tree costs a fixed number of Python calls whatever its
 number of leaves. It serves single-shard training; with several shards the
 histograms of each step must meet in the reducer, and the grower steps the same
-kernels from Python (``tests/tree/test_expand.py`` shows both give identical trees).
+kernels from Python (``tests/test_expand.py`` shows both give identical trees).
 
 State lives in arrays the caller owns, so the loop can stop when a buffer is
 full, let the caller enlarge it, and go on where it stopped:
 
 * ``slot_of`` (n_capacity,) int64: the histogram slot each node holds, -1 none;
 * ``free`` (n_slots,) int64: a stack of free slots;
-* ``open_ids`` (n_capacity,) int64: the leaves with a candidate split, in any order;
+* ``open_ids`` (n_capacity,) int64: the leaves with a candidate split, ascending;
 * ``counters`` (N_COUNTERS,) int64: the named cells ``ST_*``.
 
 :func:`expand_tree` is compiled serial (it has no parallel loop of its own; the
@@ -55,8 +55,8 @@ DONE, NEED_NODES, NEED_SLOTS, NEED_PARTIALS = range(4)
 
 @njit(cache=True, nogil=True)
 def can_split(policy, depth, count, hess):
-    """May a node of this depth, row count and fixed-point hessian sum be split?
-    (The rule of :meth:`TreeGrower._can_split`, bit for bit.)"""
+    """May a node of this depth, row count and fixed-point hessian sum be split? (The one
+    rule: :meth:`TreeGrower._can_split` calls it for the Python loop.)"""
     max_depth = policy[P_MAX_DEPTH]
     if max_depth > 0 and depth >= max_depth:
         return False

@@ -51,9 +51,9 @@ def split_and_build(data, gh, buf, mask, table, nodes, first, missing_bins, smal
     gh, features : as in :func:`boostwood._kernels.histogram.build_histograms`
     small : ndarray of shape (2, n_nodes), int64   # IN, per node: SM_LEFT (1 = the left
         child is built) and SM_SLOT (slot of the built child; -1 = none)
-    sizes : tuple (partition_block, hist_block, n_threads) of ints: rows per partition
-        block and per histogram block (constants, so results do not depend on threads),
-        and the threads of the parallel loops (only decides how work is cut)
+    sizes : tuple (partition_block, hist_block, n_threads) of ints: the most rows per
+        partition block (see :func:`.partition.partition_block_size`), rows per histogram
+        block (a constant), and the threads of the parallel loops (they only cut the work)
     hists : tuple (hist, partial), as in :func:`build_histograms`; ``partial`` must hold
         at least ``sum(ceil(counts / hist_block))`` buffers   # OUT
     out_left_counts : ndarray of shape (n_nodes,), int64   # OUT, rows that went left

@@ -29,7 +29,7 @@ from .._config import GQ_DTYPE, HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import sum_gradients
 from .._kernels.expand import (DEPTHWISE, LOSSGUIDE, N_COUNTERS, NEED_NODES, NEED_PARTIALS,
                                NEED_SLOTS, ST_FREE, ST_LEAVES, ST_NEED, ST_NODES, ST_OPEN,
-                               expand_tree)
+                               can_split, expand_tree)
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
 from .._kernels.nodes import ND_COUNT, ND_DEPTH, NF_GAIN
 from .._kernels.split import leaf_values, split_settings
@@ -43,7 +43,8 @@ from .stats import FixedPointStats
 warnings.filterwarnings("ignore", message=r"(?s).*parallel=True.*was specified but no transformation",
                         category=NumbaPerformanceWarning)
 
-#: Rows per partition block; fixed so that results never depend on threads.
+#: Most rows per partition block (smaller batches are cut into one block per thread,
+#: see :func:`boostwood._kernels.partition.partition_block_size`).
 PARTITION_BLOCK = 4096
 
 
@@ -165,6 +166,10 @@ class TreeGrower:
                                         p.min_child_weight, p.min_data_in_leaf,
                                         self.stats.units)
         self._n_threads = numba.get_num_threads()
+        # the cells P_* of _kernels/expand.py: which leaves are expanded, and may be split
+        self._policy = (LOSSGUIDE if p.grow_policy == "lossguide" else DEPTHWISE,
+                        int(p.max_depth), int(p.max_leaves), int(p.min_data_in_leaf),
+                        float(p.min_child_weight), self._h_unit)
 
     def _new_table(self):
         p = self.params
@@ -222,10 +227,7 @@ class TreeGrower:
     def _expand_compiled(self, table):
         """Scan the root and grow the tree to the end in compiled code, enlarging the node
         table, the histogram pool or the partial buffers whenever the loop stops for room."""
-        p, builder = self.params, self.builder
-        policy = (LOSSGUIDE if p.grow_policy == "lossguide" else DEPTHWISE, int(p.max_depth),
-                  int(p.max_leaves), int(p.min_data_in_leaf), float(p.min_child_weight),
-                  self._h_unit)
+        builder = self.builder
         cap = table.stats.shape[0]
         slot_of, open_ids = np.full(cap, -1, dtype=np.int64), np.zeros(cap, dtype=np.int64)
         for k, slot in self._slot.items():
@@ -240,7 +242,7 @@ class TreeGrower:
             counters[ST_FREE] = len(builder._free)
             status = expand_tree((self.X_columns, self.X_binned), self._gh, (self.buf, self.mask),
                                  table.record, (builder.hist, builder.partial), self._features,
-                                 self.n_bins, self._settings, policy, sizes,
+                                 self.n_bins, self._settings, self._policy, sizes,
                                  (slot_of, free, open_ids, counters), first_scan)
             first_scan = first_scan[:0]
             builder._free = free[:counters[ST_FREE]].tolist()
@@ -292,11 +294,9 @@ class TreeGrower:
         return self._can_split(int(table.ints[ND_DEPTH, node]), count, hess)
 
     def _can_split(self, depth, count, hess):
-        """May a node of this depth, row count and (fixed-point) hessian sum still be split?"""
-        p = self.params
-        if p.max_depth > 0 and depth >= p.max_depth:
-            return False
-        return count >= 2 * p.min_data_in_leaf and hess * self._h_unit >= 2 * p.min_child_weight
+        """May a node of this depth, row count and (fixed-point) hessian sum still be split?
+        (The compiled loop's rule, so both loops stop at the same nodes.)"""
+        return can_split(self._policy, depth, count, hess)
 
     # -- one expansion ---------------------------------------------------------------------
     def _expand(self, table, batch):
