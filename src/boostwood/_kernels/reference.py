@@ -223,3 +223,15 @@ def criterion_split_naive(x, stat, channel, weight, K, criterion, min_samples_le
     if miss.any() and values.size:  # every value left, the missing rows right
         best = max(best, score(~miss))
     return best if best > 1e-10 * max(abs(imp(total)), 1e-300) else -np.inf
+
+
+def fingerprint_naive(words):
+    """sum_i splitmix64(w[i] + 2**32 * i) mod 2**64, one word at a time in Python ints."""
+    mask = (1 << 64) - 1
+    total = 0
+    for i, w in enumerate(np.asarray(words, dtype=np.uint32).tolist()):
+        z = (w | (i << 32)) & mask
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        total = (total + (z ^ (z >> 31))) & mask
+    return total

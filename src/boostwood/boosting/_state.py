@@ -10,7 +10,7 @@ from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
 from .._kernels.predict import add_leaf_values
 from .._kernels.random import STREAM_BAGGING, row_uniforms
 from ..tree import GrowerParams
-from ..tree.methods import add_tree_raw, make_tree_method
+from ..tree.methods import make_tree_method
 from ..objectives import CustomObjective
 from .gradient import GradientBoosting, LeafRows
 from .metrics import get_metric
@@ -135,6 +135,10 @@ class TrainingState:
         for d, name in evals:
             raw = self.raw if d is dtrain else self._initial_raw(d, base)
             self.evals.append(_EvalSet(d, name, self.obj, raw))
+            if d is not dtrain:
+                if d.reference is not None:
+                    d._bin()  # the training bins (binned again if dtrain was)
+                self.evals[-1].add_tree = self.method.margin_adder(d)
         names = p["eval_metric"] or [self.obj.default_metric]
         self.metrics = [get_metric(m, p) for m in names]
         if custom_metric is not None:
@@ -182,7 +186,7 @@ class TrainingState:
         if p["subsample"] < 1.0:  # a row is in the bag by a draw keyed by (seed, round, row id)
             u = np.empty(n)
             row_uniforms(int(p["seed"]) & 0x7FFFFFFFFFFFFFFF, STREAM_BAGGING, self.round,
-                         self.info.row_ids, u)
+                         self.info.ids(), u)
             rows = np.nonzero(u < p["subsample"])[0].astype(np.int32)
         if self.weighted_rows is not None:
             # exact / approx: rows of weight 0 take no part in growing at all (their
@@ -216,7 +220,7 @@ class TrainingState:
                 self.method.add_to_margins(tree, self.raw, k, self.dtrain)
             for ev in self.evals:
                 if ev.raw is not self.raw:
-                    add_tree_raw(ev.dataset, ev.raw, tree, k)
+                    ev.add_tree(tree, ev.raw, k)
             trees.append(tree)
         self.booster._append_round(trees)
 

@@ -115,9 +115,19 @@ class Booster:
             self._packed = {key: pack_trees(self.trees[start * K: stop * K], K)}
         return self._packed[key]
 
+    def _split_points(self):
+        """(features, thresholds) of every split of the model (thresholds None when a
+        split is not a threshold on the value)."""
+        feats = [t.feature[t.feature >= 0] for t in self.trees]
+        if any(np.any(t.cat_len) for t in self.trees):
+            return np.concatenate(feats or [np.zeros(0, np.int64)]), None
+        thresholds = [t.threshold[t.feature >= 0] for t in self.trees]
+        return (np.concatenate(feats or [np.zeros(0, np.int64)]),
+                np.concatenate(thresholds or [np.zeros(0)]))
+
     def _features_of(self, data, validate_features):
         if isinstance(data, Dataset):
-            fm, base_margin = data.features, data.base_margin
+            fm, base_margin = data.features_for_splits(*self._split_points()), data.base_margin
         else:
             fm, base_margin = as_feature_matrix(data, "data", allow_empty_rows=True), None
         if fm.shape[1] != self.n_features:

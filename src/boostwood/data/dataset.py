@@ -2,6 +2,7 @@
 import numpy as np
 
 from .._config import HIST_CHANNELS
+from .._kernels.checksum import fingerprint_words
 from .binning import BinMapper
 from .columns import SortedColumns
 from .rowinfo import RowInfo
@@ -45,20 +46,37 @@ class Dataset:
         draws for its rows what a single process holding every row would. A shard
         may be empty.
 
-    Binning happens lazily, at the first :meth:`construct` (which ``train``
-    calls), so that ``train``'s ``max_bin`` can still apply.
+    A Dataset never copies a float numpy array it is given, and a later change of
+    that array by the caller never changes what the Dataset holds:
+
+    * with a label, the Dataset bins the array at once (with its own ``max_bin``,
+      ``bin_construct_sample_cnt`` and ``seed``); training reads only those bins,
+      and predicting on the Dataset falls back to them (exactly: bin edges stand
+      for the values) if the array changed;
+    * every later read of the array itself (binning again because ``train`` asks
+      for another ``max_bin``, ``tree_method="exact"``, a model whose thresholds
+      are not the bin edges, ``cv``) checks a fingerprint taken at creation and
+      raises ``ValueError`` if the caller changed the array.
+
+    Pass the binning parameters to the Dataset rather than only to ``train``: a
+    ``train`` call with another ``max_bin`` bins the array a second time. Other
+    inputs (DataFrames, sparse matrices, other dtypes, distributed shards) are
+    converted or copied, hence owned, and binned at the first :meth:`construct`.
     """
 
     def __init__(self, data, label=None, weight=None, base_margin=None,
                  feature_names=None, reference=None, max_bin=255,
                  bin_construct_sample_cnt=200000, seed=0, row_ids=None):
-        self.features = as_feature_matrix(data, "data", feature_names,
-                                          allow_empty_rows=row_ids is not None)
-        dense = self.features.dense
+        self._features = as_feature_matrix(data, "data", feature_names,
+                                           allow_empty_rows=row_ids is not None)
+        dense = self._features.dense
+        self._print = None  # fingerprint of the caller's array, held by reference
         if dense is not None and isinstance(data, np.ndarray) and np.shares_memory(dense, data):
-            # a Dataset owns its data: changing the caller's array later changes nothing
-            self.features.dense = dense.copy()
-        n_rows, n_features = self.features.shape
+            if row_ids is None:
+                self._print = fingerprint(dense)
+            else:  # a shard is binned with the other shards' help, later: own a copy
+                self._features.dense = dense.copy()
+        n_rows, n_features = self._features.shape
         self.row_ids = None
         if row_ids is not None:
             ids = np.asarray(row_ids)
@@ -91,19 +109,65 @@ class Dataset:
         self.seed = check_value("seed", seed, _ARGS["seed"])
         self.bin_mapper = None
         self.X_binned = None
+        self._pinned = False  # binned by construct(): the binning may no longer change
+        if self._print is not None and self.label is not None:
+            self._bin()  # now, while the caller's array is as given
 
     # -- shape and names -------------------------------------------------------------
     def num_row(self):
-        return self.features.shape[0]
+        return self._features.shape[0]
 
     def num_feature(self):
-        return self.features.shape[1]
+        return self._features.shape[1]
 
     @property
     def feature_names(self):
-        if self.features.feature_names is not None:
-            return list(self.features.feature_names)
+        if self._features.feature_names is not None:
+            return list(self._features.feature_names)
         return default_feature_names(self.num_feature())
+
+    @property
+    def features(self):
+        """The feature matrix as given (a :class:`FeatureMatrix`).
+
+        Raises
+        ------
+        ValueError
+            If this Dataset holds the caller's numpy array by reference and the caller
+            changed it since the Dataset was created.
+        """
+        if self.source_changed():
+            raise ValueError(
+                "the numpy array this Dataset was created from has been changed since "
+                "(a Dataset holds it by reference, without a copy); create the Dataset "
+                "again from the new values, or pass a copy")
+        return self._features
+
+    def source_changed(self):
+        """Whether the caller changed the numpy array this Dataset holds by reference."""
+        return self._print is not None and fingerprint(self._features.dense) != self._print
+
+    def features_for_splits(self, split_features, split_thresholds):
+        """A feature matrix on which ``x[f] <= t`` decides every split (``split_features[i]``,
+        ``split_thresholds[i]``) as on the data given: the data themselves if unchanged,
+        else, when every threshold is a bin edge of this Dataset, each value's bin edge
+        (NaN for the missing bin), which decides such splits exactly as the value did.
+        ``split_thresholds`` None (splits that are not thresholds) allows only the data.
+
+        Raises ValueError (see :attr:`features`) when neither is possible."""
+        if not self.source_changed() or self.X_binned is None or split_thresholds is None:
+            return self.features
+        m = self.bin_mapper
+        f = np.asarray(split_features, dtype=np.int64)
+        t = np.asarray(split_thresholds, dtype=np.float64)
+        for j in np.unique(f):
+            if not np.all(np.isin(t[f == j], m.edges[j])):
+                return self.features  # raises: the bins cannot stand in for the values
+        from .validation import FeatureMatrix
+        decoded = m.edges_flat[m.edge_offsets[None, :] + np.minimum(
+            self.X_binned, (m.n_bins - 1)[None, :])]
+        decoded[self.X_binned == m.missing_bins[None, :]] = np.nan
+        return FeatureMatrix(dense=decoded, feature_names=self._features.feature_names)
 
     def get_label(self):
         return self.label
@@ -118,11 +182,13 @@ class Dataset:
         for key, value in new.items():
             if value is None or getattr(self, key) == value:
                 continue
-            if self.bin_mapper is not None and self.reference is None:
+            if self._pinned and self.reference is None:
                 raise ValueError(
                     f"this Dataset was already binned with {key}={getattr(self, key)}; "
                     f"create a new Dataset to use {key}={value}")
             setattr(self, key, value)
+            if self.reference is None:  # binned at creation with other settings: again
+                self.bin_mapper = self.X_binned = None
         return self
 
     def global_row_ids(self):
@@ -135,27 +201,36 @@ class Dataset:
         """The :class:`RowInfo` of these rows (``label`` replaces the stored labels)."""
         w = np.ones(self.num_row()) if self.weight is None else self.weight
         return RowInfo(self.label if label is None else label, w, None, self.base_margin,
-                       self.global_row_ids())
+                       self.row_ids)
 
     def construct(self, reducer=None):
         """Fit the bins (or take the reference's) and bin the features. Idempotent.
 
         With the ``reducer`` of a distributed run, every shard fits the same bins
         (see :meth:`BinMapper.fit`)."""
-        if self.X_binned is not None:
+        self._bin(reducer)
+        self._pinned = True
+        return self
+
+    def _bin(self, reducer=None):
+        """Bin the features unless binned already with the current settings (and the
+        reference's current bins)."""
+        if self.X_binned is not None and (
+                self.reference is None or self.bin_mapper is self.reference._bin().bin_mapper):
             return self
-        n_rows, n_features = self.features.shape
+        features = self.features
+        n_rows, n_features = features.shape
         # the binned matrix, and the two histograms a node split needs at the least
         check_memory(n_rows * n_features * (1 if self.max_bin <= 255 else 2)
                      + 2 * n_features * (self.max_bin + 1) * HIST_CHANNELS * 8,
                      f"binning {n_rows} rows x {n_features} features")
         if self.reference is not None:
-            self.bin_mapper = self.reference.construct().bin_mapper
+            self.bin_mapper = self.reference._bin().bin_mapper
         else:
             self.bin_mapper = BinMapper(self.max_bin, self.bin_construct_sample_cnt,
-                                        self.seed).fit(self.features, self.weight,
+                                        self.seed).fit(features, self.weight,
                                                        self.global_row_ids(), reducer)
-        self.X_binned = self.bin_mapper.transform(self.features)
+        self.X_binned = self.bin_mapper.transform(features)
         return self
 
     def sorted_columns(self):
@@ -167,9 +242,15 @@ class Dataset:
 
     def has_missing(self):
         """Per feature: does any row fall in the missing bin?"""
-        self.construct()
+        self._bin()
         return np.any(self.X_binned == self.bin_mapper.missing_bins[None, :].astype(
             self.X_binned.dtype), axis=0)
+
+
+def fingerprint(dense):
+    """The fingerprint (:mod:`boostwood._kernels.checksum`) of a dense array's bytes."""
+    flat = np.ravel(dense, order="K")  # a view for C- and F-ordered arrays
+    return int(fingerprint_words(flat.view(np.uint32)))
 
 
 def default_feature_names(n):

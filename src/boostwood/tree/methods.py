@@ -54,9 +54,27 @@ class HistMethod:
     def add_to_margins(self, tree, raw, group, dataset):
         """``raw[:, group] += tree(x)`` for every training row, by the bins it was grown on."""
         X_binned, missing_bins = self._binned()
-        nodes = tree.nodes()
-        add_tree_binned(X_binned, missing_bins, (nodes[0], tree.threshold_bin) + nodes[2:],
-                        tree.value, raw, group)
+        _add_binned(X_binned, missing_bins, tree, raw, group)
+
+    def margin_adder(self, dataset):
+        """``add(tree, raw, group)``: ``raw[:, group] += tree(x)`` for the rows of another
+        Dataset (an evaluation set): by its bins when it shares the training bins (it was
+        made with ``reference=``), else by its values, checked unchanged once, here."""
+        if type(self) is HistMethod and dataset.bin_mapper is self.mapper:
+            X_binned, missing_bins = dataset.X_binned, self.mapper.missing_bins
+            return lambda tree, raw, group: _add_binned(X_binned, missing_bins, tree, raw,
+                                                        group)
+        return _raw_adder(dataset.features)
+
+
+def _add_binned(X_binned, missing_bins, tree, raw, group):
+    nodes = tree.nodes()
+    add_tree_binned(X_binned, missing_bins, (nodes[0], tree.threshold_bin) + nodes[2:],
+                    tree.value, raw, group)
+
+
+def _raw_adder(features):
+    return lambda tree, raw, group: _add_raw(features, raw, tree, group)
 
 
 class ApproxMethod(HistMethod):
@@ -86,6 +104,7 @@ class ExactMethod:
     drops_zero_weight = True
 
     def __init__(self, dataset, params, reducer, local_eps=0.0):
+        self.features = dataset.features  # checked unchanged once, here
         self.grower = ExactTreeGrower(dataset.sorted_columns(), params, reducer,
                                       local_eps=local_eps)
 
@@ -98,14 +117,23 @@ class ExactMethod:
 
     def add_to_margins(self, tree, raw, group, dataset):
         """Walk the tree on the raw values of every training row."""
-        add_tree_raw(dataset, raw, tree, group)
+        _add_raw(self.features, raw, tree, group)
+
+    def margin_adder(self, dataset):
+        """See :meth:`HistMethod.margin_adder` (here always by the values)."""
+        return _raw_adder(dataset.features)
 
 
 def add_tree_raw(dataset, raw, tree, group):
     """``raw[:, group] += tree(x)`` for the rows of ``dataset``, from raw feature values."""
+    _add_raw(dataset.features, raw, tree, group)
+
+
+def _add_raw(features, raw, tree, group):
+    """``raw[:, group] += tree(x)`` for the rows of a FeatureMatrix, from raw values."""
     offsets = np.zeros(1, dtype=np.int64)
     groups = np.full(1, group, dtype=np.int64)
-    for s, X in dataset.features.row_chunks():
+    for s, X in features.row_chunks():
         predict_raw(X, tree.nodes(), tree.value, offsets, groups, raw[s:s + X.shape[0]])
 
 
