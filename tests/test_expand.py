@@ -96,6 +96,8 @@ def test_compiled_loop_stops_for_room_and_goes_on(policy, kw, monkeypatch):
         return statuses[-1]
 
     monkeypatch.setattr(grower_module, "expand_tree", spy)
+    # row blocks smaller than the root, so that partial histograms are needed too
+    monkeypatch.setattr(grower_module, "HIST_BLOCK", 1000)
     tree = _grow(d, gh, policy, kw, compiled=True, small=True)
     monkeypatch.setattr(grower_module, "expand_tree", real)
     # every kind of stop happened, and the tree is the one grown with room to spare

@@ -214,8 +214,10 @@ def _shortage(batch, ints, table_cap, n_slots_free, n_partials, hist_block, coun
     n_rows = 0
     for k in batch:
         n_rows += ints[ND_COUNT, k]
-    if B + n_rows // hist_block > n_partials:
-        counters[ST_NEED] = B + n_rows // hist_block
+    # a node of c rows has ceil(c / hist_block) - 1 <= c // hist_block extra blocks, and a
+    # sum of floors is at most the floor of the sum: the parents' rows bound the children's
+    if n_rows // hist_block > n_partials:
+        counters[ST_NEED] = n_rows // hist_block
         return NEED_PARTIALS
     return DONE
 

@@ -15,9 +15,10 @@ class RowInfo:
     group_ptr : ndarray of shape (n_groups + 1,), int64, or None; query boundaries
         (rows ``group_ptr[q]:group_ptr[q + 1]`` form query q) for ranking objectives
     base_margin : ndarray of shape (n_rows,) or (n_rows, n_outputs), or None
-    row_ids : ndarray of shape (n_rows,), int64; global ids of the rows (0..n-1 in a
-        single process; a shard's own slice of the whole in distributed training).
-        Per-row randomness and exact reductions that need all rows are keyed by them.
+    row_ids : ndarray of shape (n_rows,), int64, or None; global ids of the rows (a
+        shard's own slice of the whole in distributed training; None: 0..n-1, a single
+        process, without holding them). Per-row randomness and exact reductions that
+        need all rows are keyed by them: read them through :meth:`ids`.
     """
 
     label: np.ndarray
@@ -36,13 +37,19 @@ class RowInfo:
             np.asarray(row_ids, dtype=np.int64)
         return cls(label, weight, group_ptr, base_margin, row_ids)
 
+    def ids(self):
+        """The global row ids (``row_ids``, or 0..n-1 made now when that is None)."""
+        if self.row_ids is not None:
+            return self.row_ids
+        return np.arange(self.weight.shape[0], dtype=np.int64)
+
 
 def gather_rows(info, reducer, *arrays):
     """Every shard's ``arrays`` (per-row, aligned with ``info``), concatenated in global
     row order: what a single process holding all rows would see. One shard: as given."""
     if reducer is None or reducer.n_shards == 1:
         return arrays
-    parts = reducer.allgather((info.row_ids,) + tuple(arrays))
+    parts = reducer.allgather((info.ids(),) + tuple(arrays))
     ids = np.concatenate([p[0] for p in parts])
     order = np.argsort(ids, kind="stable")
     return tuple(np.concatenate([p[j + 1] for p in parts])[order] for j in range(len(arrays)))

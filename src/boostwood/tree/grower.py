@@ -333,7 +333,7 @@ class TreeGrower:
             else:
                 builder.release(parent_slot)
         n_left = np.empty(B, dtype=np.int64)
-        builder.reserve_partials(B + n_rows // HIST_BLOCK)
+        builder.reserve_partials(n_rows // HIST_BLOCK)  # extra blocks (see expand._shortage)
         first = table.grow(2 * B)  # the children: first + 2i (left), first + 2i + 1
         split_and_build((self.X_columns, self.X_binned), self._gh, self.buf, self.mask,
                         table.record, batch, first, self.missing_bins, small, self._features,
