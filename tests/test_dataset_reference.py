@@ -122,3 +122,33 @@ def test_evaluation_sets_use_the_training_bins_and_ignore_later_changes():
     b = bw.train(params, bw.Dataset(X[:600].copy(), y[:600]), 6, verbose_eval=False)
     p = np.clip(b.predict(Xv), 1e-15, 1 - 1e-15)
     assert np.isclose(logs[0][-1], -np.mean(yv * np.log(p) + (1 - yv) * np.log(1 - p)))
+
+
+def test_the_cli_bins_the_training_file_once_with_the_runs_max_bin(tmp_path, monkeypatch):
+    import contextlib
+    import io
+    import os
+
+    from boostwood.cli import main
+    from boostwood.data import binning
+
+    X, y = _data(300)
+    rows = [",".join(f"{v:.6f}" for v in r) + f",{int(t)}" for r, t in zip(np.nan_to_num(X), y)]
+    (tmp_path / "t.csv").write_text("\n".join(["a,b,c,d,e,target"] + rows) + "\n")
+    fits = []
+    real = binning.BinMapper.fit
+
+    def spy(self, *args, **kwargs):
+        fits.append(self.max_bin)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(binning.BinMapper, "fit", spy)
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            code = main(["train", "--data", "t.csv", "--label", "target", "--rounds", "2",
+                         "--param", "max_bin=16", "--quiet", "--model", "m.json"])
+    finally:
+        os.chdir(old)
+    assert code == 0 and fits == [16]

@@ -14,6 +14,7 @@ from ..tree.methods import make_tree_method
 from ..objectives import CustomObjective
 from .gradient import GradientBoosting, LeafRows
 from .metrics import get_metric
+from .params import binning_args
 
 
 def _grower_params(p):
@@ -90,9 +91,7 @@ class TrainingState:
         self.booster = booster
         if dtrain.label is None:
             raise ValueError("the training Dataset has no label")
-        given = p["_given"]
-        dtrain.set_binning(**{k: p[k] for k in ("max_bin", "bin_construct_sample_cnt")
-                              if k in given}, seed=p["seed"] if "seed" in given else None)
+        dtrain.set_binning(**binning_args(p))
         dtrain.construct(self.reducer)
         self.dtrain = dtrain
         self.y = self.obj.check_labels(dtrain.label)

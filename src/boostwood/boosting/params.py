@@ -127,6 +127,12 @@ def resolve_params(params):
     return out
 
 
+def binning_args(p):
+    """The Dataset binning arguments (``max_bin``, ``bin_construct_sample_cnt``, ``seed``)
+    that resolved parameters ``p`` give explicitly: pass them to ``Dataset`` to bin once."""
+    return {k: p[k] for k in ("max_bin", "bin_construct_sample_cnt", "seed") if k in p["_given"]}
+
+
 def _check_combinations(p):
     if p["objective"] == "multi:softprob" and p["num_class"] is None:
         raise ValueError("objective 'multi:softprob' needs the parameter num_class")

@@ -8,6 +8,7 @@ import numpy as np
 from ..boosting import Booster, EvaluationMonitor, TrainingCallback, cv, train
 from ..boosting.cv import fold_ids
 from ..boosting.metrics import get_metric
+from ..boosting.params import binning_args, resolve_params
 from ..data import Dataset
 from .data import DataError, DataSpec, align_to_model, iter_chunks, read_table
 
@@ -84,17 +85,19 @@ def data_config(args):
     return cfg
 
 
-def load_dataset(path, data_cfg, reference=None, names=None):
+def load_dataset(path, data_cfg, reference=None, names=None, binning=None):
     """A labelled file as a Dataset. With ``names`` (a model's or the training set's
-    features) its columns are matched to them by name (:func:`~.data.align_to_model`)."""
+    features) its columns are matched to them by name (:func:`~.data.align_to_model`);
+    ``binning``: the Dataset's binning arguments (see :func:`binning_args`)."""
     t = read_table(data_spec(path, data_cfg))
     if t.y is None or not np.all(np.isfinite(t.y)):
         raise CLIError(f"{path}: the label column has missing or non-numeric values")
+    binning = binning or {}
     if names is None:
         return Dataset(t.X, t.y, weight=t.weight, base_margin=t.init,
-                       feature_names=t.feature_names, reference=reference)
+                       feature_names=t.feature_names, reference=reference, **binning)
     return Dataset(align_to_model(t, names, path), t.y, weight=t.weight, base_margin=t.init,
-                   feature_names=names, reference=reference)
+                   feature_names=names, reference=reference, **binning)
 
 
 def load_for_model(path, data_cfg, booster):
@@ -158,7 +161,8 @@ def _train_sets(cfg):
         dtrain = Dataset(Xtr, ytr, feature_names=names)
         return dtrain, [(dtrain, "train"), (Dataset(Xte, yte, feature_names=names,
                                                     reference=dtrain), "test")]
-    dtrain = load_dataset(data["train"], data)
+    # binned once, with the run's binning parameters
+    dtrain = load_dataset(data["train"], data, binning=binning_args(resolve_params(cfg["params"])))
     valid = data.get("valid", [])
     valid = [valid] if isinstance(valid, str) else list(valid)
     evals = [(dtrain, "train")]
