@@ -5,9 +5,10 @@ Each library trains its own 500-tree model on the same HIGGS-like data (see
 there), then predicts 500k rows, float64 and float32 input, at each thread count
 asked for. Reported: rows per second (best of 3 calls), single-row latency (one
 row per call, median of 300 calls) and boostwood's ratio to XGBoost. boostwood's
-two traversal kernels are also timed on the same packed model: the general one
-(``predict_raw``: any tree, row by row) and the level-by-level one
-(``predict_levels``) that ``Booster.predict`` picks for balanced numeric trees.
+traversal kernels are also timed on the same packed model: the general one
+(``predict_raw``: any tree, row by row), the level-by-level one (``predict_levels``,
+balanced numeric trees) and the binned walk (``predict_binned``, any forest of
+numeric splits) that ``Booster.predict`` picks first.
 
 Usage::
 
@@ -64,18 +65,19 @@ def train_all(Xtr, ytr, setting, rounds):
 
 
 def kernel_rates(model, X, threads):
-    """Rows/s of the general and the level-walk traversal kernels on one packed model."""
+    """Rows/s of the traversal kernels on one packed model (None: not usable on it)."""
     from boostwood._kernels.predict import predict_levels, predict_raw
+    from boostwood._kernels.predict_binned import predict_binned
     packed = model._pack(0, model.num_boosted_rounds())
     out = np.zeros((X.shape[0], 1))
-    rates = {}
-    for name, kernel, nodes in (("general", predict_raw, packed["nodes"]),
-                                ("levels", predict_levels, packed["levels"])):
-        if nodes is None:
-            continue
-        rates[name] = best_rate(lambda: kernel(X, nodes, packed["value"], packed["offsets"],
-                                               packed["group"], out), X.shape[0])
-    return rates
+    args = (packed["value"], packed["offsets"], packed["group"], out)
+    runs = {"general": lambda: predict_raw(X, packed["nodes"], *args),
+            "levels": lambda: predict_levels(X, packed["levels"], *args),
+            "binned": lambda: predict_binned(X, *packed["binned"], *args)}
+    usable = {"general": True, "levels": packed["levels"] is not None,
+              "binned": packed["binned"] is not None}
+    return {name: best_rate(run, X.shape[0]) if usable[name] else None
+            for name, run in runs.items()}
 
 
 def main():
@@ -114,12 +116,14 @@ def main():
                 print(f"| {setting} | {threads} | {lib} | {r64:.3g} | {r32:.3g} | {lat:.0f} | "
                       f"{r64 / x64:.2f}x | {r32 / x32:.2f}x |", flush=True)
             k = kernel_rates(bw_model, Xte, threads)
-            levels = f"{k['levels']:.3g} | {k['levels'] / k['general']:.2f}x" \
-                if "levels" in k else "not used (lopsided trees) | -"
-            kernel_lines.append(f"| {setting} | {threads} | {k['general']:.3g} | {levels} |")
-    print("\nboostwood's traversal kernels, float64, the same packed model\n")
-    print("| setting | threads | general (predict_raw) rows/s | level walk (predict_levels) "
-          "rows/s | speed-up |")
+            cells = [f"{k[name]:.3g} ({k[name] / k['general']:.2f}x)" if k[name] else
+                     "not usable" for name in ("levels", "binned")]
+            kernel_lines.append(f"| {setting} | {threads} | {k['general']:.3g} | "
+                                + " | ".join(cells) + " |")
+    print("\nboostwood's traversal kernels, float64, the same packed model (rows/s, and "
+          "the speed-up on the general kernel)\n")
+    print("| setting | threads | general (predict_raw) | level walk (predict_levels) | "
+          "binned walk (predict_binned) |")
     print("|---|---|---|---|---|")
     print("\n".join(kernel_lines))
 

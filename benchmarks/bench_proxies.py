@@ -49,6 +49,7 @@ KERNELS = {
     "update scores (add_leaf_values)": (_state, "add_leaf_values"),
     "predict (predict_raw)": (booster_mod, "predict_raw"),
     "predict (predict_levels)": (booster_mod, "predict_levels"),
+    "predict (predict_binned)": (booster_mod, "predict_binned"),
 }
 
 LOOPS = {True: "compiled", False: "Python"}

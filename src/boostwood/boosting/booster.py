@@ -6,6 +6,7 @@ import numpy as np
 from .._version import __version__
 from .._config import set_threads
 from .._kernels.predict import predict_leaf_raw, predict_levels, predict_raw
+from .._kernels.predict_binned import predict_binned
 from ..data import Dataset, as_feature_matrix
 from ..data.checks import Param, check_value
 from ..objectives import get_objective
@@ -115,6 +116,19 @@ class Booster:
             self._packed = {key: pack_trees(self.trees[start * K: stop * K], K)}
         return self._packed[key]
 
+    @staticmethod
+    def _add_trees(packed, X, out):
+        """Add the packed trees' values to ``out``: the binned walk where the forest
+        allows it (numeric splits), else the level walk (balanced trees), else node by
+        node -- the same sums, to the last bit, by any of the three."""
+        args = (packed["value"], packed["offsets"], packed["group"], out)
+        if packed["binned"] is not None:
+            predict_binned(X, *packed["binned"], *args)
+        elif packed["levels"] is not None:
+            predict_levels(X, packed["levels"], *args)
+        else:
+            predict_raw(X, packed["nodes"], *args)
+
     def _split_points(self):
         """(features, thresholds) of every split of the model (thresholds None when a
         split is not a threshold on the value)."""
@@ -195,11 +209,8 @@ class Booster:
             raw[:] = base_margin.reshape(n_rows, -1)
         else:
             raw[:] = self.base_score
-        kernel, nodes = ((predict_raw, packed["nodes"]) if packed["levels"] is None
-                         else (predict_levels, packed["levels"]))
         for s, X in fm.row_chunks():
-            kernel(X, nodes, packed["value"], packed["offsets"], packed["group"],
-                   raw[s:s + X.shape[0]])
+            self._add_trees(packed, X, raw[s:s + X.shape[0]])
         if output_margin:
             return raw[:, 0] if self.n_outputs == 1 else raw
         return self.objective.transform(raw)

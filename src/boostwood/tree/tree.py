@@ -2,6 +2,7 @@
 import numpy as np
 
 from .._config import NODE_DTYPE
+from .._kernels.predict_binned import LEAF, MAX_CUTS, MAX_FEATURES
 from .._kernels.splits import CATEGORICAL, NUMERIC, bitset_of, categories_of, goes_left_many
 
 _INT_FIELDS = ("feature", "left", "right")
@@ -219,9 +220,10 @@ def pack_trees(trees, n_groups=1):
     """The node arrays of ``trees`` concatenated for the traversal kernels.
 
     Returns a dict: ``nodes`` (the node tuple of :meth:`Tree.nodes`, child ids relative
-    to each tree's first node, category words offset into one flat array), ``value``,
-    ``cover``, ``offsets`` (first node of each tree) and ``group`` (tree i adds to
-    output i mod n_groups).
+    to each tree's first node, category words offset into one flat array), ``binned``
+    (:func:`binned_nodes`) and ``levels`` (:func:`level_nodes`), each None where the
+    forest does not allow it, ``value``, ``cover``, ``offsets`` (first node of each
+    tree) and ``group`` (tree i adds to output i mod n_groups).
     """
     sizes = np.array([t.n_nodes for t in trees], dtype=np.int64)
     offsets = np.zeros(len(trees), dtype=np.int64)
@@ -241,7 +243,8 @@ def pack_trees(trees, n_groups=1):
              cat("right", np.int32), cat("default_left", np.uint8), cat("split_kind", np.uint8),
              cat_start, cat("cat_len", np.int32), cat("cat_bits", np.uint32))
     cover = cat("cover", np.float64)
-    return dict(nodes=nodes, levels=level_nodes(nodes, offsets, cover), feature=nodes[0],
+    return dict(nodes=nodes, binned=binned_nodes(nodes, offsets, cover), feature=nodes[0],
+                levels=level_nodes(nodes, offsets, cover),
                 value=cat("value", np.float64), cover=cover, offsets=offsets,
                 group=np.arange(len(trees), dtype=np.int64) % max(n_groups, 1))
 
@@ -251,6 +254,34 @@ def pack_trees(trees, n_groups=1):
 #: times the average depth of a row (leaf depths weighted by cover), i.e. on balanced
 #: trees. 255-leaf leaf-wise trees (depth ~22, rows at ~9) fail it; depth-8 trees pass.
 LEVEL_WALK_MAX_RATIO = 1.5
+
+
+def _node_depths(split, left, offsets):
+    """(tree of each node, depth of each node) of concatenated trees whose right
+    children sit at left + 1."""
+    n = split.shape[0]
+    tree_of = np.repeat(np.arange(offsets.shape[0]), np.diff(np.append(offsets, n)))
+    parents = np.nonzero(split)[0]
+    children = offsets[tree_of[parents]] + left[parents].astype(np.int64)
+    depth = np.zeros(n, dtype=np.int64)
+    for _ in range(n):  # one pass per level: a node's depth is its parent's + 1
+        new = depth.copy()
+        new[children] = new[children + 1] = depth[parents] + 1
+        if np.array_equal(new, depth):
+            break
+        depth = new
+    return tree_of, depth
+
+
+def _tree_depths(split, tree_of, depth, cover, n_trees):
+    """(deepest leaf, mean leaf depth weighted by cover) of each tree."""
+    leaf = ~split
+    max_depth = np.zeros(n_trees, dtype=np.int64)
+    np.maximum.at(max_depth, tree_of[leaf], depth[leaf])
+    w = np.maximum(cover[leaf], 0.0)
+    mean = np.bincount(tree_of[leaf], w * depth[leaf], n_trees) / np.maximum(
+        np.bincount(tree_of[leaf], w, n_trees), 1e-300)
+    return max_depth, mean
 
 
 def level_nodes(nodes, offsets, cover):
@@ -266,22 +297,8 @@ def level_nodes(nodes, offsets, cover):
     n, n_trees = feature.shape[0], offsets.shape[0]
     if n_trees == 0 or np.any(kind[split] != NUMERIC) or np.any(right[split] != left[split] + 1):
         return None
-    tree_of = np.repeat(np.arange(n_trees), np.diff(np.append(offsets, n)))
-    parents = np.nonzero(split)[0]
-    children = offsets[tree_of[parents]] + left[parents].astype(np.int64)
-    depth = np.zeros(n, dtype=np.int64)
-    for _ in range(n):  # one pass per level: a node's depth is its parent's + 1
-        new = depth.copy()
-        new[children] = new[children + 1] = depth[parents] + 1
-        if np.array_equal(new, depth):
-            break
-        depth = new
-    leaf = ~split
-    max_depth = np.zeros(n_trees, dtype=np.int64)
-    np.maximum.at(max_depth, tree_of[leaf], depth[leaf])
-    w = np.maximum(cover[leaf], 0.0)
-    mean = np.bincount(tree_of[leaf], w * depth[leaf], n_trees) / np.maximum(
-        np.bincount(tree_of[leaf], w, n_trees), 1e-300)
+    tree_of, depth = _node_depths(split, left, offsets)
+    max_depth, mean = _tree_depths(split, tree_of, depth, cover, n_trees)
     if np.any(max_depth > LEVEL_WALK_MAX_RATIO * np.maximum(mean, 1.0)):
         return None
     local = np.arange(n) - offsets[tree_of]
@@ -289,6 +306,48 @@ def level_nodes(nodes, offsets, cover):
             np.where(split, threshold, np.inf),
             np.where(split, left, local).astype(np.int32),
             np.where(split, 1 - default_left, 0).astype(np.uint8), max_depth)
+
+
+def binned_nodes(nodes, offsets, cover):
+    """``(cuts, cut_start, words, left, depth)`` for
+    :func:`boostwood._kernels.predict_binned.predict_binned`, or None when the forest has
+    a categorical split, a split whose right child is not its left child + 1, a NaN
+    threshold, more than ``MAX_CUTS`` distinct thresholds on one feature, a feature id
+    of ``MAX_FEATURES`` or more or a tree of 2**31 nodes or more.
+
+    Each feature's cuts are its distinct split thresholds, sorted; a split's word holds
+    the index of its threshold among them (see the kernel's module for the layout).
+    ``depth`` is a tree's depth where the tree is balanced by the rule of
+    ``LEVEL_WALK_MAX_RATIO``, else -1.
+    """
+    feature, threshold, left, right, default_left, kind = nodes[:6]
+    split = feature >= 0
+    n, n_trees = feature.shape[0], offsets.shape[0]
+    if n_trees == 0 or np.any(kind[split] != NUMERIC) or np.any(right[split] != left[split] + 1):
+        return None
+    f, th = feature[split].astype(np.int64), threshold[split]
+    if np.any(np.isnan(th)) or (f.size and f.max() >= MAX_FEATURES):
+        return None
+    order = np.lexsort((th, f))
+    fs, ts = f[order], th[order]
+    first = np.ones(fs.size, dtype=bool)  # the first of each distinct (feature, threshold)
+    first[1:] = (fs[1:] != fs[:-1]) | (ts[1:] != ts[:-1])
+    counts = np.bincount(fs[first], minlength=int(f.max()) + 1 if f.size else 0)
+    if counts.size and counts.max() > MAX_CUTS:
+        return None
+    cut_start = np.zeros(counts.size + 1, dtype=np.int64)
+    cut_start[1:] = np.cumsum(counts)
+    index = np.empty(fs.size, dtype=np.int64)
+    index[order] = np.cumsum(first) - 1 - cut_start[fs]  # the threshold's rank among its cuts
+    nan_left = (default_left[split] != 0).astype(np.int64)
+    words = np.full(n, LEAF, dtype=np.uint32)
+    words[split] = (index + nan_left) | (nan_left << 17) | (f << 18)
+    tree_of, depth = _node_depths(split, left, offsets)
+    children = np.where(split, left, np.arange(n) - offsets[tree_of]).astype(np.int32)
+    max_depth, mean_depth = _tree_depths(split, tree_of, depth, cover, n_trees)
+    balanced = max_depth <= LEVEL_WALK_MAX_RATIO * np.maximum(mean_depth, 1.0)
+    return (np.ascontiguousarray(ts[first], dtype=np.float64), cut_start, words, children,
+            np.where(balanced, max_depth, -1))
 
 
 IMPORTANCE_TYPES = ("split", "gain", "cover", "total_gain", "total_cover")

@@ -1,0 +1,145 @@
+"""The binned forest walk (predict_binned): bit-identical to the general kernel and to
+the naive walk of each tree, on every kind of tree, input dtype and block size."""
+import numpy as np
+import pytest
+
+import boostwood as bw
+from boostwood._kernels.predict import predict_raw
+from boostwood._kernels.predict_binned import MAX_FEATURES, count_below, predict_binned
+from boostwood._kernels.reference import predict_tree_naive
+from boostwood.tree import tree as tree_mod
+from boostwood.tree.tree import binned_nodes, pack_trees
+
+
+def _general(X, packed, start):
+    out = np.full((X.shape[0], packed["group"].max() + 1), start, dtype=np.float64)
+    predict_raw(X, packed["nodes"], packed["value"], packed["offsets"], packed["group"], out)
+    return out
+
+
+def _binned(X, packed, start):
+    out = np.full((X.shape[0], packed["group"].max() + 1), start, dtype=np.float64)
+    predict_binned(X, *packed["binned"], packed["value"], packed["offsets"], packed["group"],
+                   out)
+    return out
+
+
+def _data(r, n, p):
+    X = r.normal(size=(n, p))
+    X[r.random(X.shape) < 0.15] = np.nan
+    return X
+
+
+def _hard_rows(r, packed, n, p):
+    """Rows with NaN, +-inf and values exactly at, and one ulp around, split thresholds."""
+    X = _data(r, n, p) * 2
+    X[:5, 0], X[5:10, 1] = np.inf, -np.inf
+    feature, threshold = packed["nodes"][:2]
+    split = np.nonzero(feature >= 0)[0]
+    pick = r.choice(split, size=min(n, 3 * split.size))
+    rows = r.integers(10, n, size=pick.size)
+    nudge = r.integers(-1, 2, size=pick.size)
+    X[rows, feature[pick]] = np.where(nudge == 0, threshold[pick],
+                                      np.nextafter(threshold[pick], np.where(nudge > 0, np.inf, -np.inf)))
+    return X
+
+
+@pytest.mark.parametrize("policy,objective", [("depthwise", "reg:squarederror"),
+                                              ("lossguide", "reg:squarederror"),
+                                              ("lossguide", "multi:softprob")])
+def test_binned_walk_equals_the_general_kernel_and_the_naive_walk(policy, objective):
+    r = np.random.default_rng(7)
+    X = _data(r, 3000, 6)
+    y = np.nan_to_num(X[:, 0]) * 2 + np.nan_to_num(X[:, 1]) ** 2 + r.normal(size=3000)
+    params = dict(grow_policy=policy, objective=objective, max_depth=5 if policy == "depthwise"
+                  else 0, max_leaves=0 if policy == "depthwise" else 40, eta=0.3,
+                  min_data_in_leaf=2)
+    if objective.startswith("multi"):
+        params["num_class"] = 3
+        y = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+    b = bw.train(params, bw.Dataset(X, y), 12, verbose_eval=False)
+    packed = pack_trees(b.trees, b.n_outputs)
+    assert packed["binned"] is not None
+    depth = packed["binned"][4]
+    if policy == "depthwise":  # balanced trees walk eight rows for their full depth
+        assert np.array_equal(depth, [t.depth() for t in b.trees])
+    else:  # deep leaf-wise trees walk four rows until all stand on leaves
+        assert np.any(depth == -1)
+    for n in (1, 3, 7, 9, 1001):  # blocks and walks of 8 and 4 rows with leftovers
+        Xp = _hard_rows(r, packed, n, 6) if n > 10 else _data(r, n, 6)
+        with np.errstate(over="ignore"):  # a threshold of +inf (NaN-only split), one ulp below
+            Xp32 = Xp.astype(np.float32)
+        for data in (Xp, Xp32):
+            general = _general(data, packed, 0.5)
+            assert np.array_equal(_binned(data, packed, 0.5), general)
+            naive = np.zeros_like(general)
+            for i, t in enumerate(b.trees):
+                naive[:, i % b.n_outputs] += predict_tree_naive(
+                    data.astype(np.float64), t.feature, t.threshold, t.left, t.right,
+                    t.default_left, t.value)
+            np.testing.assert_allclose(general - 0.5, naive, rtol=1e-12, atol=1e-12)
+        raw = b.predict(Xp, output_margin=True)
+        assert np.array_equal(raw.reshape(n, -1), _general(Xp, packed, b.base_score[0]))
+
+
+def test_missing_values_follow_default_left_both_ways_and_lopsided_walks_match():
+    """A hand-made tree: NaN in x0 goes right, in x1 left; walked as balanced (its
+    depth) and as lopsided (-1)."""
+    from boostwood.tree import Tree
+    feature = np.array([0, 1, -1, -1, -1], np.int32)
+    left, right = np.array([1, 3, -1, -1, -1], np.int32), np.array([2, 4, -1, -1, -1], np.int32)
+    tree = Tree(feature, np.array([0.5, 1.5, 0, 0, 0]), left, right,
+                np.array([0, 1, 0, 0, 0], np.uint8), np.array([0, 0, 30.0, 10.0, 20.0]),
+                np.zeros(5), np.ones(5), np.ones(5))
+    packed = pack_trees([tree])
+    X = np.array([[np.nan, 0.0], [0.0, np.nan], [np.nan, np.nan], [0.5, 1.5], [0.6, 1.6],
+                  [np.nextafter(0.5, 1), 0.0], [0.0, np.nextafter(1.5, 2)]] * 3)
+    expect = np.array([30, 10, 30, 10, 30, 30, 20.0] * 3)
+    assert np.array_equal(_binned(X, packed, 0.0)[:, 0], expect)
+    cuts, cut_start, words, children, depth = packed["binned"]
+    lopsided = (cuts, cut_start, words, children, np.full_like(depth, -1))
+    out = np.zeros((X.shape[0], 1))
+    predict_binned(X, *lopsided, packed["value"], packed["offsets"], packed["group"], out)
+    assert np.array_equal(out[:, 0], expect)
+
+
+def test_count_below_is_a_lower_bound():
+    r = np.random.default_rng(2)
+    for n in (0, 1, 2, 3, 7, 8, 255, 300):
+        cuts = np.sort(r.choice(np.arange(-1000, 1000) / 7, size=n, replace=False))
+        pool = np.concatenate([cuts, np.nextafter(cuts, np.inf), np.nextafter(cuts, -np.inf),
+                               r.uniform(-200, 200, 50), [-np.inf, np.inf]])
+        padded = np.concatenate([[9.0, 9.0], cuts])  # cuts that start at an offset
+        for x in pool:
+            assert count_below(padded, 2, n, x) == np.searchsorted(cuts, x, side="left")
+
+
+def test_forests_the_binned_walk_cannot_read_fall_back_exactly(monkeypatch):
+    feature = np.array([0, 1, -1, -1, -1], np.int32)
+    nodes = (feature, np.array([0.5, 1.5, 0, 0, 0]), np.array([1, 3, -1, -1, -1], np.int32),
+             np.array([2, 4, -1, -1, -1], np.int32), np.array([0, 1, 0, 0, 0], np.uint8),
+             np.zeros(5, np.uint8))
+    at, cover = np.array([0]), np.ones(5)
+    assert binned_nodes(nodes, at, cover) is not None
+    categorical = nodes[:5] + (np.array([1, 0, 0, 0, 0], np.uint8),)
+    assert binned_nodes(categorical, at, cover) is None
+    apart = nodes[:2] + (np.array([2, 3, -1, -1, -1], np.int32),
+                         np.array([1, 4, -1, -1, -1], np.int32)) + nodes[4:]
+    assert binned_nodes(apart, at, cover) is None
+    assert binned_nodes((feature, np.array([np.nan, 1.5, 0, 0, 0])) + nodes[2:], at,
+                        cover) is None
+    wide = (np.array([MAX_FEATURES, 1, -1, -1, -1], np.int32),) + nodes[1:]
+    assert binned_nodes(wide, at, cover) is None
+    # more distinct thresholds on one feature than bins can name: the other kernels
+    r = np.random.default_rng(5)
+    X = r.normal(size=(2000, 3))
+    y = X[:, 0] + r.normal(size=2000)
+    b = bw.train(dict(max_depth=4, tree_method="exact"), bw.Dataset(X, y), 5,
+                 verbose_eval=False)
+    assert pack_trees(b.trees)["binned"] is not None
+    monkeypatch.setattr(tree_mod, "MAX_CUTS", 3)
+    packed = pack_trees(b.trees)
+    assert packed["binned"] is None and packed["levels"] is not None
+    b._packed = {}
+    assert np.array_equal(b.predict(X, output_margin=True),
+                          _general(X, packed, b.base_score[0])[:, 0])
