@@ -72,7 +72,7 @@ def grow(grower, y_channel, stat, weight, seed):
 
 def leaf_ids(trees, X):
     """Leaf node id of every row of ``X`` (float array) in every tree: (n_rows, n_trees)."""
-    packed = pack_trees(trees)
+    packed = pack_trees(trees, walks=False)
     out = np.zeros((X.shape[0], len(trees)), dtype=np.int32)
     predict_leaf_raw(X, packed["nodes"], packed["offsets"], out)
     return out

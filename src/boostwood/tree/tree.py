@@ -216,14 +216,15 @@ class Tree:
                              "what it covers")
 
 
-def pack_trees(trees, n_groups=1):
+def pack_trees(trees, n_groups=1, walks=True):
     """The node arrays of ``trees`` concatenated for the traversal kernels.
 
     Returns a dict: ``nodes`` (the node tuple of :meth:`Tree.nodes`, child ids relative
     to each tree's first node, category words offset into one flat array), ``binned``
     (:func:`binned_nodes`) and ``levels`` (:func:`level_nodes`), each None where the
-    forest does not allow it, ``value``, ``cover``, ``offsets`` (first node of each
-    tree) and ``group`` (tree i adds to output i mod n_groups).
+    forest does not allow it (or ``walks`` is False: only the node tuple is needed),
+    ``value``, ``cover``, ``offsets`` (first node of each tree) and ``group`` (tree i
+    adds to output i mod n_groups).
     """
     sizes = np.array([t.n_nodes for t in trees], dtype=np.int64)
     offsets = np.zeros(len(trees), dtype=np.int64)
@@ -243,8 +244,9 @@ def pack_trees(trees, n_groups=1):
              cat("right", np.int32), cat("default_left", np.uint8), cat("split_kind", np.uint8),
              cat_start, cat("cat_len", np.int32), cat("cat_bits", np.uint32))
     cover = cat("cover", np.float64)
-    return dict(nodes=nodes, binned=binned_nodes(nodes, offsets, cover), feature=nodes[0],
-                levels=level_nodes(nodes, offsets, cover),
+    return dict(nodes=nodes, feature=nodes[0],
+                binned=binned_nodes(nodes, offsets, cover) if walks else None,
+                levels=level_nodes(nodes, offsets, cover) if walks else None,
                 value=cat("value", np.float64), cover=cover, offsets=offsets,
                 group=np.arange(len(trees), dtype=np.int64) % max(n_groups, 1))
 
