@@ -244,9 +244,10 @@ def pack_trees(trees, n_groups=1, walks=True):
              cat("right", np.int32), cat("default_left", np.uint8), cat("split_kind", np.uint8),
              cat_start, cat("cat_len", np.int32), cat("cat_bits", np.uint32))
     cover = cat("cover", np.float64)
+    shape = walk_shape(nodes, offsets, cover) if walks else None
     return dict(nodes=nodes, feature=nodes[0],
-                binned=binned_nodes(nodes, offsets, cover) if walks else None,
-                levels=level_nodes(nodes, offsets, cover) if walks else None,
+                binned=binned_nodes(nodes, offsets, cover, shape) if shape else None,
+                levels=level_nodes(nodes, offsets, cover, shape) if shape else None,
                 value=cat("value", np.float64), cover=cover, offsets=offsets,
                 group=np.arange(len(trees), dtype=np.int64) % max(n_groups, 1))
 
@@ -258,11 +259,18 @@ def pack_trees(trees, n_groups=1, walks=True):
 LEVEL_WALK_MAX_RATIO = 1.5
 
 
-def _node_depths(split, left, offsets):
-    """(tree of each node, depth of each node) of concatenated trees whose right
-    children sit at left + 1."""
-    n = split.shape[0]
-    tree_of = np.repeat(np.arange(offsets.shape[0]), np.diff(np.append(offsets, n)))
+def walk_shape(nodes, offsets, cover):
+    """What the branch-free walks need to know of a forest's shape, computed once:
+    ``(tree of each node, deepest leaf of each tree, balanced)`` -- balanced when no
+    leaf is deeper than ``LEVEL_WALK_MAX_RATIO`` times the tree's mean leaf depth
+    weighted by cover -- or None (empty forest, a categorical split, or a split whose
+    right child is not its left child + 1)."""
+    feature, left, right, kind = nodes[0], nodes[2], nodes[3], nodes[5]
+    split = feature >= 0
+    n, n_trees = feature.shape[0], offsets.shape[0]
+    if n_trees == 0 or np.any(kind[split] != NUMERIC) or np.any(right[split] != left[split] + 1):
+        return None
+    tree_of = np.repeat(np.arange(n_trees), np.diff(np.append(offsets, n)))
     parents = np.nonzero(split)[0]
     children = offsets[tree_of[parents]] + left[parents].astype(np.int64)
     depth = np.zeros(n, dtype=np.int64)
@@ -272,37 +280,29 @@ def _node_depths(split, left, offsets):
         if np.array_equal(new, depth):
             break
         depth = new
-    return tree_of, depth
-
-
-def _tree_depths(split, tree_of, depth, cover, n_trees):
-    """(deepest leaf, mean leaf depth weighted by cover) of each tree."""
     leaf = ~split
     max_depth = np.zeros(n_trees, dtype=np.int64)
     np.maximum.at(max_depth, tree_of[leaf], depth[leaf])
     w = np.maximum(cover[leaf], 0.0)
     mean = np.bincount(tree_of[leaf], w * depth[leaf], n_trees) / np.maximum(
         np.bincount(tree_of[leaf], w, n_trees), 1e-300)
-    return max_depth, mean
+    return tree_of, max_depth, max_depth <= LEVEL_WALK_MAX_RATIO * np.maximum(mean, 1.0)
 
 
-def level_nodes(nodes, offsets, cover):
+def level_nodes(nodes, offsets, cover, shape=None):
     """The node tuple of :func:`boostwood._kernels.predict.predict_levels`, or None when
-    the forest has a categorical split, a split whose right child is not its left child
-    + 1, or a tree too lopsided for the level walk (see ``LEVEL_WALK_MAX_RATIO``).
+    :func:`walk_shape` (``shape``, computed here when not given) says no, or a tree is
+    too lopsided for the level walk (see ``LEVEL_WALK_MAX_RATIO``).
 
     Leaves point at themselves (``left`` = own id, threshold +inf, NaN goes left), so
     a step taken at a leaf stays there.
     """
-    feature, threshold, left, right, default_left, kind = nodes[:6]
-    split = feature >= 0
-    n, n_trees = feature.shape[0], offsets.shape[0]
-    if n_trees == 0 or np.any(kind[split] != NUMERIC) or np.any(right[split] != left[split] + 1):
+    shape = shape or walk_shape(nodes, offsets, cover)
+    if shape is None or not np.all(shape[2]):
         return None
-    tree_of, depth = _node_depths(split, left, offsets)
-    max_depth, mean = _tree_depths(split, tree_of, depth, cover, n_trees)
-    if np.any(max_depth > LEVEL_WALK_MAX_RATIO * np.maximum(mean, 1.0)):
-        return None
+    feature, threshold, left, default_left = nodes[0], nodes[1], nodes[2], nodes[4]
+    split, n = feature >= 0, feature.shape[0]
+    tree_of, max_depth, _ = shape
     local = np.arange(n) - offsets[tree_of]
     return (np.where(split, feature, 0).astype(np.int32),
             np.where(split, threshold, np.inf),
@@ -310,23 +310,23 @@ def level_nodes(nodes, offsets, cover):
             np.where(split, 1 - default_left, 0).astype(np.uint8), max_depth)
 
 
-def binned_nodes(nodes, offsets, cover):
+def binned_nodes(nodes, offsets, cover, shape=None):
     """``(cuts, cut_start, words, left, depth)`` for
-    :func:`boostwood._kernels.predict_binned.predict_binned`, or None when the forest has
-    a categorical split, a split whose right child is not its left child + 1, a NaN
-    threshold, more than ``MAX_CUTS`` distinct thresholds on one feature, a feature id
-    of ``MAX_FEATURES`` or more or a tree of 2**31 nodes or more.
+    :func:`boostwood._kernels.predict_binned.predict_binned`, or None when
+    :func:`walk_shape` (``shape``, computed here when not given) says no, or the forest
+    has a NaN threshold, more than ``MAX_CUTS`` distinct thresholds on one feature or a
+    feature id of ``MAX_FEATURES`` or more.
 
     Each feature's cuts are its distinct split thresholds, sorted; a split's word holds
     the index of its threshold among them (see the kernel's module for the layout).
     ``depth`` is a tree's depth where the tree is balanced by the rule of
     ``LEVEL_WALK_MAX_RATIO``, else -1.
     """
-    feature, threshold, left, right, default_left, kind = nodes[:6]
-    split = feature >= 0
-    n, n_trees = feature.shape[0], offsets.shape[0]
-    if n_trees == 0 or np.any(kind[split] != NUMERIC) or np.any(right[split] != left[split] + 1):
+    shape = shape or walk_shape(nodes, offsets, cover)
+    if shape is None:
         return None
+    feature, threshold, left, default_left = nodes[0], nodes[1], nodes[2], nodes[4]
+    split, n = feature >= 0, feature.shape[0]
     f, th = feature[split].astype(np.int64), threshold[split]
     if np.any(np.isnan(th)) or (f.size and f.max() >= MAX_FEATURES):
         return None
@@ -344,10 +344,8 @@ def binned_nodes(nodes, offsets, cover):
     nan_left = (default_left[split] != 0).astype(np.int64)
     words = np.full(n, LEAF, dtype=np.uint32)
     words[split] = (index + nan_left) | (nan_left << 17) | (f << 18)
-    tree_of, depth = _node_depths(split, left, offsets)
+    tree_of, max_depth, balanced = shape
     children = np.where(split, left, np.arange(n) - offsets[tree_of]).astype(np.int32)
-    max_depth, mean_depth = _tree_depths(split, tree_of, depth, cover, n_trees)
-    balanced = max_depth <= LEVEL_WALK_MAX_RATIO * np.maximum(mean_depth, 1.0)
     return (np.ascontiguousarray(ts[first], dtype=np.float64), cut_start, words, children,
             np.where(balanced, max_depth, -1))
 
