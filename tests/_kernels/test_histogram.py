@@ -89,3 +89,86 @@ def test_integer_histograms_are_exact():
     np.testing.assert_array_equal(b.hist[0], histogram_naive(X, gh[:, 0], gh[:, 1], idx, 12))
     b.subtract(np.array([0]), np.array([1]), feats)
     np.testing.assert_array_equal(b.hist[0], b.hist[2])
+
+
+def _naive_int(X, gh, rows, nb):
+    """Exact int64 histogram by np.add.at (fast enough for large blocks)."""
+    F = X.shape[1]
+    out = np.zeros((F, nb, 3), dtype=np.int64)
+    g, h = gh[rows, 0].astype(np.int64), gh[rows, 1].astype(np.int64)
+    for f in range(F):
+        b = X[rows, f].astype(np.int64)
+        np.add.at(out[f, :, 0], b, g)
+        np.add.at(out[f, :, 1], b, h)
+        np.add.at(out[f, :, 2], b, 1)
+    return out
+
+
+def _extreme_gh(n, seed):
+    """int32 fixed-point rows at the edges of the range, negative hessians included."""
+    r = np.random.default_rng(seed)
+    gh = r.integers(-2 ** 31, 2 ** 31, size=(n, 2), dtype=np.int64)
+    gh[r.random(n) < 0.3] = 2 ** 31 - 1
+    gh[r.random(n) < 0.2, 1] = -2 ** 31
+    return gh.astype(np.int32)
+
+
+@pytest.mark.parametrize("dtype,nb", [(np.uint8, 256), (np.uint16, 300)])
+def test_packed_block_equals_direct_and_naive(dtype, nb):
+    """The packed accumulation (two channels, count in the low bits of h) gives the
+    direct three-channel sums to the last bit, at the largest block and extreme values,
+    for all features and a subset, and leaves other features untouched."""
+    from boostwood._kernels.histogram import (COUNT_BITS, _packed_accumulate,
+                                              _zero_and_accumulate)
+    n, F = 3 * HIST_BLOCK, 5
+    X = np.random.default_rng(3).integers(0, nb, size=(n, F)).astype(dtype)
+    X[: HIST_BLOCK // 2, 2] = 7  # one crowded bin: its count reaches ~HIST_BLOCK / 2
+    gh = _extreme_gh(n, 4)
+    rows = np.sort(np.random.default_rng(5).choice(n, 2 * HIST_BLOCK, replace=False))
+    rows = rows.astype(np.int32)
+    count = (1 << COUNT_BITS) - 1  # the most rows a packed block may hold
+    assert count <= rows.size
+    for features, flo, fhi in ((np.arange(F, dtype=np.int64), 0, F),
+                               (np.array([0, 2, 4], dtype=np.int64), 1, 3)):
+        all_f = features.size == F
+        packed = np.full(F * nb * 3, -9, dtype=np.int64)
+        direct = packed.copy()
+        scratch = np.full(F * nb * 2, 5, dtype=np.int64)  # dirty workspace
+        _packed_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, scratch, packed)
+        _zero_and_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, direct)
+        np.testing.assert_array_equal(packed, direct)
+        naive = _naive_int(X, gh, rows[:count], nb)
+        got = packed.reshape(F, nb, 3)
+        for j in range(flo, fhi):
+            np.testing.assert_array_equal(got[features[j]], naive[features[j]])
+        untouched = np.setdiff1d(np.arange(F), features[flo:fhi])
+        assert np.all(got[untouched] == -9)
+
+
+@pytest.mark.parametrize("n_groups,n_threads", [(1, 1), (3, 2), (1, 5)])
+def test_build_mixes_packed_and_direct_blocks_exactly(n_groups, n_threads):
+    """Nodes of many sizes (below and above the packing rule, one and several blocks)
+    built in one batch with int32 rows equal the exact naive histograms; the same batch
+    with int64 rows (always direct) gives the same cells."""
+    from boostwood._kernels.histogram import PACKED_MIN_ROWS_PER_BIN, build_histograms
+    n, F, nb = 4 * HIST_BLOCK, 6, 64
+    X = np.random.default_rng(6).integers(0, nb, size=(n, F)).astype(np.uint8)
+    gh = _extreme_gh(n, 7)
+    idx = np.random.default_rng(8).permutation(n).astype(np.int32)
+    rule = PACKED_MIN_ROWS_PER_BIN * nb
+    counts = np.array([1, rule - 1, rule, rule + 1, HIST_BLOCK, 2 * HIST_BLOCK + 3])
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    assert starts[-1] + counts[-1] <= n
+    feats = np.arange(F, dtype=np.int64)
+    results = []
+    for rows_gh in (gh, gh.astype(np.int64)):
+        hist = np.zeros((counts.size, F, nb, 3), dtype=np.int64)
+        partial = np.zeros((8, F, nb, 3), dtype=np.int64)
+        build_histograms(X, rows_gh, idx[None, :], np.zeros(counts.size, np.int64), starts,
+                         counts, np.arange(counts.size, dtype=np.int64), feats, HIST_BLOCK,
+                         n_groups, n_threads, hist, partial)
+        results.append(hist)
+    np.testing.assert_array_equal(results[0], results[1])
+    for k in range(counts.size):
+        seg = np.sort(idx[starts[k]:starts[k] + counts[k]])
+        np.testing.assert_array_equal(results[0][k], _naive_int(X, gh, seg, nb))

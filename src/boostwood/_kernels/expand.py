@@ -289,7 +289,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         if b_slots.shape[0] > 0:
             n_groups = feature_groups(n_extra + b_slots.shape[0], n_active, sizes[2])
             build_histograms(X_binned, gh, buf, b_sides, b_starts, b_counts, b_slots, features,
-                             sizes[1], n_groups, hist, partial)
+                             sizes[1], n_groups, sizes[2], hist, partial)
         to_scan, unused = place_children(small, need, pairs, first, state)
 
 

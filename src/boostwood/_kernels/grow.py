@@ -72,7 +72,7 @@ def split_and_build(data, gh, buf, mask, table, nodes, first, missing_bins, smal
         return
     n_groups = feature_groups(n_extra + m, features.shape[0], n_threads)
     build_histograms(X_binned, gh, buf, b_sides, b_starts, b_counts, b_slots, features,
-                     hist_block, n_groups, hist, partial)
+                     hist_block, n_groups, n_threads, hist, partial)
 
 
 @njit(cache=True, nogil=True)

@@ -74,10 +74,10 @@ class HistogramBuilder:
         """
         n_extra = sum(max((c + HIST_BLOCK - 1) // HIST_BLOCK, 1) - 1 for c in counts.tolist())
         self.reserve_partials(n_extra)
-        n_groups = feature_groups(n_extra + len(counts), features.shape[0],
-                                  numba.get_num_threads())
+        n_threads = numba.get_num_threads()
+        n_groups = feature_groups(n_extra + len(counts), features.shape[0], n_threads)
         build_histograms(self.X_binned, gh, buf, sides, starts, counts, slots, features,
-                         HIST_BLOCK, n_groups, self.hist, self.partial)
+                         HIST_BLOCK, n_groups, n_threads, self.hist, self.partial)
         self.allreduce(slots)
 
     def allreduce(self, slots):
