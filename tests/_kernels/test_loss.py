@@ -142,3 +142,40 @@ def test_quantile_predictions_cover_their_level():
         b = bw.train({"objective": "reg:quantileerror", "quantile_alpha": a, "eta": 0.1,
                       "max_depth": 3}, bw.Dataset(X, y), 100, verbose_eval=False)
         assert abs((y <= b.predict(X)).mean() - a) < 0.03
+
+
+def test_sigmoid_is_the_stable_two_sided_formula_bit_for_bit():
+    """The select form gives exactly the stable two-branch formula (1 / (1 + exp(-x)) for
+    x >= 0, exp(x) / (1 + exp(x)) below, with the same libm exp) on every kind of margin,
+    extremes included."""
+    import math
+
+    from numba import njit
+
+    from boostwood._kernels.loss import sigmoid
+
+    @njit
+    def apply(x):
+        out = np.empty_like(x)
+        for i in range(x.shape[0]):
+            out[i] = sigmoid(x[i])
+        return out
+
+    @njit
+    def two_branches(x):
+        out = np.empty_like(x)
+        for i in range(x.shape[0]):
+            if x[i] >= 0.0:
+                out[i] = 1.0 / (1.0 + math.exp(-x[i]))
+            else:
+                e = math.exp(x[i])
+                out[i] = e / (1.0 + e)
+        return out
+
+    r = np.random.default_rng(0)
+    x = np.concatenate([r.normal(scale=5.0, size=10000), r.normal(scale=1e-8, size=100),
+                        [0.0, -0.0, 1e-300, -1e-300, 36.0, -36.0, 745.0, -745.0, 800.0, -800.0,
+                         np.inf, -np.inf, np.nan]])
+    got, ref = apply(x), two_branches(x)
+    np.testing.assert_array_equal(got, ref)
+    assert got[-3] == 1.0 and got[-2] == 0.0 and np.isnan(got[-1])  # +inf, -inf, NaN
