@@ -129,15 +129,20 @@ def partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, b
         hi = min(lo + block_size, ends[k])
         src = buf[ints[ND_SIDE, nodes[k]]]
         dst = buf[1 - ints[ND_SIDE, nodes[k]]]
-        lp = left_off[j]
-        rp = right_off[j]
-        for i in range(lo, hi):
-            if mask[i]:
-                dst[lp] = src[i]
-                lp += 1
-            else:
-                dst[rp] = src[i]
-                rp += 1
+        _scatter(src, dst, mask, lo, hi, left_off[j], right_off[j])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scatter(src, dst, mask, lo, hi, lp, rp):
+    """Rows ``src[lo:hi]`` to ``dst``: those of ``mask`` 1 from ``lp`` on, the others from
+    ``rp`` on, each side in order. The row's side picks the write position (a select, not
+    a branch): a split sends rows left or right in no order the CPU can predict, and the
+    branch cost 4x the time of the whole loop."""
+    for i in range(lo, hi):
+        m = np.int64(mask[i])
+        dst[lp if m else rp] = src[i]
+        lp += m
+        rp += 1 - m
 
 
 @njit(cache=True, nogil=True, inline="always")
