@@ -91,19 +91,6 @@ def test_integer_histograms_are_exact():
     np.testing.assert_array_equal(b.hist[0], b.hist[2])
 
 
-def _naive_int(X, gh, rows, nb):
-    """Exact int64 histogram by np.add.at (fast enough for large blocks)."""
-    F = X.shape[1]
-    out = np.zeros((F, nb, 3), dtype=np.int64)
-    g, h = gh[rows, 0].astype(np.int64), gh[rows, 1].astype(np.int64)
-    for f in range(F):
-        b = X[rows, f].astype(np.int64)
-        np.add.at(out[f, :, 0], b, g)
-        np.add.at(out[f, :, 1], b, h)
-        np.add.at(out[f, :, 2], b, 1)
-    return out
-
-
 def _extreme_gh(n, seed):
     """int32 fixed-point rows at the edges of the range, negative hessians included."""
     r = np.random.default_rng(seed)
@@ -137,7 +124,7 @@ def test_packed_block_equals_direct_and_naive(dtype, nb):
         _packed_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, scratch, packed)
         _zero_and_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, direct)
         np.testing.assert_array_equal(packed, direct)
-        naive = _naive_int(X, gh, rows[:count], nb)
+        naive = histogram_naive(X, gh[:, 0], gh[:, 1], rows[:count], nb)
         got = packed.reshape(F, nb, 3)
         for j in range(flo, fhi):
             np.testing.assert_array_equal(got[features[j]], naive[features[j]])
@@ -171,4 +158,5 @@ def test_build_mixes_packed_and_direct_blocks_exactly(n_groups, n_threads):
     np.testing.assert_array_equal(results[0], results[1])
     for k in range(counts.size):
         seg = np.sort(idx[starts[k]:starts[k] + counts[k]])
-        np.testing.assert_array_equal(results[0][k], _naive_int(X, gh, seg, nb))
+        naive = histogram_naive(X, gh[:, 0], gh[:, 1], seg, nb)
+        np.testing.assert_array_equal(results[0][k], naive)

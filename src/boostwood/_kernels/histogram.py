@@ -177,6 +177,15 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _prefetch_row(X_binned, gh, r, last):
+    """Ask for row ``r``'s gradients and binned values (``last``: its last column; a row
+    may straddle two cache lines)."""
+    prefetch(gh[r], 0)
+    prefetch(X_binned[r], 0)
+    prefetch(X_binned[r], last)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _sum_block(X_binned, gh, indices, start, count, features, flo, fhi, all_features, n_bins_max,
                packed, scratch, out):
     """Features flo..fhi of flat ``out`` := the sums of rows start..start+count of
@@ -202,11 +211,8 @@ def _packed_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, 
     end = start + count
     last = X_binned.shape[1] - 1
     for i in range(start, end):
-        if i + PREFETCH_DISTANCE < end:
-            ahead = indices[i + PREFETCH_DISTANCE]
-            prefetch(gh[ahead], 0)
-            prefetch(X_binned[ahead], 0)
-            prefetch(X_binned[ahead], last)  # a row may straddle two cache lines
+        if i + PREFETCH_DISTANCE < end:  # scattered rows: ask for them early
+            _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE], last)
         r = np.uint64(indices[i])
         gr = np.int64(gh[r, np.uint64(0)])
         hr = (np.int64(gh[r, np.uint64(1)]) << COUNT_BITS) + 1
@@ -250,10 +256,7 @@ def _zero_and_accumulate(X_binned, gh, indices, start, count, features, flo, fhi
     last = X_binned.shape[1] - 1
     for i in range(start, end):
         if i + PREFETCH_DISTANCE < end:  # scattered rows: ask for them early
-            ahead = indices[i + PREFETCH_DISTANCE]
-            prefetch(gh[ahead], 0)
-            prefetch(X_binned[ahead], 0)
-            prefetch(X_binned[ahead], last)  # a row may straddle two cache lines
+            _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE], last)
         r = np.uint64(indices[i])
         gr = gh[r, np.uint64(0)]
         hr = gh[r, np.uint64(1)]

@@ -20,12 +20,15 @@ def histogram_naive(X_binned, g, h, rows, n_bins_max):
     """hist[f, b] = (sum g, sum h, count) over ``rows`` with X_binned[row, f] == b
     (int64 for fixed-point g and h, else float64)."""
     F = X_binned.shape[1]
-    integer = np.issubdtype(np.asarray(g).dtype, np.integer)
-    hist = np.zeros((F, n_bins_max, 3), dtype=np.int64 if integer else np.float64)
-    for r in rows:
-        for f in range(F):
-            b = X_binned[r, f]
-            hist[f, b] += (g[r], h[r], 1)
+    g, h, rows = np.asarray(g), np.asarray(h), np.asarray(rows, dtype=np.int64)
+    integer = np.issubdtype(g.dtype, np.integer)
+    dtype = np.int64 if integer else np.float64
+    hist = np.zeros((F, n_bins_max, 3), dtype=dtype)
+    for f in range(F):  # np.add.at: one unbuffered add per row, in row order
+        b = X_binned[rows, f].astype(np.int64)
+        np.add.at(hist[f, :, 0], b, g[rows].astype(dtype))
+        np.add.at(hist[f, :, 1], b, h[rows].astype(dtype))
+        np.add.at(hist[f, :, 2], b, 1)
     return hist
 
 
