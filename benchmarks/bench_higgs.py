@@ -28,6 +28,14 @@ Usage::
     python benchmarks/bench_higgs.py --threads 1,2,4,8,16         # scaling table
     python benchmarks/bench_higgs.py --threads all                # 1, 2, 4, ... up to the cores
     python benchmarks/bench_higgs.py --case nan --rows 1000000 --rounds 200
+    python benchmarks/bench_higgs.py --quantized     # boostwood and LightGBM with
+                                                     # use_quantized_grad (XGBoost has none)
+    python benchmarks/bench_higgs.py --repeat 3      # every run three times, interleaved;
+                                                     # the tables show medians
+
+``--repeat`` is for before/after claims on noisy machines: the libraries take turns,
+so a slow minute slows all of them, and the ratio of medians is quoted with the range
+of the per-round ratios.
 """
 import argparse
 import json
@@ -162,13 +170,15 @@ def _objective(lib, task):
     return dict(objective=obj, **extra)
 
 
-def _run_boostwood(Xtr, ytr, Xte, setting, rounds, threads, task):
+def _run_boostwood(Xtr, ytr, Xte, setting, rounds, threads, task, quantized=False):
     import boostwood as bw
     s = SETTINGS[setting]
     params = dict(eta=0.1, max_bin=255, nthread=threads,
                   grow_policy=setting, max_leaves=s["leaves"], max_depth=s["depth"],
                   min_child_weight=1e-3, min_data_in_leaf=20, reg_lambda=0.0,
                   **_objective("boostwood", task))
+    if quantized:
+        params["use_quantized_grad"] = True
     return _timed(lambda: bw.train(params, bw.Dataset(Xtr[:2000], ytr[:2000]), 2,
                                    verbose_eval=False),  # JIT warm-up
                   lambda: bw.Dataset(Xtr, ytr).construct(),
@@ -176,21 +186,21 @@ def _run_boostwood(Xtr, ytr, Xte, setting, rounds, threads, task):
                   lambda b, X: b.predict(X), Xte)
 
 
-def _run_lightgbm(Xtr, ytr, Xte, setting, rounds, threads, task):
+def _run_lightgbm(Xtr, ytr, Xte, setting, rounds, threads, task, quantized=False):
     import lightgbm as lgb
     s = SETTINGS[setting]
     params = dict(learning_rate=0.1, max_bin=255, num_threads=threads,
                   num_leaves=s["leaves"] or 2 ** s["depth"], max_depth=s["depth"] or -1,
                   min_sum_hessian_in_leaf=1e-3, min_data_in_leaf=20, lambda_l2=0.0,
                   verbose=-1, deterministic=True, force_row_wise=True,
-                  **_objective("lightgbm", task))
+                  use_quantized_grad=quantized, **_objective("lightgbm", task))
     return _timed(lambda: lgb.train(params, lgb.Dataset(Xtr[:2000], ytr[:2000]), 2),
                   lambda: lgb.Dataset(Xtr, ytr, params=params).construct(),
                   lambda d: lgb.train(params, d, rounds),
                   lambda b, X: b.predict(X, num_threads=threads), Xte)
 
 
-def _run_xgboost(Xtr, ytr, Xte, setting, rounds, threads, task):
+def _run_xgboost(Xtr, ytr, Xte, setting, rounds, threads, task, quantized=False):
     import xgboost as xgb
     s = SETTINGS[setting]
     params = dict(eta=0.1, max_bin=256, nthread=threads,
@@ -222,7 +232,8 @@ def child(args):
     data = np.load(args.data)
     Xtr, ytr, Xte, yte = data["Xtr"], data["ytr"], data["Xte"], data["yte"]
     task = TASK[args.case]
-    out, p = RUNNERS[args.lib](Xtr, ytr, Xte, args.setting, args.rounds, args.threads, task)
+    out, p = RUNNERS[args.lib](Xtr, ytr, Xte, args.setting, args.rounds, args.threads, task,
+                               quantized=args.quantized)
     metric, value = score_of(task, yte, p)
     print(json.dumps(dict(lib=args.lib, setting=args.setting, threads=args.threads,
                           metric=metric, score=value, **out)))
@@ -264,6 +275,9 @@ def main():
     ap.add_argument("--libs", default="boostwood,lightgbm,xgboost")
     ap.add_argument("--settings", default="lossguide,depthwise")
     ap.add_argument("--no-startup", action="store_true", help="skip the cold/warm start timing")
+    ap.add_argument("--quantized", action="store_true",
+                    help="use_quantized_grad in boostwood and LightGBM")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each, interleaved")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--lib", help=argparse.SUPPRESS)
     ap.add_argument("--setting", help=argparse.SUPPRESS)
@@ -280,29 +294,58 @@ def main():
         np.savez(path, Xtr=X[:cut], ytr=y[:cut], Xte=X[cut:], yte=y[cut:])
         print(f"# case {args.case}: {args.rows} rows x {X.shape[1]} features, {args.rounds} "
               f"rounds, threads {counts}, 255 bins, learning rate 0.1, "
-              f"{os.cpu_count()} cores")
+              f"{os.cpu_count()} cores" + (", quantized gradients" if args.quantized else "")
+              + (f", median of {args.repeat} interleaved runs" if args.repeat > 1 else ""))
         del X, y
         if not args.no_startup:
             st = startup_overhead()
             print(f"# boostwood import + first fit: cold {st['cold']:.1f} s (compiles kernels), "
                   f"warm {st['warm']:.1f} s (numba cache)")
         results = []
-        for threads in counts:
-            for setting in args.settings.split(","):
-                for lib in args.libs.split(","):
-                    cmd = [sys.executable, __file__, "--child", "--lib", lib, "--setting",
-                           setting, "--data", path, "--rounds", str(args.rounds),
-                           "--threads", str(threads), "--case", args.case]
-                    r = subprocess.run(cmd, capture_output=True, text=True)
-                    if r.returncode != 0:
-                        print(f"# {lib} {setting} failed:\n{r.stderr[-2000:]}")
-                        continue
-                    results.append(json.loads(r.stdout.strip().splitlines()[-1]))
-                    print("#", results[-1], flush=True)
+        runs = [(threads, setting, lib) for _ in range(args.repeat) for threads in counts
+                for setting in args.settings.split(",") for lib in args.libs.split(",")]
+        for threads, setting, lib in runs:
+            cmd = [sys.executable, __file__, "--child", "--lib", lib, "--setting",
+                   setting, "--data", path, "--rounds", str(args.rounds),
+                   "--threads", str(threads), "--case", args.case]
+            if args.quantized:
+                cmd.append("--quantized")
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"# {lib} {setting} failed:\n{r.stderr[-2000:]}")
+                continue
+            results.append(json.loads(r.stdout.strip().splitlines()[-1]))
+            print("#", results[-1], flush=True)
+    results = medians(results)
     for threads in counts:
         report([r for r in results if r["threads"] == threads])
     if len(counts) > 1:
         scaling(results, counts)
+
+
+def medians(results):
+    """One result per (threads, setting, library): the run of median training time, with
+    every run's training seconds (``train_runs``) and, for boostwood, the range of its
+    ratio to the faster other library run by run (``ratio_range``)."""
+    groups = {}
+    for r in results:
+        groups.setdefault((r["threads"], r["setting"], r["lib"]), []).append(r)
+    out = []
+    for key, rs in groups.items():
+        rs = sorted(rs, key=lambda r: r["train_s"])
+        out.append(dict(rs[(len(rs) - 1) // 2], train_runs=[r["train_s"] for r in rs]))
+    for r in out:
+        if r["lib"] != "boostwood" or len(r["train_runs"]) < 2:
+            continue
+        mine = groups[(r["threads"], r["setting"], "boostwood")]
+        others = [groups[k] for k in groups
+                  if k[:2] == (r["threads"], r["setting"]) and k[2] != "boostwood"]
+        ratios = [m["train_s"] / min(o[i]["train_s"] for o in others)
+                  for i, m in enumerate(mine) if others and all(len(o) > i for o in others)]
+        if ratios:
+            print(f"# {r['threads']} threads {r['setting']}: boostwood / faster other, run by "
+                  f"run: " + ", ".join(f"{q:.2f}x" for q in ratios))
+    return out
 
 
 def _fmt_ratio(value, ref):

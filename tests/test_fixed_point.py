@@ -91,6 +91,12 @@ CASES = {
                           max_delta_step=0.8),
     "hist-gradient-boosting": dict(objective="reg:squarederror", boosting="gradient",
                                    max_depth=3),
+    "hist-quantized-lossguide": dict(objective="binary:logistic", grow_policy="lossguide",
+                                     max_leaves=20, max_depth=0, subsample=0.8,
+                                     use_quantized_grad=True, num_grad_quant_bins=8),
+    "approx-quantized-softmax": dict(objective="multi:softprob", num_class=3,
+                                     tree_method="approx", max_depth=3,
+                                     use_quantized_grad=True),
 }
 
 
@@ -119,7 +125,7 @@ def test_model_is_byte_identical_for_one_and_two_threads(name):
 
 
 @pytest.mark.parametrize("name", ["hist-depthwise-logistic", "hist-lossguide-bagging",
-                                  "approx-global", "hist-poisson"])
+                                  "approx-global", "hist-poisson", "hist-quantized-lossguide"])
 def test_model_does_not_depend_on_the_summation_order(name, monkeypatch):
     """Histograms summed over row blocks of 64 instead of 16384 rows (another order of
     additions, as other shards or threads would produce) give the same model to the bit.

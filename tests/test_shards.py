@@ -81,6 +81,10 @@ CASES = {
                             subsample=0.8, colsample_bynode=0.7, eta=0.3),
     "approx-multiclass": dict(objective="multi:softprob", num_class=3, tree_method="approx",
                               max_depth=3, subsample=0.9, eta=0.3),
+    # stochastic rounding keyed by global row ids: every shard draws the single process's
+    "hist-quantized-multiclass": dict(objective="multi:softprob", num_class=3, max_depth=3,
+                                      subsample=0.8, eta=0.3, use_quantized_grad=True,
+                                      num_grad_quant_bins=6),
 }
 
 

@@ -70,7 +70,7 @@ def test_native_params_map_every_estimator_parameter():
                   "base_score": 0.3, "random_state": 5, "n_jobs": 1, "verbose": True,
                   "max_bin": 63, "boosting": "gradient", "line_search": "global",
                   "objective": "reg:absoluteerror", "quantile_alpha": 0.3, "huber_delta": 2.0,
-                  "tweedie_variance_power": 1.2}
+                  "tweedie_variance_power": 1.2, "use_quantized_grad": True}
     base = resolve_params(GBDTRegressor()._native_params())
     for name, default in GBDTRegressor().get_params().items():
         if name in not_train:

@@ -21,6 +21,10 @@ G_H_DTYPE = np.float32
 #: rows is exact, the same in every order, on any number of threads or data shards,
 #: and histogram subtraction (parent - child) is exact.
 GQ_DTYPE = np.int32
+#: The same with ``use_quantized_grad``: a few levels per row (at most 127 for a
+#: gradient, 254 for a hessian), so that a histogram cell packs gradient, hessian and
+#: count into one int64 (see :mod:`boostwood._kernels.histogram`); half the memory too.
+GQ_LOW_DTYPE = np.int16
 #: Histogram cells and node sums (fixed-point gradient, fixed-point hessian, row
 #: count): int64 sums of GQ_DTYPE values, which the chosen unit keeps below 2**62
 #: in magnitude. Converted to float64 only to score a split or set a leaf.

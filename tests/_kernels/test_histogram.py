@@ -160,3 +160,78 @@ def test_build_mixes_packed_and_direct_blocks_exactly(n_groups, n_threads):
         seg = np.sort(idx[starts[k]:starts[k] + counts[k]])
         naive = histogram_naive(X, gh[:, 0], gh[:, 1], seg, nb)
         np.testing.assert_array_equal(results[0][k], naive)
+
+
+def _extreme_quantized(n, seed):
+    """int16 quantized rows at the edges of the levels the one-lane cell takes
+    (|g| <= 128, |h| <= 255, negative hessians included)."""
+    r = np.random.default_rng(seed)
+    gh = np.empty((n, 2), dtype=np.int16)
+    gh[:, 0] = r.integers(-128, 129, n)
+    gh[:, 1] = r.integers(-255, 256, n)
+    gh[r.random(n) < 0.3] = (128, 255)
+    gh[r.random(n) < 0.2] = (-128, -255)
+    return gh
+
+
+@pytest.mark.parametrize("dtype,nb", [(np.uint8, 256), (np.uint16, 300)])
+def test_one_lane_block_equals_direct_and_naive(dtype, nb):
+    """Quantized rows summed in one-lane cells (g, h and the count in one int64) give the
+    direct three-channel sums to the last bit, at the largest block, with one bin holding
+    half the rows at the extreme levels of both signs, for all features and a subset."""
+    from boostwood._kernels.histogram import (COUNT_BITS, _one_lane_accumulate,
+                                              _zero_and_accumulate)
+    n, F = 3 * HIST_BLOCK, 5
+    X = np.random.default_rng(3).integers(0, nb, size=(n, F)).astype(dtype)
+    gh = _extreme_quantized(n, 4)
+    rows = np.sort(np.random.default_rng(5).choice(n, 2 * HIST_BLOCK, replace=False))
+    rows = rows.astype(np.int32)
+    count = (1 << COUNT_BITS) - 1
+    X[rows[:count], 2] = 7  # one bin holding the whole block, ...
+    gh[rows[:count * 7 // 8]] = (128, 255)  # ... its cell near the largest sums (7/8 of
+    gh[rows[count * 7 // 8:count]] = (-128, -255)  # 2**23 for h), then back down
+    for features, flo, fhi in ((np.arange(F, dtype=np.int64), 0, F),
+                               (np.array([0, 2, 4], dtype=np.int64), 1, 3)):
+        all_f = features.size == F
+        one = np.full(F * nb * 3, -9, dtype=np.int64)
+        direct = one.copy()
+        scratch = np.full(F * nb, 5, dtype=np.int64)  # dirty workspace
+        _one_lane_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, scratch, one)
+        _zero_and_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, direct)
+        np.testing.assert_array_equal(one, direct)
+        naive = histogram_naive(X, gh[:, 0], gh[:, 1], rows[:count], nb)
+        got = one.reshape(F, nb, 3)
+        for j in range(flo, fhi):
+            np.testing.assert_array_equal(got[features[j]], naive[features[j]])
+        assert np.all(got[np.setdiff1d(np.arange(F), features[flo:fhi])] == -9)
+    # the crowded cell really came near the edge of its fields
+    assert int(gh[rows[:count], 1].astype(np.int64).sum()) > 2 ** 22
+
+
+@pytest.mark.parametrize("n_groups,n_threads", [(1, 1), (3, 2)])
+def test_build_with_quantized_rows_equals_wide_rows(n_groups, n_threads):
+    """A batch of nodes of every size built from int16 rows (one-lane cells where the
+    packing rule allows, direct cells elsewhere) equals the same rows as int64 and the
+    naive sums."""
+    from boostwood._kernels.histogram import PACKED_MIN_ROWS_PER_BIN, build_histograms
+    n, F, nb = 4 * HIST_BLOCK, 6, 64
+    X = np.random.default_rng(6).integers(0, nb, size=(n, F)).astype(np.uint8)
+    gh = _extreme_quantized(n, 7)
+    idx = np.random.default_rng(8).permutation(n).astype(np.int32)
+    rule = PACKED_MIN_ROWS_PER_BIN * nb
+    counts = np.array([1, rule - 1, rule, HIST_BLOCK, 2 * HIST_BLOCK + 3])
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    feats = np.arange(F, dtype=np.int64)
+    results = []
+    for rows_gh in (gh, gh.astype(np.int64)):
+        hist = np.zeros((counts.size, F, nb, 3), dtype=np.int64)
+        partial = np.zeros((8, F, nb, 3), dtype=np.int64)
+        build_histograms(X, rows_gh, idx[None, :], np.zeros(counts.size, np.int64), starts,
+                         counts, np.arange(counts.size, dtype=np.int64), feats, HIST_BLOCK,
+                         n_groups, n_threads, hist, partial)
+        results.append(hist)
+    np.testing.assert_array_equal(results[0], results[1])
+    for k in range(counts.size):
+        seg = np.sort(idx[starts[k]:starts[k] + counts[k]])
+        np.testing.assert_array_equal(results[0][k],
+                                      histogram_naive(X, gh[:, 0], gh[:, 1], seg, nb))

@@ -7,7 +7,9 @@ threads or the number of data shards that added it up. The unit is chosen by
 largest magnitudes and round.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uint64
+
+from .random import STREAM_QUANTIZE, counter_hash
 
 #: Rows per task of the parallel passes below (a constant: results never depend on
 #: threads, and max / round are order-free anyway).
@@ -66,6 +68,41 @@ def quantize_gh(gh, scales, out):
         for i in range(t * FIXED_BLOCK, min(n, (t + 1) * FIXED_BLOCK)):
             out[i, 0] = np.rint(np.float64(gh[i, 0]) * sg)
             out[i, 1] = np.rint(np.float64(gh[i, 1]) * sh)
+
+
+_LOW32 = uint64(0xFFFFFFFF)
+_TO_UNIT = 1.0 / 4294967296.0
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def quantize_gh_low(gh, scales, stochastic, seed, counter, row_ids, out):
+    """Few-level quantization (``use_quantized_grad``): ``out[i, c] = floor(gh[i, c] *
+    scales[c] + u)``, with ``u`` uniform in [0, 1) drawn for (seed, counter, row id) when
+    ``stochastic`` (unbiased: the expected integer is ``gh * scale``), else 1/2 (rounding
+    to the nearest level). Each draw is a hash of the row's global id, so a row gets the
+    same level on any number of threads or data shards.
+
+    gh : ndarray of shape (n_rows, 2), float32 or float64   # IN
+    scales : ndarray of shape (2,), float64   # IN, levels per unit of g and of h; they must
+        keep every ``|gh * scale|`` within the range of ``out``'s dtype minus one
+    stochastic : bool
+    seed, counter : int >= 0   # the run's seed; a number per (round, output)
+    row_ids : ndarray of shape (n_rows,), int64   # IN, global row ids
+    out : ndarray of shape (n_rows, 2), int16   # OUT
+    """
+    n = gh.shape[0]
+    sg = scales[0]
+    sh = scales[1]
+    for t in prange((n + FIXED_BLOCK - 1) // FIXED_BLOCK):
+        for i in range(t * FIXED_BLOCK, min(n, (t + 1) * FIXED_BLOCK)):
+            ug = 0.5
+            uh = 0.5
+            if stochastic:
+                z = counter_hash(seed, STREAM_QUANTIZE, counter, row_ids[i])
+                ug = np.float64(z >> uint64(32)) * _TO_UNIT
+                uh = np.float64(z & _LOW32) * _TO_UNIT
+            out[i, 0] = np.floor(np.float64(gh[i, 0]) * sg + ug)
+            out[i, 1] = np.floor(np.float64(gh[i, 1]) * sh + uh)
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -39,6 +39,16 @@ least ``PACKED_MIN_ROWS_PER_BIN`` rows per bin (a work-size rule, never a timing
 about 4x fewer stores on the rows against one pass over ``n_bins`` cells per
 feature; below that rule the direct loop is as fast (measured on 28 features,
 256 bins: packed 0.9x the direct loop's time at 1,024 rows, 1.15x at 256).
+
+Quantized gradients (int16 rows, ``use_quantized_grad``, see :mod:`boostwood.tree.stats`)
+pack all three channels into one int64 per cell: a row adds
+``g * 2**G_SHIFT + h * 2**COUNT_BITS + 1``. With ``|g| <= 128``, ``|h| <= 255`` and fewer
+than ``2**COUNT_BITS`` rows, the count stays in its 15 bits, the hessian sum in the next
+``G_SHIFT - COUNT_BITS`` = 25 bits as a signed field and the gradient sum in the top 24,
+so each channel is recovered exactly: count by a mask, the hessian by sign-extending
+its field, the gradient by an arithmetic shift of what remains. Half the bytes of the
+two-lane cell per store and per scratch (28 features x 256 bins: 57 KB instead of
+114): 1.5x faster on a 800k-row root (measured).
 """
 import numpy as np
 from numba import njit, prange
@@ -47,6 +57,8 @@ from .intrinsics import PREFETCH_DISTANCE, add_pair, prefetch
 
 #: Bits of the row count in a packed cell's second channel (see the module docstring).
 COUNT_BITS = 15
+#: Where the gradient sum starts in a one-lane cell (quantized gradients).
+G_SHIFT = 40
 #: A block is summed in packed cells when it has at least this many rows per bin.
 PACKED_MIN_ROWS_PER_BIN = 4
 
@@ -113,7 +125,7 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     Parameters
     ----------
     X_binned : ndarray of shape (n_rows, n_features), uint8 or uint16, row-major   # IN
-    gh : ndarray of shape (n_rows, 2), int32 or int64   # IN, fixed-point gradient and hessian
+    gh : ndarray of shape (n_rows, 2), int16, int32 or int64   # IN, fixed-point g and h
     buf : ndarray of shape (2, n_partition), int32   # IN, the two index buffers (see partition.py)
     sides, starts, counts, slots : ndarray of shape (n_nodes,), int64   # IN, where each node's
         rows are (buffer, segment) and its histogram slot
@@ -131,8 +143,10 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     n_bins_max = hist.shape[2]
     size = hist.shape[1] * n_bins_max * 3
     all_features = n_active == hist.shape[1]  # then features[j] == j
-    # packed cells need int32 rows and blocks of fewer than 2**COUNT_BITS rows
-    packs = gh.itemsize == 4 and block_size < (1 << COUNT_BITS)
+    # packed cells need int32 rows (two lanes) or int16 (one lane, quantized gradients)
+    # and blocks of fewer than 2**COUNT_BITS rows
+    lanes = 1 if gh.itemsize == 2 else 2
+    packs = gh.itemsize <= 4 and block_size < (1 << COUNT_BITS)
     min_packed = PACKED_MIN_ROWS_PER_BIN * n_bins_max
     n_tasks = t_start.shape[0]
     # one worker per thread, each with its own scratch for packed blocks, allocated once
@@ -143,7 +157,7 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     if packs:
         for t in range(n_tasks):
             if t_count[t] >= min_packed:
-                width = max(width, (t_fhi[t] - t_flo[t]) * n_bins_max * 2)
+                width = max(width, (t_fhi[t] - t_flo[t]) * n_bins_max * lanes)
     scratch = np.empty((n_workers, width), dtype=np.int64)
     for w in prange(n_workers):
         for t in range(w * n_tasks // n_workers, (w + 1) * n_tasks // n_workers):
@@ -190,7 +204,10 @@ def _sum_block(X_binned, gh, indices, start, count, features, flo, fhi, all_feat
                packed, scratch, out):
     """Features flo..fhi of flat ``out`` := the sums of rows start..start+count of
     ``indices``, through packed cells or directly (the same result)."""
-    if packed:
+    if packed and gh.itemsize == 2:
+        _one_lane_accumulate(X_binned, gh, indices, start, count, features, flo, fhi,
+                             all_features, n_bins_max, scratch, out)
+    elif packed:
         _packed_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
                            n_bins_max, scratch, out)
     else:
@@ -234,6 +251,45 @@ def _packed_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, 
             v = scratch[s + 2 * b + 1]
             out[lo + 3 * b] = scratch[s + 2 * b]
             out[lo + 3 * b + 1] = v >> COUNT_BITS
+            out[lo + 3 * b + 2] = v & mask
+
+
+@njit(cache=True, nogil=True)
+def _one_lane_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
+                         n_bins_max, scratch, out):
+    """As :func:`_packed_accumulate`, for quantized (int16) rows: one int64 per cell
+    (the module docstring); ``scratch`` holds at least ``(fhi - flo) * n_bins_max``."""
+    nb = np.uint64(n_bins_max)
+    base = np.uint64(flo)
+    scratch[:(fhi - flo) * n_bins_max] = 0
+    end = start + count
+    last = X_binned.shape[1] - 1
+    for i in range(start, end):
+        if i + PREFETCH_DISTANCE < end:  # scattered rows: ask for them early
+            _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE], last)
+        r = np.uint64(indices[i])
+        v = (np.int64(gh[r, np.uint64(0)]) << G_SHIFT) \
+            + (np.int64(gh[r, np.uint64(1)]) << COUNT_BITS) + 1
+        row = X_binned[r]
+        if all_features:
+            for f in range(flo, fhi):
+                uf = np.uint64(f)
+                scratch[(uf - base) * nb + np.uint64(row[uf])] += v
+        else:
+            for j in range(flo, fhi):
+                uj = np.uint64(j)
+                scratch[(uj - base) * nb + np.uint64(row[np.uint64(features[j])])] += v
+    mask = (1 << COUNT_BITS) - 1
+    h_bits = G_SHIFT - COUNT_BITS
+    for j in range(flo, fhi):
+        lo = features[j] * n_bins_max * 3
+        s = (j - flo) * n_bins_max
+        for b in range(n_bins_max):
+            v = scratch[s + b]
+            rest = v >> COUNT_BITS  # g * 2**h_bits + h, exactly
+            h = (rest << (64 - h_bits)) >> (64 - h_bits)  # the signed low field
+            out[lo + 3 * b] = (rest - h) >> h_bits
+            out[lo + 3 * b + 1] = h
             out[lo + 3 * b + 2] = v & mask
 
 

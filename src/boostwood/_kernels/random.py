@@ -13,6 +13,7 @@ from numba import njit, prange, uint64
 #: Streams: independent uses of the same seed.
 STREAM_BAGGING = 1
 STREAM_BIN_SAMPLE = 2
+STREAM_QUANTIZE = 3
 
 _GOLDEN = uint64(0x9E3779B97F4A7C15)
 _M1 = uint64(0xBF58476D1CE4E5B9)

@@ -123,6 +123,9 @@ class TrainingState:
         self.method = make_tree_method(p["tree_method"], dtrain, _grower_params(p),
                                        self.reducer, p["approx_proposal"], p["sketch_eps"])
         self.grower = self.method.grower
+        if p["use_quantized_grad"]:
+            self.method.stats.use_quantized(p["num_grad_quant_bins"], p["stochastic_rounding"],
+                                            p["seed"])
         self.weighted_rows = None
         if self.method.drops_zero_weight and np.any(self.w == 0):  # (local rows: per shard)
             self.weighted_rows = np.nonzero(self.w > 0)[0].astype(np.int32)
@@ -209,7 +212,8 @@ class TrainingState:
         rows, feats = self._sample()
         trees = []
         for k in range(self.obj.n_outputs):
-            gh = self.method.stats.quantize(self.gh[k])
+            gh = self.method.stats.quantize(self.gh[k], self.info.ids(),
+                                            (self.round - 1) * self.obj.n_outputs + k)
             tree, (sides, starts, counts, values) = self.method.grow(gh, rows, feats, self.rng)
             if self.friedman is not None or self.obj.line_search:
                 values = self._reestimate_leaves(tree, sides, starts, counts, k)

@@ -66,6 +66,15 @@ PARAMS = {
     "max_bin": Param(255, "int", 2, 65535, aliases=("max_bins",), doc="value bins per feature"),
     "bin_construct_sample_cnt": Param(200000, "int", 1, aliases=("subsample_for_bin",),
                                       doc="rows sampled to fit bin edges"),
+    "use_quantized_grad": Param(False, "bool",
+                                doc="hist/approx: round gradients and hessians to a few levels "
+                                    "per tree (num_grad_quant_bins) for faster histograms"),
+    "num_grad_quant_bins": Param(16, "int", 2, 254,
+                                 doc="use_quantized_grad: levels of the hessian; the gradient "
+                                     "gets half as many on each side of zero"),
+    "stochastic_rounding": Param(True, "bool",
+                                 doc="use_quantized_grad: round at random, unbiased (else to "
+                                     "the nearest level)"),
     "base_score": Param(None, "optional_float", doc="initial prediction; default: loss minimiser"),
     "eval_metric": Param(None, "metric", aliases=("metric",), doc="metric name or list of names"),
     "seed": Param(0, "int", None, aliases=("random_state", "random_seed"), doc="random seed"),
@@ -144,5 +153,9 @@ def _check_combinations(p):
     if p["tweedie_variance_power"] >= 2.0:
         raise ValueError("parameter 'tweedie_variance_power' must be in (1, 2), got "
                          f"{p['tweedie_variance_power']}")
+    if p["use_quantized_grad"] and (p["tree_method"] == "exact" or (
+            p["tree_method"] == "approx" and p["approx_proposal"] == "local")):
+        raise ValueError("use_quantized_grad speeds up histograms: use tree_method 'hist' or "
+                         "'approx' with global proposals")
     if p["max_depth"] == 0 and p["max_leaves"] == 0:
         raise ValueError("max_depth=0 (unlimited) needs max_leaves > 0 to bound the tree size")

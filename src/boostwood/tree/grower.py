@@ -25,7 +25,7 @@ import numba
 import numpy as np
 from numba.core.errors import NumbaPerformanceWarning
 
-from .._config import GQ_DTYPE, HIST_DTYPE, INDEX_DTYPE
+from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import sum_gradients
 from .._kernels.expand import (DEPTHWISE, LOSSGUIDE, N_COUNTERS, NEED_NODES, NEED_PARTIALS,
                                NEED_SLOTS, ST_FREE, ST_LEAVES, ST_NEED, ST_NODES, ST_OPEN,
@@ -157,7 +157,7 @@ class TreeGrower:
 
     def _begin_tree(self, gh):
         """Per-tree state: fixed-point gradients, their units and the split settings."""
-        if gh is not None and gh.dtype != GQ_DTYPE:
+        if gh is not None and gh.dtype.kind == "f":  # else quantized by self.stats
             gh = self.stats.quantize(gh)
         self._gh = gh
         self._h_unit = float(self.stats.units[1])  # one hessian unit, for min_child_weight
