@@ -211,9 +211,10 @@ class TrainingState:
             self.friedman.prepare(self.gh)
         rows, feats = self._sample()
         trees = []
+        stats = self.method.stats
+        ids = self.info.ids() if stats.low_bits is not None else None  # keys the rounding
         for k in range(self.obj.n_outputs):
-            gh = self.method.stats.quantize(self.gh[k], self.info.ids(),
-                                            (self.round - 1) * self.obj.n_outputs + k)
+            gh = stats.quantize(self.gh[k], ids, (self.round - 1) * self.obj.n_outputs + k)
             tree, (sides, starts, counts, values) = self.method.grow(gh, rows, feats, self.rng)
             if self.friedman is not None or self.obj.line_search:
                 values = self._reestimate_leaves(tree, sides, starts, counts, k)
