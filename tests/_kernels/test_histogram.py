@@ -133,14 +133,16 @@ def test_packed_block_equals_direct_and_naive(dtype, nb):
 
 
 @pytest.mark.parametrize("n_groups,n_threads", [(1, 1), (3, 2), (1, 5)])
-def test_build_mixes_packed_and_direct_blocks_exactly(n_groups, n_threads):
+@pytest.mark.parametrize("rows_kind", ["int32", "int16 quantized"])
+def test_build_mixes_packed_and_direct_blocks_exactly(n_groups, n_threads, rows_kind):
     """Nodes of many sizes (below and above the packing rule, one and several blocks)
-    built in one batch with int32 rows equal the exact naive histograms; the same batch
-    with int64 rows (always direct) gives the same cells."""
+    built in one batch equal the exact naive histograms: int32 rows (two-lane packed cells
+    where the rule allows) and int16 quantized rows (one-lane cells). The same batch with
+    int64 rows (always direct) gives the same cells."""
     from boostwood._kernels.histogram import PACKED_MIN_ROWS_PER_BIN, build_histograms
     n, F, nb = 4 * HIST_BLOCK, 6, 64
     X = np.random.default_rng(6).integers(0, nb, size=(n, F)).astype(np.uint8)
-    gh = _extreme_gh(n, 7)
+    gh = _extreme_gh(n, 7) if rows_kind == "int32" else _extreme_quantized(n, 7)
     idx = np.random.default_rng(8).permutation(n).astype(np.int32)
     rule = PACKED_MIN_ROWS_PER_BIN * nb
     counts = np.array([1, rule - 1, rule, rule + 1, HIST_BLOCK, 2 * HIST_BLOCK + 3])
@@ -161,7 +163,6 @@ def test_build_mixes_packed_and_direct_blocks_exactly(n_groups, n_threads):
         naive = histogram_naive(X, gh[:, 0], gh[:, 1], seg, nb)
         np.testing.assert_array_equal(results[0][k], naive)
 
-
 def _extreme_quantized(n, seed):
     """int16 quantized rows at the edges of the levels the one-lane cell takes
     (|g| <= 128, |h| <= 255, negative hessians included)."""
@@ -178,7 +179,7 @@ def _extreme_quantized(n, seed):
 def test_one_lane_block_equals_direct_and_naive(dtype, nb):
     """Quantized rows summed in one-lane cells (g, h and the count in one int64) give the
     direct three-channel sums to the last bit, at the largest block, with one bin holding
-    half the rows at the extreme levels of both signs, for all features and a subset."""
+    the whole block at the extreme levels of both signs, for all features and a subset."""
     from boostwood._kernels.histogram import (COUNT_BITS, _one_lane_accumulate,
                                               _zero_and_accumulate)
     n, F = 3 * HIST_BLOCK, 5
@@ -207,31 +208,3 @@ def test_one_lane_block_equals_direct_and_naive(dtype, nb):
     # the crowded cell really came near the edge of its fields
     assert int(gh[rows[:count], 1].astype(np.int64).sum()) > 2 ** 22
 
-
-@pytest.mark.parametrize("n_groups,n_threads", [(1, 1), (3, 2)])
-def test_build_with_quantized_rows_equals_wide_rows(n_groups, n_threads):
-    """A batch of nodes of every size built from int16 rows (one-lane cells where the
-    packing rule allows, direct cells elsewhere) equals the same rows as int64 and the
-    naive sums."""
-    from boostwood._kernels.histogram import PACKED_MIN_ROWS_PER_BIN, build_histograms
-    n, F, nb = 4 * HIST_BLOCK, 6, 64
-    X = np.random.default_rng(6).integers(0, nb, size=(n, F)).astype(np.uint8)
-    gh = _extreme_quantized(n, 7)
-    idx = np.random.default_rng(8).permutation(n).astype(np.int32)
-    rule = PACKED_MIN_ROWS_PER_BIN * nb
-    counts = np.array([1, rule - 1, rule, HIST_BLOCK, 2 * HIST_BLOCK + 3])
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    feats = np.arange(F, dtype=np.int64)
-    results = []
-    for rows_gh in (gh, gh.astype(np.int64)):
-        hist = np.zeros((counts.size, F, nb, 3), dtype=np.int64)
-        partial = np.zeros((8, F, nb, 3), dtype=np.int64)
-        build_histograms(X, rows_gh, idx[None, :], np.zeros(counts.size, np.int64), starts,
-                         counts, np.arange(counts.size, dtype=np.int64), feats, HIST_BLOCK,
-                         n_groups, n_threads, hist, partial)
-        results.append(hist)
-    np.testing.assert_array_equal(results[0], results[1])
-    for k in range(counts.size):
-        seg = np.sort(idx[starts[k]:starts[k] + counts[k]])
-        np.testing.assert_array_equal(results[0][k],
-                                      histogram_naive(X, gh[:, 0], gh[:, 1], seg, nb))

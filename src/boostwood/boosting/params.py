@@ -8,6 +8,7 @@ import difflib
 
 from ..data.checks import INF, Param, check_value
 from ..objectives import OBJECTIVES
+from ..tree.stats import MAX_QUANT_BINS
 
 #: Most boosting rounds (LightGBM's int32 limit): beyond it a typo, not a plan.
 MAX_ROUNDS = (1 << 31) - 1
@@ -69,7 +70,7 @@ PARAMS = {
     "use_quantized_grad": Param(False, "bool",
                                 doc="hist/approx: round gradients and hessians to a few levels "
                                     "per tree (num_grad_quant_bins) for faster histograms"),
-    "num_grad_quant_bins": Param(16, "int", 2, 254,
+    "num_grad_quant_bins": Param(16, "int", 2, MAX_QUANT_BINS,
                                  doc="use_quantized_grad: levels of the hessian; the gradient "
                                      "gets half as many on each side of zero"),
     "stochastic_rounding": Param(True, "bool",
