@@ -5,7 +5,8 @@ import pytest
 
 import boostwood as bw
 from boostwood._kernels.predict import predict_raw
-from boostwood._kernels.predict_binned import MAX_FEATURES, count_below, predict_binned
+from boostwood._kernels.predict_binned import (MAX_FEATURES, PADDED_CUTS, count_below,
+                                               count_below_padded, predict_binned)
 from boostwood._kernels.reference import predict_tree_naive
 from boostwood.tree import tree as tree_mod
 from boostwood.tree.tree import binned_nodes, pack_trees
@@ -112,6 +113,55 @@ def test_count_below_is_a_lower_bound():
         padded = np.concatenate([[9.0, 9.0], cuts])  # cuts that start at an offset
         for x in pool:
             assert count_below(padded, 2, n, x) == np.searchsorted(cuts, x, side="left")
+
+
+def test_count_below_padded_is_the_lower_bound_of_the_unpadded_cuts():
+    r = np.random.default_rng(3)
+    for n in (0, 1, 2, 127, 128, 129, PADDED_CUTS - 1):
+        cuts = np.sort(r.choice(np.arange(-1000, 1000) / 7, size=n, replace=False))
+        segment = np.concatenate([[9.0], cuts, np.full(PADDED_CUTS - n, np.inf)])
+        pool = np.concatenate([cuts, np.nextafter(cuts, np.inf), np.nextafter(cuts, -np.inf),
+                               r.uniform(-200, 200, 50), [-np.inf, np.inf, 1e308]])
+        with np.errstate(over="ignore"):  # 1e308 is +inf in float32
+            pool32 = pool.astype(np.float32)
+        for x, x32 in zip(pool, pool32):
+            assert count_below_padded(segment, 1, x) == np.searchsorted(cuts, x, side="left")
+            assert count_below_padded(segment, 1, x32) == np.searchsorted(cuts, x32,
+                                                                          side="left")
+
+
+def _forest_with_cut_counts(counts):
+    """Stumps (one per threshold) on feature j with counts[j] distinct thresholds."""
+    from boostwood.tree import Tree
+    r = np.random.default_rng(11)
+    trees = []
+    for j, n in enumerate(counts):
+        for t in np.sort(r.choice(np.arange(-5000, 5000) / 997, size=n, replace=False)):
+            trees.append(Tree(np.array([j, -1, -1], np.int32), np.array([t, 0, 0]),
+                              np.array([1, -1, -1], np.int32), np.array([2, -1, -1], np.int32),
+                              np.array([r.integers(2), 0, 0], np.uint8),
+                              np.array([0, r.normal(), r.normal()]), np.zeros(3),
+                              np.ones(3), np.ones(3)))
+    return trees
+
+
+@pytest.mark.parametrize("pad", [True, False])
+def test_cut_segments_either_side_of_the_padded_size_bin_exactly(monkeypatch, pad):
+    """Features of 255, 256 and 257 thresholds (padded to 256, or one +inf after: never
+    a 256-entry segment that is not padded) and of 3; or no padding at all (more features
+    than MAX_PADDED_FEATURES): the binned walk equals the general kernel bit for bit."""
+    if not pad:
+        monkeypatch.setattr(tree_mod, "MAX_PADDED_FEATURES", 0)
+    counts = (PADDED_CUTS - 1, PADDED_CUTS, PADDED_CUTS + 1, 3)
+    packed = pack_trees(_forest_with_cut_counts(counts))
+    cuts, cut_start = packed["binned"][:2]
+    sizes = np.diff(cut_start)
+    small = np.array([PADDED_CUTS - 1, 3])
+    assert np.array_equal(sizes, [PADDED_CUTS if pad else small[0], PADDED_CUTS + 1,
+                                  PADDED_CUTS + 2, PADDED_CUTS if pad else small[1]])
+    r = np.random.default_rng(4)
+    X = _hard_rows(r, packed, 3000, len(counts))
+    assert np.array_equal(_binned(X, packed, 0.25), _general(X, packed, 0.25))
 
 
 def test_forests_the_binned_walk_cannot_read_fall_back_exactly(monkeypatch):

@@ -2,7 +2,7 @@
 import numpy as np
 
 from .._config import NODE_DTYPE
-from .._kernels.predict_binned import LEAF, MAX_CUTS, MAX_FEATURES
+from .._kernels.predict_binned import LEAF, MAX_CUTS, MAX_FEATURES, PADDED_CUTS
 from .._kernels.splits import CATEGORICAL, NUMERIC, bitset_of, categories_of, goes_left_many
 
 _INT_FIELDS = ("feature", "left", "right")
@@ -319,7 +319,10 @@ def binned_nodes(nodes, offsets, cover, shape=None):
 
     Each feature's cuts are its distinct split thresholds, sorted; a split's word holds
     the index of its threshold among them (see the kernel's module for the layout).
-    ``depth`` is a tree's depth where the tree is balanced by the rule of
+    Each feature's cuts are followed by +inf to ``PADDED_CUTS`` entries where it has
+    fewer (unless the forest uses more than ``MAX_PADDED_FEATURES`` features), by one
+    +inf where it has more or as many: a segment of exactly ``PADDED_CUTS`` entries is
+    always a padded one, as the kernel takes it. ``depth`` is a tree's depth where the tree is balanced by the rule of
     ``LEVEL_WALK_MAX_RATIO``, else -1.
     """
     shape = shape or walk_shape(nodes, offsets, cover)
@@ -341,13 +344,31 @@ def binned_nodes(nodes, offsets, cover, shape=None):
     cut_start[1:] = np.cumsum(counts)
     index = np.empty(fs.size, dtype=np.int64)
     index[order] = np.cumsum(first) - 1 - cut_start[fs]  # the threshold's rank among its cuts
+    cuts, cut_start = _padded_cuts(ts[first].astype(np.float64), cut_start,
+                                   counts.size <= MAX_PADDED_FEATURES)
     nan_left = (default_left[split] != 0).astype(np.int64)
     words = np.full(n, LEAF, dtype=np.uint32)
     words[split] = (index + nan_left) | (nan_left << 17) | (f << 18)
     tree_of, max_depth, balanced = shape
     children = np.where(split, left, np.arange(n) - offsets[tree_of]).astype(np.int32)
-    return (np.ascontiguousarray(ts[first], dtype=np.float64), cut_start, words, children,
-            np.where(balanced, max_depth, -1))
+    return cuts, cut_start, words, children, np.where(balanced, max_depth, -1)
+
+
+#: Most features whose cuts :func:`binned_nodes` pads (2 KiB each: 8 MiB at most).
+MAX_PADDED_FEATURES = 4096
+
+
+def _padded_cuts(cuts, cut_start, pad):
+    """Each feature's cuts followed by +inf: to ``PADDED_CUTS`` entries where it has fewer
+    cuts and ``pad``; one +inf where it has ``PADDED_CUTS`` or more."""
+    counts = np.diff(cut_start)
+    sizes = np.where(counts < PADDED_CUTS, PADDED_CUTS if pad else counts, counts + 1)
+    start = np.zeros(counts.size + 1, dtype=np.int64)
+    start[1:] = np.cumsum(sizes)
+    out = np.full(start[-1], np.inf)
+    rank = np.arange(cuts.size) - np.repeat(cut_start[:-1], counts)
+    out[np.repeat(start[:-1], counts) + rank] = cuts
+    return out, start
 
 
 IMPORTANCE_TYPES = ("split", "gain", "cover", "total_gain", "total_cover")
