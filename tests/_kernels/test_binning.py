@@ -1,9 +1,11 @@
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from boostwood._kernels.reference import bin_values_naive
+from boostwood.data import binning as binning_mod
 from boostwood.data.binning import BinMapper, edges_from_counts
 from boostwood.data.validation import as_feature_matrix
 
@@ -83,3 +85,30 @@ def test_sparse_and_dense_bin_alike():
     assert all(np.array_equal(e, f) for e, f in zip(dense.edges, sparse.edges))
     assert np.array_equal(dense.transform(as_feature_matrix(X)),
                           sparse.transform(as_feature_matrix(sp.csc_matrix(X))))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_padded_and_general_searches_bin_alike_at_every_edge(monkeypatch, dtype):
+    """Features of 255, 256 (uint16 rows) and 2 bins through the padded edge table, and
+    through the general search (more features than MAX_PADDED_FEATURES): both equal the
+    naive binning on every edge, one ulp either side, +-inf and NaN; wider bins fall back."""
+    r = np.random.default_rng(6)
+    n = 4000
+    X = np.column_stack([r.normal(size=n), r.integers(0, 256, n).astype(float),
+                         r.integers(0, 2, n).astype(float), np.arange(n, dtype=float)])
+    for max_bin, width in ((255, 3), (256, 3), (400, 4)):
+        mapper = BinMapper(max_bin=max_bin).fit(as_feature_matrix(X[:, :width]))
+        edges = np.concatenate(mapper.edges)
+        finite = edges[np.isfinite(edges)]
+        probe = np.concatenate([finite, np.nextafter(finite, np.inf),
+                                np.nextafter(finite, -np.inf), [np.inf, -np.inf, np.nan, 0.0]])
+        P = np.resize(r.permutation(probe), (probe.size, width))
+        P = np.concatenate([P, X[:, :width]]).astype(dtype)
+        expect = bin_values_naive(P.astype(np.float64), mapper.edges)
+        padded = (mapper._padded_edges() is not None)
+        assert padded == (max_bin <= 256)
+        assert np.array_equal(mapper.transform(as_feature_matrix(P)), expect)
+        monkeypatch.setattr(binning_mod, "MAX_PADDED_FEATURES", 0)
+        assert mapper._padded_edges() is None
+        assert np.array_equal(mapper.transform(as_feature_matrix(P)), expect)
+        monkeypatch.undo()

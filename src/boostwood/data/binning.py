@@ -11,7 +11,7 @@ convention that makes raw-value and binned prediction agree.
 import numpy as np
 
 from .._config import X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE
-from .._kernels.binning import bin_dense, bin_values
+from .._kernels.binning import PADDED_EDGES, bin_dense, bin_dense_padded, bin_values
 from .._kernels.random import STREAM_BIN_SAMPLE, row_hashes
 from .sketch import Summary
 
@@ -191,7 +191,11 @@ class BinMapper:
         n_rows, n_features = features.shape
         out = np.empty((n_rows, n_features), dtype=self.dtype)
         if features.dense is not None:
-            bin_dense(features.dense, self.edges_flat, self.edge_offsets, self.n_bins, out)
+            table = self._padded_edges()
+            if table is not None:
+                bin_dense_padded(features.dense, table, self.n_bins, out)
+            else:
+                bin_dense(features.dense, self.edges_flat, self.edge_offsets, self.n_bins, out)
             return out
         csc = features.csc
         zero = np.zeros(1)
@@ -206,9 +210,25 @@ class BinMapper:
             out[csc.indices[s:e], f] = vals
         return out
 
+    def _padded_edges(self):
+        """Every feature's edges followed by +inf to ``PADDED_EDGES`` entries, flat, for
+        :func:`bin_dense_padded`; None where a feature has more bins or there are more
+        than ``MAX_PADDED_FEATURES`` features (the table would outgrow the caches)."""
+        n = len(self.n_bins)
+        if n > MAX_PADDED_FEATURES or (n and int(self.n_bins.max()) > PADDED_EDGES):
+            return None
+        table = np.full((n, PADDED_EDGES), np.inf)
+        for f, e in enumerate(self.edges):
+            table[f, :e.size] = e
+        return table.reshape(-1)
+
     def bin_thresholds(self, features, bins):
         """Raw threshold (upper edge) of bin ``bins[i]`` of feature ``features[i]``."""
         return self.edges_flat[self.edge_offsets[features] + bins]
+
+
+#: Most features binned through the padded edge table (2 KiB each).
+MAX_PADDED_FEATURES = 4096
 
 
 def _gather_rows(features, weight, row_ids, reducer):
