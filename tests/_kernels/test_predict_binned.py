@@ -61,7 +61,7 @@ def test_binned_walk_equals_the_general_kernel_and_the_naive_walk(policy, object
     b = bw.train(params, bw.Dataset(X, y), 12, verbose_eval=False)
     packed = pack_trees(b.trees, b.n_outputs)
     assert packed["binned"] is not None
-    depth = packed["binned"][4]
+    depth = packed["binned"][3]
     if policy == "depthwise":  # balanced trees walk eight rows for their full depth
         assert np.array_equal(depth, [t.depth() for t in b.trees])
     else:  # deep leaf-wise trees walk four rows until all stand on leaves
@@ -97,8 +97,8 @@ def test_missing_values_follow_default_left_both_ways_and_lopsided_walks_match()
                   [np.nextafter(0.5, 1), 0.0], [0.0, np.nextafter(1.5, 2)]] * 3)
     expect = np.array([30, 10, 30, 10, 30, 30, 20.0] * 3)
     assert np.array_equal(_binned(X, packed, 0.0)[:, 0], expect)
-    cuts, cut_start, words, children, depth = packed["binned"]
-    lopsided = (cuts, cut_start, words, children, np.full_like(depth, -1))
+    cuts, cut_start, nodes, depth = packed["binned"]
+    lopsided = (cuts, cut_start, nodes, np.full_like(depth, -1))
     out = np.zeros((X.shape[0], 1))
     predict_binned(X, *lopsided, packed["value"], packed["offsets"], packed["group"], out)
     assert np.array_equal(out[:, 0], expect)

@@ -16,9 +16,11 @@ binning a row of 28 features took 0.24 us instead of 1.75 with the search whose
 number of steps follows the feature's number of cuts (measured on this module's
 kernels, 200k rows, one thread): binning had been a third of predicting 300 trees.
 
-A node is a 32-bit word and a left child (see :func:`boostwood.tree.tree.binned_nodes`).
-The word holds ``a`` (1 when NaN goes left) at bit 17, the feature from bit 18 on and
-``threshold bin + a`` in bits 0-16; a row goes right when ``(bin + a) mod 2**16`` is
+A node is one 64-bit entry, read with a single load: a 32-bit word in the low half and
+its left child in the high half (see :func:`boostwood.tree.tree.binned_nodes`; words and
+children in two arrays took 1.01-1.14x as long on 300-tree models, 200k rows, 1 and 2
+threads). The word holds ``a`` (1 when NaN goes left) at bit 17, the feature from bit 18
+on and ``threshold bin + a`` in bits 0-16; a row goes right when ``(bin + a) mod 2**16`` is
 greater than that, which is ``bin > threshold bin`` for a value and, for NaN
 (``NAN_BIN`` = 2**16 - 1), always when ``a`` = 0 and never when ``a`` = 1: missing
 values follow ``default_left`` without a branch. The right child is left + 1. A leaf's
@@ -54,10 +56,12 @@ BLOCK_BYTES = 16384
 
 _M16 = np.uint32(0xFFFF)
 _M17 = np.uint32(0x1FFFF)
-_LEAF = np.uint32(LEAF)
 _ONE = np.uint32(1)
 _S17 = np.uint32(17)
 _S18 = np.uint32(18)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+_LEAF64 = np.uint64(LEAF)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -109,24 +113,25 @@ def _bin_block(X, lo, hi, cuts, cut_start, xb):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _next(w, left, xr):
+def _next(e, xr):
     """The child (id within its tree) that a row with bins ``xr`` takes from the node
-    with word ``w`` and left child ``left``."""
+    with entry ``e`` (word in the low 32 bits, left child in the high 32)."""
+    w = np.uint32(e & _LOW32)
     v = np.uint32(xr[w >> _S18])
-    return left + np.int32(((v + ((w >> _S17) & _ONE)) & _M16) > (w & _M17))
+    return np.int32(e >> _S32) + np.int32(((v + ((w >> _S17) & _ONE)) & _M16) > (w & _M17))
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _walk_balanced(W, L, V, xb, i, depth, acc, g):
+def _walk_balanced(N, V, xb, i, depth, acc, g):
     """Rows i..i+7: ``depth`` steps down the tree (its deepest leaf's depth)."""
     x0, x1, x2, x3, x4, x5, x6, x7 = xb[i], xb[i + 1], xb[i + 2], xb[i + 3], xb[i + 4], \
         xb[i + 5], xb[i + 6], xb[i + 7]
     k0 = k1 = k2 = k3 = k4 = k5 = k6 = k7 = np.int32(0)
     for _ in range(depth):
-        k0, k1 = _next(W[k0], L[k0], x0), _next(W[k1], L[k1], x1)
-        k2, k3 = _next(W[k2], L[k2], x2), _next(W[k3], L[k3], x3)
-        k4, k5 = _next(W[k4], L[k4], x4), _next(W[k5], L[k5], x5)
-        k6, k7 = _next(W[k6], L[k6], x6), _next(W[k7], L[k7], x7)
+        k0, k1 = _next(N[k0], x0), _next(N[k1], x1)
+        k2, k3 = _next(N[k2], x2), _next(N[k3], x3)
+        k4, k5 = _next(N[k4], x4), _next(N[k5], x5)
+        k6, k7 = _next(N[k6], x6), _next(N[k7], x7)
     acc[i, g] += V[k0]
     acc[i + 1, g] += V[k1]
     acc[i + 2, g] += V[k2]
@@ -138,13 +143,13 @@ def _walk_balanced(W, L, V, xb, i, depth, acc, g):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _walk_lopsided(W, L, V, xb, i, acc, g):
+def _walk_lopsided(N, V, xb, i, acc, g):
     """Rows i..i+3: steps until all four stand on leaves."""
     x0, x1, x2, x3 = xb[i], xb[i + 1], xb[i + 2], xb[i + 3]
     k0 = k1 = k2 = k3 = np.int32(0)
-    while (W[k0] & W[k1] & W[k2] & W[k3] & _LEAF) == 0:
-        k0, k1 = _next(W[k0], L[k0], x0), _next(W[k1], L[k1], x1)
-        k2, k3 = _next(W[k2], L[k2], x2), _next(W[k3], L[k3], x3)
+    while (N[k0] & N[k1] & N[k2] & N[k3] & _LEAF64) == 0:
+        k0, k1 = _next(N[k0], x0), _next(N[k1], x1)
+        k2, k3 = _next(N[k2], x2), _next(N[k3], x3)
     acc[i, g] += V[k0]
     acc[i + 1, g] += V[k1]
     acc[i + 2, g] += V[k2]
@@ -152,16 +157,16 @@ def _walk_lopsided(W, L, V, xb, i, acc, g):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _walk_one(W, L, V, xb, i, acc, g):
+def _walk_one(N, V, xb, i, acc, g):
     x0 = xb[i]
     k = np.int32(0)
-    while (W[k] & _LEAF) == 0:
-        k = _next(W[k], L[k], x0)
+    while (N[k] & _LEAF64) == 0:
+        k = _next(N[k], x0)
     acc[i, g] += V[k]
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def predict_binned(X, cuts, cut_start, words, left, depth, value, tree_offsets, tree_group,
+def predict_binned(X, cuts, cut_start, nodes, depth, value, tree_offsets, tree_group,
                    out):
     """Add every tree's leaf value to ``out[:, group]``; equal to
     :func:`boostwood._kernels.predict.predict_raw` on a forest of numeric splits.
@@ -170,8 +175,8 @@ def predict_binned(X, cuts, cut_start, words, left, depth, value, tree_offsets, 
     cuts : ndarray, float64; each feature's sorted distinct thresholds, concatenated   # IN
     cut_start : ndarray of shape (n_used + 1,), int64; feature f's cuts are
         ``cuts[cut_start[f]:cut_start[f + 1]]``; features from n_used on are in no split   # IN
-    words : ndarray of shape (n_nodes_total,), uint32; the node words (module doc)   # IN
-    left : ndarray of shape (n_nodes_total,), int32; left child within the tree   # IN
+    nodes : ndarray of shape (n_nodes_total,), uint64; per node its word (module doc) in
+        the low 32 bits and its left child, within the tree, in the high 32   # IN
     depth : ndarray of shape (n_trees,), int64; the tree's depth when it is balanced
         (walked eight rows at a time for that many steps), else -1   # IN
     value : ndarray of shape (n_nodes_total,), float64   # IN
@@ -193,18 +198,18 @@ def predict_binned(X, cuts, cut_start, words, left, depth, value, tree_offsets, 
                 acc[i, g] = out[lo + i, g]
         for t in range(tree_offsets.shape[0]):  # a tree at a time: its nodes stay cached
             base, g, d = tree_offsets[t], tree_group[t], depth[t]
-            W, L, V = words[base:], left[base:], value[base:]
+            N, V = nodes[base:], value[base:]
             i = 0
             if d >= 0:
                 while i + 8 <= m:
-                    _walk_balanced(W, L, V, xb, i, d, acc, g)
+                    _walk_balanced(N, V, xb, i, d, acc, g)
                     i += 8
             else:
                 while i + 4 <= m:
-                    _walk_lopsided(W, L, V, xb, i, acc, g)
+                    _walk_lopsided(N, V, xb, i, acc, g)
                     i += 4
             for r in range(i, m):
-                _walk_one(W, L, V, xb, r, acc, g)
+                _walk_one(N, V, xb, r, acc, g)
         for i in range(m):
             for g in range(n_groups):
                 out[lo + i, g] = acc[i, g]

@@ -311,14 +311,15 @@ def level_nodes(nodes, offsets, cover, shape=None):
 
 
 def binned_nodes(nodes, offsets, cover, shape=None):
-    """``(cuts, cut_start, words, left, depth)`` for
+    """``(cuts, cut_start, nodes, depth)`` for
     :func:`boostwood._kernels.predict_binned.predict_binned`, or None when
     :func:`walk_shape` (``shape``, computed here when not given) says no, or the forest
     has a NaN threshold, more than ``MAX_CUTS`` distinct thresholds on one feature or a
     feature id of ``MAX_FEATURES`` or more.
 
     Each feature's cuts are its distinct split thresholds, sorted; a split's word holds
-    the index of its threshold among them (see the kernel's module for the layout).
+    the index of its threshold among them, and ``nodes`` holds each node's word and, in
+    the high 32 bits, its left child (see the kernel's module for the layout).
     Each feature's cuts are followed by +inf to ``PADDED_CUTS`` entries where it has
     fewer (unless the forest uses more than ``MAX_PADDED_FEATURES`` features), by one
     +inf where it has more or as many: a segment of exactly ``PADDED_CUTS`` entries is
@@ -350,8 +351,9 @@ def binned_nodes(nodes, offsets, cover, shape=None):
     words = np.full(n, LEAF, dtype=np.uint32)
     words[split] = (index + nan_left) | (nan_left << 17) | (f << 18)
     tree_of, max_depth, balanced = shape
-    children = np.where(split, left, np.arange(n) - offsets[tree_of]).astype(np.int32)
-    return cuts, cut_start, words, children, np.where(balanced, max_depth, -1)
+    children = np.where(split, left, np.arange(n) - offsets[tree_of]).astype(np.uint64)
+    entries = (children << np.uint64(32)) | words.astype(np.uint64)
+    return cuts, cut_start, entries, np.where(balanced, max_depth, -1)
 
 
 #: Most features whose cuts :func:`binned_nodes` pads (2 KiB each: 8 MiB at most).
