@@ -24,6 +24,11 @@ S_LAMBDA, S_ALPHA, S_MAX_DELTA_STEP, S_GAMMA, S_MIN_CHILD_WEIGHT, S_MIN_DATA_IN_
     S_G_UNIT, S_H_UNIT = range(8)
 N_SETTINGS = 8
 
+#: (node, feature) scans per parallel task of :func:`find_best_splits`, which share one
+#: scratch allocation: a quarter of the allocations, and still 14 tasks for the two
+#: children of a split on 28 features.
+SCAN_CHUNK = 4
+
 
 def split_settings(reg_lambda, reg_alpha, max_delta_step, gamma, min_child_weight,
                    min_data_in_leaf, units=(1.0, 1.0)):
@@ -124,50 +129,87 @@ def _children_score(gl, hl, gr, hr, lam, alpha, max_delta_step, plain):
             + leaf_score(gr, hr, lam, alpha, max_delta_step))
 
 
-@njit(cache=True, nogil=True)
-def _scan_no_missing(cell, nb, Gt, Ht, Ct, s, score_parent, tol, best_left):
-    """:func:`scan_feature` for the common case: no missing values in the node,
-    no L1 penalty, no step clipping. Same candidates, same order, same tie rule,
-    without the loop over missing directions (about twice as fast)."""
-    lam, gamma = s[S_LAMBDA], s[S_GAMMA]
-    mcw, mdl = s[S_MIN_CHILD_WEIGHT], s[S_MIN_DATA_IN_LEAF]
+@njit(cache=True, nogil=True, error_model="numpy")
+def _score_candidates(sums, n, Gt, Ht, Ct, s, score_parent, work):
+    """Pass 2 of :func:`_scan_no_missing`: every boundary's children score minus the
+    parent's (``work[0]``) and whether it meets the constraints (``work[1]``, 1.0 or 0.0),
+    with no branch, so that the compiler turns it into vector instructions. Each value is
+    the one the scalar form computes (same operations in the same order, no fused
+    multiply-add); ``error_model="numpy"`` lets a zero denominator give inf instead of
+    raising, and such a value is never used (``_children_score``'s rule picks the other
+    form, or the candidate is invalid)."""
+    lam, mcw, mdl = s[S_LAMBDA], s[S_MIN_CHILD_WEIGHT], s[S_MIN_DATA_IN_LEAF]
     ug, uh = s[S_G_UNIT], s[S_H_UNIT]
-    best = -np.inf
-    best_bin = -1
-    best_dl = False
+    for b in range(n):
+        GL, HL, CL = sums[0, b], sums[1, b], sums[2, b]
+        gl, gr = GL * ug, (Gt - GL) * ug
+        hl, hr = HL * uh, (Ht - HL) * uh
+        dl, dr = hl + lam, hr + lam
+        both = (dl > 0.0) & (dr > 0.0)
+        common = (gl * gl * dr + gr * gr * dl) / (dl * dr)
+        apart = (gl * gl / dl if dl > 0.0 else 0.0) + (gr * gr / dr if dr > 0.0 else 0.0)
+        work[0, b] = (common if both else apart) - score_parent
+        bad = (CL < mdl) | (Ct - CL < mdl) | (hl < mcw) | (hr < mcw)
+        work[1, b] = 0.0 if bad else 1.0
+
+
+@njit(cache=True, nogil=True)
+def _scan_no_missing(cell, nb, Gt, Ht, Ct, s, score_parent, tol, best_left, sums, work):
+    """:func:`scan_feature` for the common case: no missing values in the node,
+    no L1 penalty, no step clipping. Same candidates, same gains, same order, same tie
+    rule, in three passes: the left sums of every boundary (exact, in the cells' type;
+    an empty bin gets count -1, below any ``min_data_in_leaf``: it splits the rows as
+    the boundary before it does), their scores (:func:`_score_candidates`, vectorized),
+    then the pick. ``sums`` (3, n_bins_max) of the cells' type and ``work``
+    (2, n_bins_max) float64 are scratch. In :func:`find_best_splits` at one thread,
+    3.5 ns per bin instead of 5.6-7.4 for the one-pass loop this replaced, whose mixed
+    integer / float tests and divisions ran one at a time."""
+    gamma = s[S_GAMMA]
+    n = nb - 1  # the last boundary sends every row left: not a split
     GL = cell[0, 0] - cell[0, 0]  # zero of the cells' type: sums stay exact integers
     HL = GL
     CL = GL
-    for b in range(nb - 1):  # the last boundary sends every row left: not a split
+    for b in range(n):
         c = cell[b, 2]
-        if c == 0:
-            continue  # empty bin: same partition as the previous threshold
         GL += cell[b, 0]
         HL += cell[b, 1]
         CL += c
-        if CL < mdl or Ct - CL < mdl:
+        sums[0, b] = GL
+        sums[1, b] = HL
+        sums[2, b] = CL if c != 0 else -1
+    _score_candidates(sums, n, Gt, Ht, Ct, s, score_parent, work)
+    best = -np.inf
+    best_bin = -1
+    for b in range(n):
+        if work[1, b] == 0.0:
             continue
-        hl = HL * uh
-        hr = (Ht - HL) * uh
-        if hl < mcw or hr < mcw:
-            continue
-        delta = _children_score(GL * ug, hl, (Gt - GL) * ug, hr, lam, 0.0, 0.0,
-                                True) - score_parent
+        delta = work[0, b]
         if 0.5 * delta <= tol:
             continue
         gain = 0.5 * delta - gamma
         if best_bin < 0 or gain > best + TIE_RTOL * abs(best):
             best = gain
             best_bin = b
-            best_dl = hl >= hr
-            best_left[0] = GL
-            best_left[1] = HL
-            best_left[2] = CL
+    best_dl = False
+    if best_bin >= 0:
+        uh = s[S_H_UNIT]
+        best_dl = sums[1, best_bin] * uh >= (Ht - sums[1, best_bin]) * uh
+        best_left[0] = sums[0, best_bin]
+        best_left[1] = sums[1, best_bin]
+        best_left[2] = sums[2, best_bin]
     return best, best_bin, best_dl
 
 
 @njit(cache=True, nogil=True)
 def scan_feature(cell, nb, Gt, Ht, Ct, s, best_left):
+    """Best threshold of one feature of one node from its histogram (see
+    :func:`scan_feature_into`, which takes its scratch from the caller)."""
+    return scan_feature_into(cell, nb, Gt, Ht, Ct, s, best_left, np.empty((3, cell.shape[0]), cell.dtype),
+                             np.empty((2, cell.shape[0])))
+
+
+@njit(cache=True, nogil=True)
+def scan_feature_into(cell, nb, Gt, Ht, Ct, s, best_left, sums, work):
     """Best threshold of one feature of one node from its histogram.
 
     Scans the value bins left to right; at each boundary ``b`` (left child =
@@ -189,6 +231,7 @@ def scan_feature(cell, nb, Gt, Ht, Ct, s, best_left):
     s : ndarray of shape (N_SETTINGS,), float64   # IN, see :func:`split_settings`
     best_left : ndarray of shape (3,), of the cells' type   # OUT, (G, H, count) of the
         best left child
+    sums, work : scratch, of shape (3, n_bins_max) of the cells' type and (2, n_bins_max) float64
 
     Returns
     -------
@@ -204,7 +247,8 @@ def scan_feature(cell, nb, Gt, Ht, Ct, s, best_left):
     tol = 1e-10 * abs(score_parent)  # a decrease at rounding level is not a split
     Gm, Hm, Cm = cell[nb, 0], cell[nb, 1], cell[nb, 2]
     if Cm <= 0 and plain:
-        return _scan_no_missing(cell, nb, Gt, Ht, Ct, s, score_parent, tol, best_left)
+        return _scan_no_missing(cell, nb, Gt, Ht, Ct, s, score_parent, tol, best_left,
+                                sums, work)
     best, best_bin, best_dl = -np.inf, -1, False
     GL = HL = CL = cell[0, 0] - cell[0, 0]  # zero of the cells' type
     for b in range(nb):
@@ -291,18 +335,26 @@ def find_best_splits(hist, slots, totals, n_bins, features, feature_mask, settin
     out_gain, out_pick, out_left = out
     n_nodes = slots.shape[0]
     n_active = features.shape[0]
-    for task in prange(n_active * n_nodes):
-        a = task // n_nodes
-        node = task % n_nodes
-        out_gain[node, a] = -np.inf
-        out_pick[P_BIN, node, a] = -1
-        out_pick[P_NEXT, node, a] = -1
-        out_pick[P_DEFAULT_LEFT, node, a] = 0
-        if feature_mask[node, a] == 0:
-            continue
-        f = features[a]
-        gain, b, dl = scan_feature(hist[slots[node], f], n_bins[f], totals[node, 0],
-                                   totals[node, 1], totals[node, 2], settings, out_left[node, a])
-        out_gain[node, a] = gain
-        out_pick[P_BIN, node, a] = b
-        out_pick[P_DEFAULT_LEFT, node, a] = 1 if dl else 0
+    n_tasks = n_active * n_nodes
+    # SCAN_CHUNK tasks at a time share one scan scratch (a work-size rule: the same
+    # chunks on any machine); every task writes only its own outputs
+    n_chunks = (n_tasks + SCAN_CHUNK - 1) // SCAN_CHUNK
+    for chunk in prange(n_chunks):
+        sums = np.empty((3, hist.shape[2]), hist.dtype)
+        work = np.empty((2, hist.shape[2]))
+        for task in range(chunk * n_tasks // n_chunks, (chunk + 1) * n_tasks // n_chunks):
+            a = task // n_nodes
+            node = task % n_nodes
+            out_gain[node, a] = -np.inf
+            out_pick[P_BIN, node, a] = -1
+            out_pick[P_NEXT, node, a] = -1
+            out_pick[P_DEFAULT_LEFT, node, a] = 0
+            if feature_mask[node, a] == 0:
+                continue
+            f = features[a]
+            gain, b, dl = scan_feature_into(hist[slots[node], f], n_bins[f], totals[node, 0],
+                                            totals[node, 1], totals[node, 2], settings,
+                                            out_left[node, a], sums, work)
+            out_gain[node, a] = gain
+            out_pick[P_BIN, node, a] = b
+            out_pick[P_DEFAULT_LEFT, node, a] = 1 if dl else 0
