@@ -12,6 +12,9 @@ from numba import njit, prange
 
 #: Entries of a feature's row in the padded edge table of :func:`bin_dense_padded`.
 PADDED_EDGES = 256
+#: Most features given padded tables (2 KiB each: 8 MiB at most); above it the tables
+#: would outgrow the caches, and the general search is used.
+MAX_PADDED_FEATURES = 4096
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -67,14 +70,14 @@ def bin_values(values, edges, lo, nb, out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _search_bin_padded(table, base, x):
-    """Smallest b with x <= table[base + b], where ``table[base:base + PADDED_EDGES]`` is
-    a feature's edges followed by +inf: the number of entries below ``x``, counted in
-    ``log2(PADDED_EDGES)`` steps of constant size, which the compiler unrolls into
-    straight-line loads and compares."""
+def count_below_padded(table, start, x):
+    """Number of ``table[start:start + PADDED_EDGES]`` (sorted, padded with +inf) strictly
+    below ``x``, i.e. the smallest b with ``x <= table[start + b]``: ``log2(PADDED_EDGES)``
+    steps of constant size, which the compiler unrolls into straight-line loads and
+    compares. Shared by Dataset binning (edges) and binned prediction (split cuts)."""
     b = np.uint64(0)
     step = np.uint64(PADDED_EDGES >> 1)
-    first = np.uint64(base) - np.uint64(1)
+    first = np.uint64(start) - np.uint64(1)
     while step > 0:
         b += step * np.uint64(table[first + b + step] < x)
         step >>= np.uint64(1)
@@ -92,5 +95,5 @@ def bin_dense_padded(X, table, n_bins, out):
     for i in prange(n_rows):
         for f in range(n_features):
             x = X[i, f]
-            b = _search_bin_padded(table, f * PADDED_EDGES, x)
+            b = count_below_padded(table, f * PADDED_EDGES, x)
             out[i, f] = n_bins[f] if np.isnan(x) else b

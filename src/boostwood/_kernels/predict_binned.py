@@ -40,14 +40,17 @@ with the float64 cut as it is with the float64 threshold).
 import numpy as np
 from numba import njit, prange
 
+from .binning import PADDED_EDGES, count_below_padded
+
 #: The bin of a missing (NaN) value; cut indices stay below it (at most 65,534 cuts).
 NAN_BIN = 65535
 #: The threshold field of a leaf: above every bin, and the only one with bit 16 set.
 LEAF = 1 << 16
 #: Most distinct thresholds one feature may have for the binned walk (else predict_raw).
 MAX_CUTS = 65534
-#: Entries of a feature's padded cuts (see the module docstring): a power of two.
-PADDED_CUTS = 256
+#: Entries of a feature's padded cuts (see the module docstring): the width of
+#: Dataset binning's padded edges, searched by the same kernel.
+PADDED_CUTS = PADDED_EDGES
 #: Features the 14-bit feature field can name.
 MAX_FEATURES = 1 << 14
 #: Bytes of bins per row block: half the 32 KiB first-level data cache of current x86 and
@@ -84,19 +87,6 @@ def count_below(cuts, start, n, x):
     if n == 1 and cuts[base] < x:
         base += 1
     return base - start
-
-
-@njit(cache=True, nogil=True, inline="always")
-def count_below_padded(cuts, start, x):
-    """Number of ``cuts[start:start + PADDED_CUTS]`` (sorted, +inf padded) strictly below
-    ``x``: ``log2(PADDED_CUTS)`` steps, a constant count the compiler unrolls."""
-    base = np.uint64(start) - np.uint64(1)
-    b = np.uint64(0)
-    step = np.uint64(PADDED_CUTS >> 1)
-    while step > 0:
-        b += step * np.uint64(cuts[base + b + step] < x)
-        step >>= np.uint64(1)
-    return b
 
 
 @njit(cache=True, nogil=True, inline="always")

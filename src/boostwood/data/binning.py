@@ -11,7 +11,8 @@ convention that makes raw-value and binned prediction agree.
 import numpy as np
 
 from .._config import X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE
-from .._kernels.binning import PADDED_EDGES, bin_dense, bin_dense_padded, bin_values
+from .._kernels.binning import (MAX_PADDED_FEATURES, PADDED_EDGES, bin_dense, bin_dense_padded,
+                               bin_values)
 from .._kernels.random import STREAM_BIN_SAMPLE, row_hashes
 from .sketch import Summary
 
@@ -225,10 +226,6 @@ class BinMapper:
     def bin_thresholds(self, features, bins):
         """Raw threshold (upper edge) of bin ``bins[i]`` of feature ``features[i]``."""
         return self.edges_flat[self.edge_offsets[features] + bins]
-
-
-#: Most features binned through the padded edge table (2 KiB each).
-MAX_PADDED_FEATURES = 4096
 
 
 def _gather_rows(features, weight, row_ids, reducer):

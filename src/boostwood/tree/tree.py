@@ -2,6 +2,7 @@
 import numpy as np
 
 from .._config import NODE_DTYPE
+from .._kernels.binning import MAX_PADDED_FEATURES
 from .._kernels.predict_binned import LEAF, MAX_CUTS, MAX_FEATURES, PADDED_CUTS
 from .._kernels.splits import CATEGORICAL, NUMERIC, bitset_of, categories_of, goes_left_many
 
@@ -323,8 +324,8 @@ def binned_nodes(nodes, offsets, cover, shape=None):
     Each feature's cuts are followed by +inf to ``PADDED_CUTS`` entries where it has
     fewer (unless the forest uses more than ``MAX_PADDED_FEATURES`` features), by one
     +inf where it has more or as many: a segment of exactly ``PADDED_CUTS`` entries is
-    always a padded one, as the kernel takes it. ``depth`` is a tree's depth where the tree is balanced by the rule of
-    ``LEVEL_WALK_MAX_RATIO``, else -1.
+    always a padded one, as the kernel takes it. ``depth`` is a tree's depth where the
+    tree is balanced by the rule of ``LEVEL_WALK_MAX_RATIO``, else -1.
     """
     shape = shape or walk_shape(nodes, offsets, cover)
     if shape is None:
@@ -354,10 +355,6 @@ def binned_nodes(nodes, offsets, cover, shape=None):
     children = np.where(split, left, np.arange(n) - offsets[tree_of]).astype(np.uint64)
     entries = (children << np.uint64(32)) | words.astype(np.uint64)
     return cuts, cut_start, entries, np.where(balanced, max_depth, -1)
-
-
-#: Most features whose cuts :func:`binned_nodes` pads (2 KiB each: 8 MiB at most).
-MAX_PADDED_FEATURES = 4096
 
 
 def _padded_cuts(cuts, cut_start, pad):
