@@ -208,3 +208,44 @@ def test_one_lane_block_equals_direct_and_naive(dtype, nb):
     # the crowded cell really came near the edge of its fields
     assert int(gh[rows[:count], 1].astype(np.int64).sum()) > 2 ** 22
 
+
+
+@pytest.mark.parametrize("rows_kind", ["int32", "int16 quantized"])
+@pytest.mark.parametrize("counts,n_threads,all_features", [
+    ([40000], 3, True),  # one node over 2**COUNT_BITS rows, in 3 pieces
+    ([2048], 2, False),  # the smallest node that is cut, feature subset
+    ([5000, 20000], 2, True),  # two nodes (one built child each of a depthwise pair)
+    ([1, 3000], 4, True),  # a one-row node beside a cut one
+])
+def test_small_batch_cut_into_pieces_equals_naive(rows_kind, counts, n_threads, all_features):
+    """A small batch built in pieces, one per thread (each summed in packed cells, then
+    added cell by cell), equals the naive histograms to the bit, including a bin that
+    holds every row of a node of more than 2**COUNT_BITS rows at extreme values (each
+    piece must be unpacked before the pieces are added), and leaves the features it was
+    not asked for untouched. The path is checked to be the one taken."""
+    from boostwood._kernels.histogram import (COUNT_BITS, _pieces_rows, build_histograms,
+                                              piece_rows)
+    n, F, nb = 50000, 5, 40
+    X = np.random.default_rng(9).integers(0, nb, size=(n, F)).astype(np.uint8)
+    gh = _extreme_gh(n, 10) if rows_kind == "int32" else _extreme_quantized(n, 10)
+    idx = np.random.default_rng(11).permutation(n).astype(np.int32)
+    counts = np.array(counts, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    X[idx[:counts[0]], 1] = 3  # a crowded bin: all the first node's rows
+    feats = np.arange(F, dtype=np.int64) if all_features else np.array([1, 4], dtype=np.int64)
+    partial = np.full((n_threads + counts.size, F, nb, 3), 77, dtype=np.int64)  # dirty
+    rows = _pieces_rows(counts, HIST_BLOCK, n_threads, partial.shape[0])
+    assert rows == piece_rows(counts.sum(), HIST_BLOCK, n_threads) > 0
+    assert _pieces_rows(counts, HIST_BLOCK, 1, partial.shape[0]) == 0  # one thread: blocks
+    hist = np.full((counts.size + 1, F, nb, 3), -5, dtype=np.int64)
+    slots = np.arange(1, counts.size + 1, dtype=np.int64)
+    build_histograms(X, gh, idx[None, :], np.zeros(counts.size, np.int64), starts, counts,
+                     slots, feats, HIST_BLOCK, 1, n_threads, hist, partial)
+    for k in range(counts.size):
+        naive = histogram_naive(X, gh[:, 0], gh[:, 1], idx[starts[k]:starts[k] + counts[k]], nb)
+        np.testing.assert_array_equal(hist[slots[k]][feats], naive[feats])
+        others = np.setdiff1d(np.arange(F), feats)
+        assert np.all(hist[slots[k]][others] == -5)
+    assert np.all(hist[0] == -5)
+    if counts[0] >= 1 << COUNT_BITS:
+        assert hist[1, 1, 3, 2] == counts[0]

@@ -61,6 +61,8 @@ COUNT_BITS = 15
 G_SHIFT = 40
 #: A block is summed in packed cells when it has at least this many rows per bin.
 PACKED_MIN_ROWS_PER_BIN = 4
+#: The row count field of a packed cell.
+COUNT_MASK = (1 << COUNT_BITS) - 1
 
 
 @njit(cache=True, nogil=True)
@@ -110,6 +112,99 @@ def feature_groups(n_blocks, n_active, n_threads):
     return 1
 
 
+#: Fewest rows per piece when the nodes of a small batch are cut across threads (see
+#: :func:`piece_rows`).
+MIN_PIECE_ROWS = 1024
+
+
+@njit(cache=True, nogil=True)
+def piece_rows(total_rows, block_size, n_threads):
+    """Rows per piece for a small batch of ``total_rows`` cut across ``n_threads``: one
+    piece per thread, but at least ``MIN_PIECE_ROWS`` (a smaller piece costs more in its
+    pass over the cells than it saves) and at most ``block_size`` (below ``2**COUNT_BITS``,
+    so a piece always fits packed cells)."""
+    return min(block_size, max(MIN_PIECE_ROWS, (total_rows + n_threads - 1) // n_threads))
+
+
+@njit(cache=True, nogil=True)
+def _plan_pieces(counts, rows):
+    """Cut node k into ``max(ceil(counts[k] / rows), 1)`` near-equal pieces: the first
+    piece of each node (plus the total at the end) and the node of each piece."""
+    n_nodes = counts.shape[0]
+    first = np.empty(n_nodes + 1, dtype=np.int64)
+    first[0] = 0
+    for k in range(n_nodes):
+        first[k + 1] = first[k] + max((counts[k] + rows - 1) // rows, 1)
+    node_of = np.empty(first[n_nodes], dtype=np.int64)
+    for k in range(n_nodes):
+        node_of[first[k]:first[k + 1]] = k
+    return first, node_of
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _build_pieces(X_binned, gh, buf, sides, starts, counts, slots, features, rows, hist,
+                  partial):
+    """Histograms of a small batch, its nodes cut into pieces of about ``rows`` rows
+    (:func:`_plan_pieces`) summed in parallel, each into packed cells in its own buffer of
+    ``partial`` (one per piece); then, in parallel over (node, feature), every cell is the
+    sum of its pieces' cells, each unpacked first (a node may pass ``2**COUNT_BITS`` rows).
+    Integer sums: the same bits as any other cut. ``gh`` int32 or int16 (the caller's check)."""
+    n_active = features.shape[0]
+    all_features = n_active == hist.shape[1]
+    n_bins_max = hist.shape[2]
+    one_lane = gh.itemsize == 2
+    lanes = 1 if one_lane else 2
+    first, node_of = _plan_pieces(counts, rows)
+    flat = partial.reshape(partial.shape[0], hist.shape[1] * n_bins_max * 3)
+    for t in prange(node_of.shape[0]):
+        k = node_of[t]
+        n_k = first[k + 1] - first[k]
+        lo = starts[k] + counts[k] * (t - first[k]) // n_k
+        hi = starts[k] + counts[k] * (t - first[k] + 1) // n_k
+        if one_lane:
+            _one_lane_rows(X_binned, gh, buf[sides[k]], lo, hi - lo, features, 0, n_active,
+                           all_features, n_bins_max, flat[t])
+        else:
+            _packed_rows(X_binned, gh, buf[sides[k]], lo, hi - lo, features, 0, n_active,
+                         all_features, n_bins_max, flat[t])
+    n_nodes = counts.shape[0]
+    for task in prange(n_nodes * n_active):
+        k, j = task // n_active, task % n_active
+        cell = hist[slots[k], features[j]]
+        for b in range(n_bins_max):
+            at = (j * n_bins_max + b) * lanes
+            g = h = c = 0
+            for t in range(first[k], first[k + 1]):
+                if one_lane:
+                    g1, h1, c1 = _unpack_one_lane(flat[t, at])
+                    g, h, c = g + g1, h + h1, c + c1
+                else:
+                    g += flat[t, at]
+                    h += flat[t, at + 1] >> COUNT_BITS
+                    c += flat[t, at + 1] & COUNT_MASK
+            cell[b, 0], cell[b, 1], cell[b, 2] = g, h, c
+
+
+@njit(cache=True, nogil=True)
+def _pieces_rows(counts, block_size, n_threads, n_buffers):
+    """The piece size when a batch is built by :func:`_build_pieces`, else 0: several
+    threads, a batch of fewer than 4 blocks per thread (a big batch keeps every thread
+    busy with whole blocks), at least two minimal pieces of rows, and a buffer of
+    ``partial`` for every piece."""
+    n_blocks = 0
+    total = 0
+    for c in counts:
+        n_blocks += max((c + block_size - 1) // block_size, 1)
+        total += c
+    if n_threads < 2 or n_blocks >= 4 * n_threads or total < 2 * MIN_PIECE_ROWS:
+        return 0
+    rows = piece_rows(total, block_size, n_threads)
+    n_pieces = 0
+    for c in counts:
+        n_pieces += max((c + rows - 1) // rows, 1)
+    return rows if n_pieces <= n_buffers else 0
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, block_size,
                      n_groups, n_threads, hist, partial):
@@ -121,6 +216,15 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     slot in block order. A block may also be shared by ``n_groups`` tasks on
     disjoint feature ranges: each cell still sums the block's rows in order, so
     ``n_groups`` never changes a bit of the result.
+
+    A small batch (fewer than 4 blocks per thread, as the single built child of a
+    leaf-wise split) of int32 or int16 rows is instead cut into about one piece per
+    thread (:func:`_pieces_rows`, a work-size rule), each summed into packed cells in a
+    buffer of ``partial``, and the pieces are then added cell by cell. Feature ranges
+    leave every thread reading every row of the block, and on scattered rows the reads
+    are the cost: pieces give each thread its own rows (28 features, 256 bins, 2
+    threads: 1.8-2.1x one thread's speed from 4,000 to 32,000 rows, against 1.4x).
+    Integer sums, so the result is the same to the bit.
 
     Parameters
     ----------
@@ -135,9 +239,16 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     n_threads : int, the threads of the parallel loop (they only cut the work)
     hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), int64   # OUT
     partial : ndarray of shape (n_buffers, n_features, n_bins_max, 3), int64   # OUT, workspace
-        with at least (total blocks - n_nodes) buffers
+        with at least (total blocks - n_nodes) buffers; small batches are cut into pieces
+        only when it has one per piece (``n_threads + n_nodes - 1`` at most)
     """
     n_active = features.shape[0]
+    packs = gh.itemsize <= 4 and block_size < (1 << COUNT_BITS)
+    rows = _pieces_rows(counts, block_size, n_threads, partial.shape[0]) if packs else 0
+    if rows > 0:
+        _build_pieces(X_binned, gh, buf, sides, starts, counts, slots, features, rows, hist,
+                      partial)
+        return
     t_start, t_count, t_dest, t_partial, t_flo, t_fhi, t_side, part_first, part_count = \
         _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_active)
     n_bins_max = hist.shape[2]
@@ -146,7 +257,6 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     # packed cells need int32 rows (two lanes) or int16 (one lane, quantized gradients)
     # and blocks of fewer than 2**COUNT_BITS rows
     lanes = 1 if gh.itemsize == 2 else 2
-    packs = gh.itemsize <= 4 and block_size < (1 << COUNT_BITS)
     min_packed = PACKED_MIN_ROWS_PER_BIN * n_bins_max
     n_tasks = t_start.shape[0]
     # one worker per thread, each with its own scratch for packed blocks, allocated once
@@ -221,6 +331,23 @@ def _packed_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, 
     """As :func:`_zero_and_accumulate`, through packed cells (the module docstring) in
     ``scratch`` (1-D int64 of at least ``(fhi - flo) * n_bins_max * 2``, workspace):
     ``gh`` int32 and ``count < 2**COUNT_BITS`` (the caller's checks)."""
+    _packed_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
+                 n_bins_max, scratch)
+    for j in range(flo, fhi):
+        lo = features[j] * n_bins_max * 3
+        s = (j - flo) * n_bins_max * 2
+        for b in range(n_bins_max):
+            v = scratch[s + 2 * b + 1]
+            out[lo + 3 * b] = scratch[s + 2 * b]
+            out[lo + 3 * b + 1] = v >> COUNT_BITS
+            out[lo + 3 * b + 2] = v & COUNT_MASK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _packed_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
+                 n_bins_max, scratch):
+    """Zero ``scratch`` and sum rows start..start+count of ``indices`` into its packed
+    two-lane cells: cell (j - flo, b) at ``2 * ((j - flo) * n_bins_max + b)``."""
     nb = np.uint64(n_bins_max)
     two = np.uint64(2)
     base = np.uint64(flo)
@@ -243,15 +370,6 @@ def _packed_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, 
                 uj = np.uint64(j)
                 k = ((uj - base) * nb + np.uint64(row[np.uint64(features[j])])) * two
                 add_pair(scratch, k, gr, hr)
-    mask = (1 << COUNT_BITS) - 1
-    for j in range(flo, fhi):
-        lo = features[j] * n_bins_max * 3
-        s = (j - flo) * n_bins_max * 2
-        for b in range(n_bins_max):
-            v = scratch[s + 2 * b + 1]
-            out[lo + 3 * b] = scratch[s + 2 * b]
-            out[lo + 3 * b + 1] = v >> COUNT_BITS
-            out[lo + 3 * b + 2] = v & mask
 
 
 @njit(cache=True, nogil=True)
@@ -259,6 +377,32 @@ def _one_lane_accumulate(X_binned, gh, indices, start, count, features, flo, fhi
                          n_bins_max, scratch, out):
     """As :func:`_packed_accumulate`, for quantized (int16) rows: one int64 per cell
     (the module docstring); ``scratch`` holds at least ``(fhi - flo) * n_bins_max``."""
+    _one_lane_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
+                   n_bins_max, scratch)
+    for j in range(flo, fhi):
+        lo = features[j] * n_bins_max * 3
+        s = (j - flo) * n_bins_max
+        for b in range(n_bins_max):
+            g, h, c = _unpack_one_lane(scratch[s + b])
+            out[lo + 3 * b] = g
+            out[lo + 3 * b + 1] = h
+            out[lo + 3 * b + 2] = c
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _unpack_one_lane(v):
+    """(g, h, count) of a one-lane cell, exactly (the module docstring)."""
+    h_bits = G_SHIFT - COUNT_BITS
+    rest = v >> COUNT_BITS  # g * 2**h_bits + h, exactly
+    h = (rest << (64 - h_bits)) >> (64 - h_bits)  # the signed low field
+    return (rest - h) >> h_bits, h, v & COUNT_MASK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _one_lane_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
+                   n_bins_max, scratch):
+    """Zero ``scratch`` and sum rows start..start+count of ``indices`` (int16) into its
+    one-lane cells: cell (j - flo, b) at ``(j - flo) * n_bins_max + b``."""
     nb = np.uint64(n_bins_max)
     base = np.uint64(flo)
     scratch[:(fhi - flo) * n_bins_max] = 0
@@ -279,18 +423,6 @@ def _one_lane_accumulate(X_binned, gh, indices, start, count, features, flo, fhi
             for j in range(flo, fhi):
                 uj = np.uint64(j)
                 scratch[(uj - base) * nb + np.uint64(row[np.uint64(features[j])])] += v
-    mask = (1 << COUNT_BITS) - 1
-    h_bits = G_SHIFT - COUNT_BITS
-    for j in range(flo, fhi):
-        lo = features[j] * n_bins_max * 3
-        s = (j - flo) * n_bins_max
-        for b in range(n_bins_max):
-            v = scratch[s + b]
-            rest = v >> COUNT_BITS  # g * 2**h_bits + h, exactly
-            h = (rest << (64 - h_bits)) >> (64 - h_bits)  # the signed low field
-            out[lo + 3 * b] = (rest - h) >> h_bits
-            out[lo + 3 * b + 1] = h
-            out[lo + 3 * b + 2] = v & mask
 
 
 @njit(cache=True, nogil=True)

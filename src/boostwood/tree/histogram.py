@@ -11,6 +11,13 @@ from .._kernels.histogram import build_histograms, feature_groups, subtract_hist
 HIST_BLOCK = 16384
 
 
+def piece_buffers(n_threads):
+    """Partial buffers that let any batch of one or two nodes be cut into one piece per
+    thread (see :func:`boostwood._kernels.histogram.build_histograms`): ``n_threads + 1``,
+    none with one thread. Like LightGBM's per-thread buffers, one histogram per thread."""
+    return n_threads + 1 if n_threads > 1 else 0
+
+
 class HistogramBuilder:
     """Owns the histogram memory of one training run.
 
@@ -61,7 +68,8 @@ class HistogramBuilder:
         self._free.extend(slots)
 
     def reserve_partials(self, n_buffers):
-        """Make room for ``n_buffers`` partial histograms (extra blocks of large nodes)."""
+        """Make room for ``n_buffers`` partial histograms (extra blocks of large nodes, or
+        the pieces of small batches: :func:`piece_buffers`)."""
         if self.partial.shape[0] < n_buffers:
             self.partial = np.empty((n_buffers,) + self.hist.shape[1:], dtype=HIST_DTYPE)
 
@@ -73,8 +81,8 @@ class HistogramBuilder:
         see :func:`boostwood._kernels.histogram.build_histograms`.
         """
         n_extra = sum(max((c + HIST_BLOCK - 1) // HIST_BLOCK, 1) - 1 for c in counts.tolist())
-        self.reserve_partials(n_extra)
         n_threads = numba.get_num_threads()
+        self.reserve_partials(max(n_extra, piece_buffers(n_threads)))
         n_groups = feature_groups(n_extra + len(counts), features.shape[0], n_threads)
         build_histograms(self.X_binned, gh, buf, sides, starts, counts, slots, features,
                          HIST_BLOCK, n_groups, n_threads, self.hist, self.partial)
