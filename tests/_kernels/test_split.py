@@ -192,3 +192,63 @@ def test_vectorized_scan_equals_the_one_pass_loop_to_the_bit(seed, nb, lam, gamm
         assert tuple(left) == want[3]
     else:
         assert got[0] == -np.inf
+
+
+def _ordered_pick(work, n, nb, missing, tol, gamma):
+    """The pick of the scans as the tie rule defines it: candidates in scan order (each
+    boundary with the missing rows right, then left), a valid one above ``tol`` taken
+    when it is the first or beats the running best by more than TIE_RTOL."""
+    from boostwood._kernels.split import TIE_RTOL
+    best, best_bin, best_t = -np.inf, -1, 0
+    for b in range(n):
+        for t, row in ((0, 0), (1, 2)):
+            if t == 1 and not (missing and b < nb - 1):
+                continue
+            d = work[row, b]
+            if work[row + 1, b] == 0.0 or 0.5 * d <= tol:
+                continue
+            gain = 0.5 * d - gamma
+            if best_bin < 0 or gain > best + TIE_RTOL * abs(best):
+                best, best_bin, best_t = gain, b, t
+    return best, best_bin, best_t
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 40), st.booleans(),
+       st.sampled_from([0.0, 0.4, 50.0]), st.sampled_from([0.0, 1e-3]))
+def test_pick_equals_the_ordered_tie_rule(seed, nb, missing, gamma, tol):
+    """Pass 3 of the scans on deltas crowded near the top (equal, 1, 2, 3 and 4
+    TIE_RTOL apart, of both signs of gain with gamma): the one-candidate shortcut and the
+    ordered walk give the rule's pick, gain to the bit. Both paths are taken."""
+    from boostwood._kernels.split import TIE_RTOL, _near_top, _pick, _top_bits
+    r = np.random.default_rng(seed)
+    n = nb if missing else nb - 1
+    top = float(r.choice([1.0, 80.0, 100.4]))
+    steps = np.array([0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 1e3, 1e5])
+    work = np.zeros((4, nb + 3))
+    for row in (0, 2):
+        work[row, :n] = top * (1.0 - r.choice(steps, n) * TIE_RTOL)
+        work[row + 1, :n] = (r.random(n) < 0.8).astype(float)
+    work[:, n:] = np.nan  # past the boundaries: never read
+    got = _pick(work, n, nb, missing, tol, gamma)
+    want = _ordered_pick(work, n, nb, missing, tol, gamma)
+    assert got[1] == want[1] and got[2] == want[2]
+    assert got[0] == want[0] or (got[1] < 0 and want[1] < 0)
+    # which path ran: the shortcut needs one candidate near the top
+    m = min(n, nb - 1) if missing else 0
+    t = max(_top_bits(work, 0, n, tol), _top_bits(work, 2, m, tol))
+    if t >= 0:
+        g = 0.5 * np.array([t]).view(np.float64)[0] - gamma
+        near = _near_top(work, 0, n, tol, gamma, g - 3.0 * TIE_RTOL * abs(g))[0] \
+            + _near_top(work, 2, m, tol, gamma, g - 3.0 * TIE_RTOL * abs(g))[0]
+        _PICK_PATHS.add(near == 1)
+
+
+_PICK_PATHS = set()
+
+
+def test_pick_took_both_paths():
+    """The property test above reached the shortcut and the ordered walk."""
+    if not _PICK_PATHS:
+        pytest.skip("run with test_pick_equals_the_ordered_tie_rule")
+    assert _PICK_PATHS == {True, False}

@@ -1,4 +1,5 @@
-"""Low-level helpers for kernels: a software prefetch, a paired add, a bit scan.
+"""Low-level helpers for kernels: a software prefetch, a paired add, a bit scan, a
+bitcast.
 
 Rows of a deep node are scattered over the training matrix, so the histogram
 and partition loops stall on memory unless the rows a few iterations ahead are
@@ -91,5 +92,19 @@ def trailing_zeros(typingctx, x):
         fn = cgutils.get_or_insert_function(builder.module, _ir.FunctionType(i64, [i64, i1]),
                                             "llvm.cttz.i64")
         return builder.call(fn, [args[0], _ir.Constant(i1, 1)])  # (0 input undefined)
+
+    return sig, codegen
+
+
+@intrinsic
+def float_of_bits(typingctx, x):
+    """The float64 whose IEEE-754 bits are the int64 ``x`` (a bitcast, no conversion):
+    the inverse of reading a float64 array through an int64 view. Positive doubles order
+    as their bits do, so a maximum taken over the bits (integer code, which the compiler
+    turns into vector instructions) is the maximum of the values."""
+    sig = types.float64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], _ir.DoubleType())
 
     return sig, codegen
