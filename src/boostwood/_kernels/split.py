@@ -163,6 +163,18 @@ def _score_candidates(sums, n, Gt, Ht, Ct, s, score_parent, Gm, Hm, Cm, work, ro
     a value is never used (``_children_score``'s rule picks the other form)."""
     lam, mcw, mdl = s[S_LAMBDA], s[S_MIN_CHILD_WEIGHT], s[S_MIN_DATA_IN_LEAF]
     ug, uh = s[S_G_UNIT], s[S_H_UNIT]
+    if mcw > 0.0 and lam >= 0.0:
+        # a valid candidate has h >= mcw > 0 on both sides, so both denominators are
+        # positive and the common form is its score: one division per boundary, not three
+        for b in range(n):
+            GL, HL, CL = sums[0, b] + Gm, sums[1, b] + Hm, sums[2, b] + Cm
+            gl, gr = GL * ug, (Gt - GL) * ug
+            hl, hr = HL * uh, (Ht - HL) * uh
+            dl, dr = hl + lam, hr + lam
+            work[row, b] = (gl * gl * dr + gr * gr * dl) / (dl * dr) - score_parent
+            bad = (CL < mdl) | (Ct - CL < mdl) | (hl < mcw) | (hr < mcw)
+            work[row + 1, b] = 0.0 if bad else 1.0
+        return
     for b in range(n):
         GL, HL, CL = sums[0, b] + Gm, sums[1, b] + Hm, sums[2, b] + Cm
         gl, gr = GL * ug, (Gt - GL) * ug
