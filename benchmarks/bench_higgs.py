@@ -100,10 +100,12 @@ def make_case(case, n_rows, seed=0):
     return X, y
 
 
-#: Rows of each library's warm-up fit (2 rounds) before anything is timed: enough for
-#: nodes past every work-size rule (boostwood cuts a small batch of 2,048 rows or more
-#: into pieces, so 2,000 rows left that kernel to compile inside the timed fit).
-WARM_UP_ROWS = 20_000
+#: Rows of each library's warm-up fit (2 rounds) before anything is timed. Enough for
+#: boostwood to build a histogram cut into pieces (2,048 rows or more at 2 threads), so
+#: that kernel is compiled or loaded before the timed fit; few enough that the warm-up
+#: leaves little memory behind, which would count in the peak: 5,000 rows leave 4 MiB
+#: more resident than 2,000, 20,000 rows 21 MiB more (VmRSS after the warm-up, HIGGS-like).
+WARM_UP_ROWS = 5_000
 
 
 SETTINGS = {

@@ -249,3 +249,30 @@ def test_small_batch_cut_into_pieces_equals_naive(rows_kind, counts, n_threads, 
     assert np.all(hist[0] == -5)
     if counts[0] >= 1 << COUNT_BITS:
         assert hist[1, 1, 3, 2] == counts[0]
+
+
+def test_piece_buffers_follow_threads_and_a_memory_cap():
+    """One partial buffer per thread plus one for small batches' pieces, none on one
+    thread, none when they would pass the cap (wide data on many threads); the builder
+    reserves them with its first build."""
+    import numba
+    from boostwood.tree.histogram import PIECE_BUFFER_BYTES, piece_buffers
+    small = 28 * 256 * 3 * 8
+    assert piece_buffers(2, small) == 3 and piece_buffers(16, small) == 17
+    assert piece_buffers(1, small) == 0
+    assert piece_buffers(16, PIECE_BUFFER_BYTES // 16) == 0
+    assert piece_buffers(3, PIECE_BUFFER_BYTES // 4) == 4
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one thread: no pieces")
+    X, gh = _data(5000, 4, 9)
+    b = HistogramBuilder(X, 10)
+    before = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        b.build(gh, np.arange(5000, dtype=np.int32)[None, :], np.zeros(1, np.int64),
+                np.array([0]), np.array([5000]), np.array([0]), np.arange(4, dtype=np.int64))
+    finally:
+        numba.set_num_threads(before)
+    assert b.partial.shape[0] == 3
+    np.testing.assert_allclose(b.hist[0], histogram_naive(X, gh[:, 0], gh[:, 1],
+                                                          np.arange(5000), 10), rtol=0, atol=0)

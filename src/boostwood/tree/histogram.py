@@ -11,11 +11,21 @@ from .._kernels.histogram import build_histograms, feature_groups, subtract_hist
 HIST_BLOCK = 16384
 
 
-def piece_buffers(n_threads):
+#: Most bytes of partial buffers reserved for cutting small batches into pieces (see
+#: :func:`piece_buffers`).
+PIECE_BUFFER_BYTES = 64 << 20
+
+
+def piece_buffers(n_threads, hist_bytes):
     """Partial buffers that let any batch of one or two nodes be cut into one piece per
-    thread (see :func:`boostwood._kernels.histogram.build_histograms`): ``n_threads + 1``,
-    none with one thread. Like LightGBM's per-thread buffers, one histogram per thread."""
-    return n_threads + 1 if n_threads > 1 else 0
+    thread (see :func:`boostwood._kernels.histogram.build_histograms`): ``n_threads + 1``
+    histograms of ``hist_bytes``, like LightGBM's per-thread buffers; none with one
+    thread, or when they would pass ``PIECE_BUFFER_BYTES`` (wide data on many threads:
+    there the kernel cuts blocks by features instead, whose extra row reads weigh little
+    against many features per row, and takes pieces only when buffers are free)."""
+    if n_threads < 2 or (n_threads + 1) * hist_bytes > PIECE_BUFFER_BYTES:
+        return 0
+    return n_threads + 1
 
 
 class HistogramBuilder:
@@ -82,7 +92,7 @@ class HistogramBuilder:
         """
         n_extra = sum(max((c + HIST_BLOCK - 1) // HIST_BLOCK, 1) - 1 for c in counts.tolist())
         n_threads = numba.get_num_threads()
-        self.reserve_partials(max(n_extra, piece_buffers(n_threads)))
+        self.reserve_partials(max(n_extra, piece_buffers(n_threads, self.hist[0].nbytes)))
         n_groups = feature_groups(n_extra + len(counts), features.shape[0], n_threads)
         build_histograms(self.X_binned, gh, buf, sides, starts, counts, slots, features,
                          HIST_BLOCK, n_groups, n_threads, self.hist, self.partial)
