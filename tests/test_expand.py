@@ -149,3 +149,29 @@ def test_python_calls_per_tree_do_not_grow_with_leaves():
     assert (n_few, n_many) == (8, 128)
     # some calls depend on the tree's size only through array lengths (none per node)
     assert many <= few + 5, (few, many)
+
+
+@pytest.mark.parametrize("depth", [4, 6])
+def test_depthwise_pool_holds_one_level_of_histograms(depth):
+    """A depth-wise tree grown to its depth limit needs at most 2**(depth - 1) histograms
+    at once (the parents of the last level that builds them and their smaller children):
+    the loop asks for a slot only for nodes whose children may be split again, so the
+    last level, whose children are leaves, asks for none and the pool sized by the
+    grower (2**(depth - 1) + 2 slots) never grows."""
+    d, gh = _data(n=20000, max_bin=64)
+    m = d.bin_mapper
+    grower = TreeGrower(d.X_binned, m.n_bins, m.n_bins_max,
+                        GrowerParams(grow_policy="depthwise", max_depth=depth, min_data_in_leaf=1,
+                                     min_child_weight=0.0))
+    slots = grower.builder.hist.shape[0]
+    assert slots == 2 ** (depth - 1) + 2
+    tree, _, _ = _grow_with(grower, d, gh)
+    # (nearly) full: the last level split many more nodes than the pool has free slots
+    assert np.sum(tree.left < 0) >= 2 ** depth - 2
+    assert grower.builder.hist.shape[0] == slots
+
+
+def _grow_with(grower, d, gh):
+    features = np.arange(d.num_feature(), dtype=np.int64)
+    tree, segs = grower.grow(gh, None, features, np.random.default_rng(1))
+    return tree, segs, None

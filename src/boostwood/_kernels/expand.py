@@ -116,6 +116,15 @@ def _acquire(free, counters):
 
 
 @njit(cache=True, nogil=True)
+def _children_need(policy, k, stats, cand_left, ints):
+    """Whether the left and the right child of leaf k's candidate split may be split
+    again (and so need a histogram)."""
+    HL, CL, H, C = cand_left[k, 1], cand_left[k, 2], stats[k, 1], stats[k, 2]
+    depth = ints[ND_DEPTH, k] + 1
+    return (can_split(policy, depth, CL, HL), can_split(policy, depth, C - CL, H - HL))
+
+
+@njit(cache=True, nogil=True)
 def plan_batch(policy, batch, stats, cand_left, ints, state):
     """Which child of each node of ``batch`` is built (the smaller) into which new slot,
     and which is derived from the parent's slot by subtraction.
@@ -131,12 +140,9 @@ def plan_batch(policy, batch, stats, cand_left, ints, state):
     n_pairs = 0
     for i in range(B):
         k = batch[i]
-        HL, CL, H, C = cand_left[k, 1], cand_left[k, 2], stats[k, 1], stats[k, 2]
-        depth = ints[ND_DEPTH, k] + 1
-        need_l = can_split(policy, depth, CL, HL)
-        need_r = can_split(policy, depth, C - CL, H - HL)
+        need_l, need_r = _children_need(policy, k, stats, cand_left, ints)
         need[0, i], need[1, i] = need_l, need_r
-        left_small = CL <= C - CL
+        left_small = 2 * cand_left[k, 2] <= stats[k, 2]  # the left child has at most half
         small[SM_LEFT, i] = 1 if left_small else 0
         small[SM_SLOT, i] = -1
         parent_slot = slot_of[k]
@@ -201,15 +207,24 @@ def open_found(nodes, found, state):
 
 
 @njit(cache=True, nogil=True)
-def _shortage(batch, ints, table_cap, n_slots_free, n_partials, hist_block, counters):
+def _shortage(batch, policy, table, n_slots_free, n_partials, hist_block, counters):
     """The first resource too small for expanding ``batch`` (DONE: none); the amount
-    needed goes to ``counters[ST_NEED]``."""
+    needed goes to ``counters[ST_NEED]``. A node takes a new slot only when one of its
+    children may be split again (:func:`plan_batch`), and takes it before it gives its
+    own back: so many free slots suffice, and the last level of a depth-limited tree
+    needs none (asking one per node there doubled a depth-wise tree's histogram pool)."""
+    ints, _, stats, cand_left, _ = table
     B = batch.shape[0]
-    if counters[ST_NODES] + 2 * B > table_cap:
+    if counters[ST_NODES] + 2 * B > stats.shape[0]:
         counters[ST_NEED] = counters[ST_NODES] + 2 * B
         return NEED_NODES
-    if n_slots_free < B:
-        counters[ST_NEED] = B
+    n_slots = 0
+    for k in batch:
+        need_l, need_r = _children_need(policy, k, stats, cand_left, ints)
+        if need_l or need_r:
+            n_slots += 1
+    if n_slots_free < n_slots:
+        counters[ST_NEED] = n_slots
         return NEED_SLOTS
     n_rows = 0
     for k in batch:
@@ -271,8 +286,8 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         B = batch.shape[0]
         if B == 0:
             return DONE
-        status = _shortage(batch, ints, stats.shape[0], counters[ST_FREE], partial.shape[0],
-                           sizes[1], counters)
+        status = _shortage(batch, policy, table, counters[ST_FREE], partial.shape[0], sizes[1],
+                           counters)
         if status != DONE:
             return status
         small, pairs, need = plan_batch(policy, batch, stats, cand_left, ints, state)
