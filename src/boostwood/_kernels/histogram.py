@@ -50,14 +50,14 @@ its field, the gradient by an arithmetic shift of what remains. Half the bytes o
 two-lane cell per store and per scratch (28 features x 256 bins: 57 KB instead of
 114): 1.5x faster on a 800k-row root (measured).
 
-Small batches. A batch of fewer than 4 blocks per thread (as the single built child of
-a leaf-wise split) of int32 or int16 rows is cut into about one piece per thread
-(:func:`_pieces_rows`, a work-size rule), each summed into packed cells in a buffer of
-``partial``, and the pieces are then added cell by cell. The alternative, feature ranges
-of one block, leaves every thread reading every row, and on scattered rows the reads
-are the cost: pieces give each thread its own rows (28 features, 256 bins, 2 threads:
-1.75x one thread's speed at 8,000 rows and 2.0x at 32,000, against 1.4-1.5x). Integer
-sums, so the result is the same to the bit.
+Small batches. A batch of fewer than ``FEW_BLOCKS_PER_THREAD`` (4) blocks per thread
+(as the single built child of a leaf-wise split) of int32 or int16 rows is cut into
+about one piece per thread (:func:`_pieces_rows`, a work-size rule), each summed into
+packed cells in a buffer of ``partial``, and the pieces are then added cell by cell.
+The alternative, feature ranges of one block, leaves every thread reading every row,
+and on scattered rows the reads are the cost: pieces give each thread its own rows (28
+features, 256 bins, 2 threads: 1.75x one thread's speed at 8,000 rows and 2.0x at
+32,000, against 1.4-1.5x). Integer sums, so the result is the same to the bit.
 """
 import numpy as np
 from numba import njit, prange
@@ -72,6 +72,15 @@ G_SHIFT = 40
 PACKED_MIN_ROWS_PER_BIN = 4
 #: The row count field of a packed cell.
 COUNT_MASK = (1 << COUNT_BITS) - 1
+#: A batch with fewer blocks than this per thread is small: its blocks alone cannot keep
+#: every thread busy (:func:`feature_groups`, :func:`_pieces_rows`).
+FEW_BLOCKS_PER_THREAD = 4
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _n_parts(count, size):
+    """Parts of at most ``size`` rows a node of ``count`` rows is cut into (at least one)."""
+    return max((count + size - 1) // size, 1)
 
 
 @njit(cache=True, nogil=True)
@@ -84,7 +93,7 @@ def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features):
     part_count = np.empty(n_nodes, dtype=np.int64)
     n_blocks = 0
     for k in range(n_nodes):
-        nb = max((counts[k] + block_size - 1) // block_size, 1)
+        nb = _n_parts(counts[k], block_size)
         part_first[k] = n_blocks - k
         part_count[k] = nb - 1
         n_blocks += nb
@@ -114,9 +123,10 @@ def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features):
 @njit(cache=True, nogil=True)
 def feature_groups(n_blocks, n_active, n_threads):
     """How many feature ranges each row block is shared among: with too few blocks
-    to keep every thread busy (fewer than 4 per thread), one per thread, else 1.
+    to keep every thread busy (fewer than FEW_BLOCKS_PER_THREAD per thread), one per
+    thread, else 1.
     Never changes a result (see :func:`build_histograms`), only how work is cut."""
-    if n_blocks < 4 * n_threads:
+    if n_blocks < FEW_BLOCKS_PER_THREAD * n_threads:
         return max(min(n_active, n_threads), 1)
     return 1
 
@@ -143,7 +153,7 @@ def _plan_pieces(counts, rows):
     first = np.empty(n_nodes + 1, dtype=np.int64)
     first[0] = 0
     for k in range(n_nodes):
-        first[k + 1] = first[k] + max((counts[k] + rows - 1) // rows, 1)
+        first[k + 1] = first[k] + _n_parts(counts[k], rows)
     node_of = np.empty(first[n_nodes], dtype=np.int64)
     for k in range(n_nodes):
         node_of[first[k]:first[k + 1]] = k
@@ -197,20 +207,20 @@ def _build_pieces(X_binned, gh, buf, sides, starts, counts, slots, features, row
 @njit(cache=True, nogil=True)
 def _pieces_rows(counts, block_size, n_threads, n_buffers):
     """The piece size when a batch is built by :func:`_build_pieces`, else 0: several
-    threads, a batch of fewer than 4 blocks per thread (a big batch keeps every thread
-    busy with whole blocks), at least two minimal pieces of rows, and a buffer of
-    ``partial`` for every piece."""
+    threads, a batch of fewer than FEW_BLOCKS_PER_THREAD blocks per thread (a big batch
+    keeps every thread busy with whole blocks), at least two minimal pieces of rows, and
+    a buffer of ``partial`` for every piece."""
     n_blocks = 0
-    total = 0
     for c in counts:
-        n_blocks += max((c + block_size - 1) // block_size, 1)
-        total += c
-    if n_threads < 2 or n_blocks >= 4 * n_threads or total < 2 * MIN_PIECE_ROWS:
+        n_blocks += _n_parts(c, block_size)
+    total = counts.sum()
+    if n_threads < 2 or n_blocks >= FEW_BLOCKS_PER_THREAD * n_threads \
+            or total < 2 * MIN_PIECE_ROWS:
         return 0
     rows = piece_rows(total, block_size, n_threads)
     n_pieces = 0
     for c in counts:
-        n_pieces += max((c + rows - 1) // rows, 1)
+        n_pieces += _n_parts(c, rows)
     return rows if n_pieces <= n_buffers else 0
 
 

@@ -163,29 +163,35 @@ def _score_candidates(sums, n, Gt, Ht, Ct, s, score_parent, Gm, Hm, Cm, work, ro
     a value is never used (``_children_score``'s rule picks the other form)."""
     lam, mcw, mdl = s[S_LAMBDA], s[S_MIN_CHILD_WEIGHT], s[S_MIN_DATA_IN_LEAF]
     ug, uh = s[S_G_UNIT], s[S_H_UNIT]
+    # with mcw > 0 and lambda >= 0 a valid candidate has h >= mcw > 0 on both sides, so
+    # both denominators are positive and the common form is its score: that loop does
+    # one division per boundary, the general one three
     if mcw > 0.0 and lam >= 0.0:
-        # a valid candidate has h >= mcw > 0 on both sides, so both denominators are
-        # positive and the common form is its score: one division per boundary, not three
         for b in range(n):
-            GL, HL, CL = sums[0, b] + Gm, sums[1, b] + Hm, sums[2, b] + Cm
-            gl, gr = GL * ug, (Gt - GL) * ug
-            hl, hr = HL * uh, (Ht - HL) * uh
-            dl, dr = hl + lam, hr + lam
+            gl, gr, dl, dr, ok = _boundary(sums, b, Gt, Ht, Ct, Gm, Hm, Cm, ug, uh, lam, mcw,
+                                           mdl)
             work[row, b] = (gl * gl * dr + gr * gr * dl) / (dl * dr) - score_parent
-            bad = (CL < mdl) | (Ct - CL < mdl) | (hl < mcw) | (hr < mcw)
-            work[row + 1, b] = 0.0 if bad else 1.0
+            work[row + 1, b] = ok
         return
     for b in range(n):
-        GL, HL, CL = sums[0, b] + Gm, sums[1, b] + Hm, sums[2, b] + Cm
-        gl, gr = GL * ug, (Gt - GL) * ug
-        hl, hr = HL * uh, (Ht - HL) * uh
-        dl, dr = hl + lam, hr + lam
+        gl, gr, dl, dr, ok = _boundary(sums, b, Gt, Ht, Ct, Gm, Hm, Cm, ug, uh, lam, mcw, mdl)
         both = (dl > 0.0) & (dr > 0.0)
         common = (gl * gl * dr + gr * gr * dl) / (dl * dr)
         apart = (gl * gl / dl if dl > 0.0 else 0.0) + (gr * gr / dr if dr > 0.0 else 0.0)
         work[row, b] = (common if both else apart) - score_parent
-        bad = (CL < mdl) | (Ct - CL < mdl) | (hl < mcw) | (hr < mcw)
-        work[row + 1, b] = 0.0 if bad else 1.0
+        work[row + 1, b] = ok
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _boundary(sums, b, Gt, Ht, Ct, Gm, Hm, Cm, ug, uh, lam, mcw, mdl):
+    """Boundary b of the scans' pass 2, the missing sums added to the left: the
+    children's gradients and denominators, and 1.0 when the candidate meets the
+    constraints (0.0 otherwise)."""
+    GL, HL, CL = sums[0, b] + Gm, sums[1, b] + Hm, sums[2, b] + Cm
+    gl, gr = GL * ug, (Gt - GL) * ug
+    hl, hr = HL * uh, (Ht - HL) * uh
+    bad = (CL < mdl) | (Ct - CL < mdl) | (hl < mcw) | (hr < mcw)
+    return gl, gr, hl + lam, hr + lam, 0.0 if bad else 1.0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -209,10 +215,10 @@ def _pick(work, n, nb, missing, tol, gamma):
     the last also with the missing rows left), by the tie rule of :func:`_better`.
 
     When exactly one candidate comes within ``3 * TIE_RTOL`` of the top gain
-    (:func:`_top_bits`, :func:`_near_top`: vector code), that candidate is the pick: every earlier one is
-    at least ``2 * TIE_RTOL`` below it, so the running best it meets is beaten by more
-    than the rule's margin, and no later one can beat it. Otherwise the candidates are
-    walked in order, as the rule defines."""
+    (:func:`_top_bits`, :func:`_near_top`: vector code), that candidate is the pick:
+    every earlier one is at least ``2 * TIE_RTOL`` below it, so the running best it meets
+    is beaten by more than the rule's margin, and no later one can beat it. Otherwise
+    the candidates are walked in order, as the rule defines."""
     m = min(n, nb - 1) if missing else 0  # boundaries with the missing rows left
     top_bits = max(_top_bits(work, 0, n, tol), _top_bits(work, 2, m, tol))
     if top_bits < 0:

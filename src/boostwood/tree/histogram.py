@@ -20,9 +20,10 @@ def piece_buffers(n_threads, hist_bytes):
     """Partial buffers that let any batch of one or two nodes be cut into one piece per
     thread (see :func:`boostwood._kernels.histogram.build_histograms`): ``n_threads + 1``
     histograms of ``hist_bytes``, like LightGBM's per-thread buffers; none with one
-    thread, or when they would pass ``PIECE_BUFFER_BYTES`` (wide data on many threads:
-    there the kernel cuts blocks by features instead, whose extra row reads weigh little
-    against many features per row, and takes pieces only when buffers are free)."""
+    thread, or when they would pass ``PIECE_BUFFER_BYTES`` (wide data on many threads).
+    Without them the kernel cuts small batches by feature ranges, as before the pieces,
+    and still takes pieces whenever the buffers of large nodes' extra blocks suffice.
+    (The cap is a memory bound, not a measured crossover: no wide data set was timed.)"""
     if n_threads < 2 or (n_threads + 1) * hist_bytes > PIECE_BUFFER_BYTES:
         return 0
     return n_threads + 1
