@@ -165,13 +165,8 @@ def test_depthwise_pool_holds_one_level_of_histograms(depth):
                                      min_child_weight=0.0))
     slots = grower.builder.hist.shape[0]
     assert slots == 2 ** (depth - 1) + 2
-    tree, _, _ = _grow_with(grower, d, gh)
+    features = np.arange(d.num_feature(), dtype=np.int64)
+    tree, _ = grower.grow(gh, None, features, np.random.default_rng(1))
     # (nearly) full: the last level split many more nodes than the pool has free slots
     assert np.sum(tree.left < 0) >= 2 ** depth - 2
     assert grower.builder.hist.shape[0] == slots
-
-
-def _grow_with(grower, d, gh):
-    features = np.arange(d.num_feature(), dtype=np.int64)
-    tree, segs = grower.grow(gh, None, features, np.random.default_rng(1))
-    return tree, segs, None

@@ -219,8 +219,8 @@ def _ordered_pick(work, n, nb, missing, tol, gamma):
 def test_pick_equals_the_ordered_tie_rule(seed, nb, missing, gamma, tol):
     """Pass 3 of the scans on deltas crowded near the top (equal, 1, 2, 3 and 4
     TIE_RTOL apart, of both signs of gain with gamma): the one-candidate shortcut and the
-    ordered walk give the rule's pick, gain to the bit. Both paths are taken."""
-    from boostwood._kernels.split import TIE_RTOL, _near_top, _pick, _top_bits
+    ordered walk give the rule's pick, gain to the bit."""
+    from boostwood._kernels.split import TIE_RTOL, _pick
     r = np.random.default_rng(seed)
     n = nb if missing else nb - 1
     top = float(r.choice([1.0, 80.0, 100.4]))
@@ -234,21 +234,22 @@ def test_pick_equals_the_ordered_tie_rule(seed, nb, missing, gamma, tol):
     want = _ordered_pick(work, n, nb, missing, tol, gamma)
     assert got[1] == want[1] and got[2] == want[2]
     assert got[0] == want[0] or (got[1] < 0 and want[1] < 0)
-    # which path ran: the shortcut needs one candidate near the top
-    m = min(n, nb - 1) if missing else 0
-    t = max(_top_bits(work, 0, n, tol), _top_bits(work, 2, m, tol))
-    if t >= 0:
-        g = 0.5 * np.array([t]).view(np.float64)[0] - gamma
-        near = _near_top(work, 0, n, tol, gamma, g - 3.0 * TIE_RTOL * abs(g))[0] \
-            + _near_top(work, 2, m, tol, gamma, g - 3.0 * TIE_RTOL * abs(g))[0]
-        _PICK_PATHS.add(near == 1)
 
 
-_PICK_PATHS = set()
-
-
-def test_pick_took_both_paths():
-    """The property test above reached the shortcut and the ordered walk."""
-    if not _PICK_PATHS:
-        pytest.skip("run with test_pick_equals_the_ordered_tie_rule")
-    assert _PICK_PATHS == {True, False}
+@pytest.mark.parametrize("deltas,n_near", [
+    ([1.0, 2.0, 5.0, 3.0, 5.0 * (1 - 1e3 * 1e-6)], 1),  # one near the top: the shortcut
+    ([5.0 * (1 - 1e-7), 2.0, 5.0, 3.0], 2),  # an earlier near-tie: the ordered walk keeps it
+])
+def test_pick_takes_each_path_and_keeps_the_rule(deltas, n_near):
+    """The shortcut is taken exactly when one candidate is within 3 TIE_RTOL of the top,
+    and both paths give the rule's pick (the near-tie keeps the earlier bin)."""
+    from boostwood._kernels.split import TIE_RTOL, _near_top, _pick
+    n = len(deltas)
+    work = np.zeros((4, n + 1))
+    work[0, :n], work[1, :n] = deltas, 1.0
+    top = max(deltas)
+    floor = 0.5 * top - 3.0 * TIE_RTOL * abs(0.5 * top)
+    assert _near_top(work, 0, n, 0.0, 0.0, floor)[0] == n_near
+    got = _pick(work, n, n + 1, False, 0.0, 0.0)
+    assert got == _ordered_pick(work, n, n + 1, False, 0.0, 0.0)
+    assert got[1] == (2 if n_near == 1 else 0)
