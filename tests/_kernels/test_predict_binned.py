@@ -61,11 +61,12 @@ def test_binned_walk_equals_the_general_kernel_and_the_naive_walk(policy, object
     b = bw.train(params, bw.Dataset(X, y), 12, verbose_eval=False)
     packed = pack_trees(b.trees, b.n_outputs)
     assert packed["binned"] is not None
-    depth = packed["binned"][3]
-    if policy == "depthwise":  # balanced trees walk eight rows for their full depth
-        assert np.array_equal(depth, [t.depth() for t in b.trees])
-    else:  # deep leaf-wise trees walk four rows until all stand on leaves
-        assert np.any(depth == -1)
+    steps, depth = packed["binned"][3:]
+    assert np.array_equal(depth, [t.depth() for t in b.trees])
+    if policy == "depthwise":  # balanced trees: every row walks in lock-step to a leaf
+        assert np.all(steps == depth)
+    else:  # deep leaf-wise trees leave stragglers to the second phase
+        assert np.any(steps < depth)
     for n in (1, 3, 7, 9, 1001):  # blocks and walks of 8 and 4 rows with leftovers
         Xp = _hard_rows(r, packed, n, 6) if n > 10 else _data(r, n, 6)
         with np.errstate(over="ignore"):  # a threshold of +inf (NaN-only split), one ulp below
@@ -83,9 +84,10 @@ def test_binned_walk_equals_the_general_kernel_and_the_naive_walk(policy, object
         assert np.array_equal(raw.reshape(n, -1), _general(Xp, packed, b.base_score[0]))
 
 
-def test_missing_values_follow_default_left_both_ways_and_lopsided_walks_match():
-    """A hand-made tree: NaN in x0 goes right, in x1 left; walked as balanced (its
-    depth) and as lopsided (-1)."""
+def test_missing_values_follow_default_left_both_ways_and_any_lock_steps_match():
+    """A hand-made tree: NaN in x0 goes right, in x1 left; walked with every row in
+    lock-step to its leaves (steps = depth) and with every row left to the second phase
+    (steps = 0)."""
     from boostwood.tree import Tree
     feature = np.array([0, 1, -1, -1, -1], np.int32)
     left, right = np.array([1, 3, -1, -1, -1], np.int32), np.array([2, 4, -1, -1, -1], np.int32)
@@ -97,11 +99,45 @@ def test_missing_values_follow_default_left_both_ways_and_lopsided_walks_match()
                   [np.nextafter(0.5, 1), 0.0], [0.0, np.nextafter(1.5, 2)]] * 3)
     expect = np.array([30, 10, 30, 10, 30, 30, 20.0] * 3)
     assert np.array_equal(_binned(X, packed, 0.0)[:, 0], expect)
-    cuts, cut_start, nodes, depth = packed["binned"]
-    lopsided = (cuts, cut_start, nodes, np.full_like(depth, -1))
+    cuts, cut_start, nodes, steps, depth = packed["binned"]
+    assert np.array_equal(steps, [2]) and np.array_equal(depth, [2])
     out = np.zeros((X.shape[0], 1))
-    predict_binned(X, *lopsided, packed["value"], packed["offsets"], packed["group"], out)
+    predict_binned(X, cuts, cut_start, nodes, np.zeros_like(steps), depth, packed["value"],
+                   packed["offsets"], packed["group"], out)
     assert np.array_equal(out[:, 0], expect)
+
+
+@pytest.mark.parametrize("policy", ["lossguide", "depthwise"])
+def test_any_lock_steps_from_none_to_the_depth_give_the_same_sums(policy):
+    """How far rows walk in lock-step is a speed choice only: random steps per tree
+    (0 to the tree's depth, each in its own draw) all give the general kernel's sums."""
+    r = np.random.default_rng(12)
+    X = _data(r, 4000, 5)
+    y = np.nan_to_num(X[:, 0]) * 3 - np.nan_to_num(X[:, 2]) ** 2 + r.normal(size=4000)
+    b = bw.train(dict(grow_policy=policy, max_leaves=60 if policy == "lossguide" else 0,
+                      max_depth=0 if policy == "lossguide" else 6, min_data_in_leaf=1, eta=0.3),
+                 bw.Dataset(X, y), 8, verbose_eval=False)
+    packed = pack_trees(b.trees)
+    cuts, cut_start, nodes, steps, depth = packed["binned"]
+    Xp = _hard_rows(r, packed, 2001, 5)
+    general = _general(Xp, packed, 0.0)
+    for _ in range(4):
+        drawn = r.integers(0, depth + 1)
+        out = np.zeros_like(general)
+        predict_binned(Xp, cuts, cut_start, nodes, drawn, depth, packed["value"],
+                       packed["offsets"], packed["group"], out)
+        assert np.array_equal(out, general)
+
+
+def test_lock_steps_follow_the_cover_share():
+    """Leaves at depths 3, 1, 2, 2 holding 20, 50, 20, 10 % of a tree's cover: 2 steps
+    in lock-step (50 % < 75 % <= 80 %); a tree with no cover counts leaves (depths 1,
+    3, 3, 3: 25 % at depth 1, so 3 steps); a lone leaf walks none."""
+    tree_of = np.array([0, 0, 0, 0, 1, 1, 1, 1, 2])
+    depth = np.array([3, 1, 2, 2, 3, 1, 3, 3, 0])
+    weight = np.array([20.0, 50, 20, 10, 0, 0, 0, 0, 0])
+    steps = tree_mod.lock_steps(tree_of, depth, weight, np.array([3, 3, 0]))
+    assert np.array_equal(steps, [2, 3, 0])
 
 
 def test_count_below_is_a_lower_bound():

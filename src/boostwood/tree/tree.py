@@ -3,7 +3,8 @@ import numpy as np
 
 from .._config import NODE_DTYPE
 from .._kernels.binning import MAX_PADDED_FEATURES
-from .._kernels.predict_binned import LEAF, MAX_CUTS, MAX_FEATURES, PADDED_CUTS
+from .._kernels.predict_binned import (LEAF, MAX_CUTS, MAX_FEATURES, PADDED_CUTS,
+                                      STRAGGLER_SHARE)
 from .._kernels.splits import CATEGORICAL, NUMERIC, bitset_of, categories_of, goes_left_many
 
 _INT_FIELDS = ("feature", "left", "right")
@@ -262,9 +263,10 @@ LEVEL_WALK_MAX_RATIO = 1.5
 
 def walk_shape(nodes, offsets, cover):
     """What the branch-free walks need to know of a forest's shape, computed once:
-    ``(tree of each node, deepest leaf of each tree, balanced)`` -- balanced when no
-    leaf is deeper than ``LEVEL_WALK_MAX_RATIO`` times the tree's mean leaf depth
-    weighted by cover -- or None (empty forest, a categorical split, or a split whose
+    ``(tree of each node, deepest leaf of each tree, balanced, steps)`` -- balanced when
+    no leaf is deeper than ``LEVEL_WALK_MAX_RATIO`` times the tree's mean leaf depth
+    weighted by cover; ``steps`` the lock-step steps of the binned walk (see
+    :func:`lock_steps`) -- or None (empty forest, a categorical split, or a split whose
     right child is not its left child + 1)."""
     feature, left, right, kind = nodes[0], nodes[2], nodes[3], nodes[5]
     split = feature >= 0
@@ -287,7 +289,28 @@ def walk_shape(nodes, offsets, cover):
     w = np.maximum(cover[leaf], 0.0)
     mean = np.bincount(tree_of[leaf], w * depth[leaf], n_trees) / np.maximum(
         np.bincount(tree_of[leaf], w, n_trees), 1e-300)
-    return tree_of, max_depth, max_depth <= LEVEL_WALK_MAX_RATIO * np.maximum(mean, 1.0)
+    return (tree_of, max_depth, max_depth <= LEVEL_WALK_MAX_RATIO * np.maximum(mean, 1.0),
+            lock_steps(tree_of[leaf], depth[leaf], w, max_depth))
+
+
+def lock_steps(tree_of, depth, weight, max_depth):
+    """Per tree, the least depth d whose leaves at depth <= d hold at least
+    ``1 - STRAGGLER_SHARE`` of the tree's leaf weight (cover; one per leaf where a
+    tree's cover sums to 0): the steps every row takes in lock-step in
+    :func:`boostwood._kernels.predict_binned.predict_binned`, never above
+    ``max_depth``. ``tree_of``, ``depth`` and ``weight`` are per leaf."""
+    n_trees = max_depth.shape[0]
+    total = np.bincount(tree_of, weight, n_trees)
+    weight = np.where(total[tree_of] > 0, weight, 1.0)
+    share = weight / np.bincount(tree_of, weight, n_trees)[tree_of]  # sums to 1 per tree
+    order = np.lexsort((depth, tree_of))
+    t, d, cum = tree_of[order], depth[order], np.cumsum(share[order])
+    before = np.zeros(n_trees)
+    before[1:] = np.cumsum(np.bincount(t, share[order], n_trees))[:-1]
+    reached = cum - before[t] >= 1.0 - STRAGGLER_SHARE
+    steps = max_depth.copy()
+    np.minimum.at(steps, t[reached], d[reached])
+    return steps
 
 
 def level_nodes(nodes, offsets, cover, shape=None):
@@ -303,7 +326,7 @@ def level_nodes(nodes, offsets, cover, shape=None):
         return None
     feature, threshold, left, default_left = nodes[0], nodes[1], nodes[2], nodes[4]
     split, n = feature >= 0, feature.shape[0]
-    tree_of, max_depth, _ = shape
+    tree_of, max_depth = shape[:2]
     local = np.arange(n) - offsets[tree_of]
     return (np.where(split, feature, 0).astype(np.int32),
             np.where(split, threshold, np.inf),
@@ -312,20 +335,21 @@ def level_nodes(nodes, offsets, cover, shape=None):
 
 
 def binned_nodes(nodes, offsets, cover, shape=None):
-    """``(cuts, cut_start, nodes, depth)`` for
+    """``(cuts, cut_start, nodes, steps, depth)`` for
     :func:`boostwood._kernels.predict_binned.predict_binned`, or None when
     :func:`walk_shape` (``shape``, computed here when not given) says no, or the forest
     has a NaN threshold, more than ``MAX_CUTS`` distinct thresholds on one feature or a
     feature id of ``MAX_FEATURES`` or more.
 
     Each feature's cuts are its distinct split thresholds, sorted; a split's word holds
-    the index of its threshold among them, and ``nodes`` holds each node's word and, in
-    the high 32 bits, its left child (see the kernel's module for the layout).
+    the index of its threshold among them and the slot of its feature that sorts NaN to
+    the ``default_left`` side, and ``nodes`` holds each node's word and, in the high 32
+    bits, its left child (see the kernel's module for the layout).
     Each feature's cuts are followed by +inf to ``PADDED_CUTS`` entries where it has
     fewer (unless the forest uses more than ``MAX_PADDED_FEATURES`` features), by one
     +inf where it has more or as many: a segment of exactly ``PADDED_CUTS`` entries is
-    always a padded one, as the kernel takes it. ``depth`` is a tree's depth where the
-    tree is balanced by the rule of ``LEVEL_WALK_MAX_RATIO``, else -1.
+    always a padded one, as the kernel takes it. ``steps`` is each tree's lock-step
+    steps (:func:`lock_steps`), ``depth`` its deepest leaf.
     """
     shape = shape or walk_shape(nodes, offsets, cover)
     if shape is None:
@@ -348,13 +372,13 @@ def binned_nodes(nodes, offsets, cover, shape=None):
     index[order] = np.cumsum(first) - 1 - cut_start[fs]  # the threshold's rank among its cuts
     cuts, cut_start = _padded_cuts(ts[first].astype(np.float64), cut_start,
                                    counts.size <= MAX_PADDED_FEATURES)
-    nan_left = (default_left[split] != 0).astype(np.int64)
+    slot = 2 * f + (default_left[split] == 0)  # the slot where NaN sorts to its side
     words = np.full(n, LEAF, dtype=np.uint32)
-    words[split] = (index + nan_left) | (nan_left << 17) | (f << 18)
-    tree_of, max_depth, balanced = shape
+    words[split] = index | (slot << 17)
+    tree_of, max_depth, _, steps = shape
     children = np.where(split, left, np.arange(n) - offsets[tree_of]).astype(np.uint64)
     entries = (children << np.uint64(32)) | words.astype(np.uint64)
-    return cuts, cut_start, entries, np.where(balanced, max_depth, -1)
+    return cuts, cut_start, entries, steps, max_depth
 
 
 def _padded_cuts(cuts, cut_start, pad):
