@@ -518,7 +518,7 @@ def sum_gradients(gh, indices, start, count, out):
     sg = np.int64(0)
     sh = np.int64(0)
     for i in range(start, start + count):
-        r = indices[i]
+        r = np.uint64(indices[i])
         sg += gh[r, 0]
         sh += gh[r, 1]
     out[0] = sg

@@ -162,7 +162,7 @@ def add_leaf_values(buf, leaf_sides, leaf_starts, leaf_counts, leaf_values, out,
         s = leaf_starts[k]
         indices = buf[leaf_sides[k]]
         for i in range(s, s + leaf_counts[k]):
-            out[indices[i], group] += v
+            out[np.uint64(indices[i]), group] += v
 
 
 @njit(parallel=True, cache=True, nogil=True)
