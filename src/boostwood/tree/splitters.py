@@ -17,6 +17,8 @@ gradients, features, settings and random generator); growth policies, the
 partition and the node table stay in the grower, so a new split kind, a
 constraint or a new statistic is a change to one splitter and its kernel.
 """
+import weakref
+
 import numpy as np
 
 from .._config import HIST_DTYPE
@@ -95,7 +97,7 @@ class HistogramSplitter:
     """Best splits from the grower's gradient histograms (one slot per node)."""
 
     def __init__(self, grower):
-        self.g = grower
+        self.g = weakref.proxy(grower)  # no cycle: the grower's memory goes with it
         self._buffers = _ScanBuffers(HIST_DTYPE)
 
     def find(self, table, nodes, pairs=()):
@@ -119,7 +121,7 @@ class SortedSplitter:
     (``local_eps`` > 0); raw thresholds half-way between a node's values."""
 
     def __init__(self, grower, local_eps=0.0):
-        self.g = grower
+        self.g = weakref.proxy(grower)  # no cycle: the grower's memory goes with it
         self.local_eps = float(local_eps)
 
     def find(self, table, nodes, pairs=()):
@@ -145,7 +147,7 @@ class CriterionSplitter:
     and feature (extremely randomized trees)."""
 
     def __init__(self, grower):
-        self.g = grower
+        self.g = weakref.proxy(grower)  # no cycle: the grower's memory goes with it
 
     def find(self, table, nodes, pairs=()):
         g = self.g
