@@ -276,3 +276,36 @@ def test_piece_buffers_follow_threads_and_a_memory_cap():
     assert b.partial.shape[0] == 3
     np.testing.assert_allclose(b.hist[0], histogram_naive(X, gh[:, 0], gh[:, 1],
                                                           np.arange(5000), 10), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("n_threads", [2, 3])
+@pytest.mark.parametrize("rows_kind", ["int32", "int16 quantized", "int64"])
+def test_many_blocks_need_one_partial_per_worker_boundary(n_threads, rows_kind):
+    """A batch of many blocks: each worker adds its run of a node's blocks into one
+    histogram, so the build uses only ``partials_needed`` buffers (n_threads - 1 here,
+    not one per extra block; a buffer past them stays untouched) and still equals the
+    exact naive histograms -- packed (int32, int16) and direct (int64) blocks alike."""
+    from boostwood._kernels.histogram import (FEW_BLOCKS_PER_THREAD, build_histograms,
+                                              partials_needed)
+    block, F, nb = 300, 5, 16
+    counts = np.array([12 * block + 17, 5 * block - 3])
+    n = int(counts.sum())
+    X = np.random.default_rng(9).integers(0, nb, size=(n, F)).astype(np.uint8)
+    gh = {"int32": _extreme_gh(n, 10), "int16 quantized": _extreme_quantized(n, 10),
+          "int64": _data(n, 1, 2, seed=10)[1]}[rows_kind]
+    idx = np.random.default_rng(11).permutation(n).astype(np.int32)
+    starts = np.array([0, counts[0]])
+    n_blocks = int(sum(-(-c // block) for c in counts))
+    need = partials_needed(n_blocks, 2, n_threads)
+    assert n_blocks >= FEW_BLOCKS_PER_THREAD * n_threads and need == n_threads - 1
+    hist = np.zeros((2, F, nb, 3), dtype=np.int64)
+    partial = np.full((need + 1, F, nb, 3), -5, dtype=np.int64)
+    build_histograms(X, gh, idx[None, :], np.zeros(2, np.int64), starts, counts,
+                     np.arange(2, dtype=np.int64), np.arange(F, dtype=np.int64), block, 1,
+                     n_threads, hist, partial)
+    assert np.all(partial[need:] == -5)
+    for k in range(2):
+        seg = np.sort(idx[starts[k]:starts[k] + counts[k]])
+        np.testing.assert_array_equal(
+            hist[k], histogram_naive(X, gh[:, 0].astype(np.int64), gh[:, 1].astype(np.int64),
+                                     seg, nb))

@@ -34,7 +34,8 @@ import numpy as np
 from numba import njit
 
 from .grow import SM_LEFT, SM_SLOT, built_children, node_totals
-from .histogram import build_histograms, feature_groups, subtract_histograms
+from .histogram import (FEW_BLOCKS_PER_THREAD, build_histograms, feature_groups,
+                        subtract_histograms)
 from .nodes import N_PICK, ND_COUNT, ND_DEPTH, NF_GAIN, choose_gradient, split_nodes
 from .partition import partition_nodes
 from .split import find_best_splits
@@ -207,7 +208,7 @@ def open_found(nodes, found, state):
 
 
 @njit(cache=True, nogil=True)
-def _shortage(batch, policy, table, n_slots_free, n_partials, hist_block, counters):
+def _shortage(batch, policy, table, n_slots_free, n_partials, hist_block, n_threads, counters):
     """The first resource too small for expanding ``batch`` (DONE: none); the amount
     needed goes to ``counters[ST_NEED]``. A node takes a new slot only when one of its
     children may be split again (:func:`plan_batch`), and takes it before it gives its
@@ -230,9 +231,11 @@ def _shortage(batch, policy, table, n_slots_free, n_partials, hist_block, counte
     for k in batch:
         n_rows += ints[ND_COUNT, k]
     # a node of c rows has ceil(c / hist_block) - 1 <= c // hist_block extra blocks, and a
-    # sum of floors is at most the floor of the sum: the parents' rows bound the children's
-    if n_rows // hist_block > n_partials:
-        counters[ST_NEED] = n_rows // hist_block
+    # sum of floors is at most the floor of the sum: the parents' rows bound the children's;
+    # and the build needs no more than FEW_BLOCKS_PER_THREAD buffers per thread
+    need = min(n_rows // hist_block, FEW_BLOCKS_PER_THREAD * n_threads)
+    if need > n_partials:
+        counters[ST_NEED] = need
         return NEED_PARTIALS
     return DONE
 
@@ -287,7 +290,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         if B == 0:
             return DONE
         status = _shortage(batch, policy, table, counters[ST_FREE], partial.shape[0], sizes[1],
-                           counters)
+                           sizes[2], counters)
         if status != DONE:
             return status
         small, pairs, need = plan_batch(policy, batch, stats, cand_left, ints, state)

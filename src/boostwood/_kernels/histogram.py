@@ -10,10 +10,12 @@ bin boundaries (Chen & Guestrin 2016, Alg. 2 on pre-bucketed data).
 Parallelism and determinism: every node's rows are cut into blocks of a fixed
 number of rows, one task per block. A task reads each of its rows once (the
 binned matrix is row-major; gradient and hessian sit side by side) and updates
-every feature's histogram. Blocks of one node are summed in block order. The
-cut depends on the node's size only, never on the thread count, so histograms
-are bit-identical for any number of threads -- and, being integer sums, they
-would be in any order at all (row blocks of several data shards included).
+every feature's histogram. Histograms are integer sums, so they are bit-identical
+in any order and for any number of threads (row blocks of several data shards
+included). A worker's consecutive blocks of one node add into one histogram: the
+partial buffers a batch needs are one per worker boundary, not one per block (a
+4M-row root had 244 buffers of 164 KiB, 40 MiB held through training, where two
+threads now need one).
 
 Subtraction trick::
 
@@ -84,40 +86,82 @@ def _n_parts(count, size):
 
 
 @njit(cache=True, nogil=True)
-def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features):
+def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features, n_threads):
     """Cut each node into blocks of ``block_size`` rows, each block into ``n_groups``
-    feature ranges: one task per (block, range). Returns the task arrays and, per
-    node, its first partial buffer and number of extra blocks."""
+    feature ranges: one task per (block, range), and the workers that run them (equal
+    runs of consecutive tasks). Where to each task sums (its destination):
+
+    * with one range per block, a worker's consecutive blocks of one node go to one
+      histogram: the node's slot when the run holds its first block, else one buffer of
+      ``partial`` for the run; the run's first block overwrites it, the others add to it
+      (``t_add``). A node then has a buffer per worker boundary inside it: at most
+      ``n_workers - 1`` buffers in all, however many rows the batch has;
+    * with several ranges (few blocks, see :func:`feature_groups`), the node's first
+      block to its slot and every further block to a buffer of its own.
+
+    Integer sums: how blocks are grouped never changes a bit of the result. Returns the
+    task arrays, the number of workers and, per node, its first partial buffer and
+    number of buffers (consecutive)."""
     n_nodes = starts.shape[0]
-    part_first = np.empty(n_nodes, dtype=np.int64)
-    part_count = np.empty(n_nodes, dtype=np.int64)
     n_blocks = 0
     for k in range(n_nodes):
-        nb = _n_parts(counts[k], block_size)
-        part_first[k] = n_blocks - k
-        part_count[k] = nb - 1
-        n_blocks += nb
+        n_blocks += _n_parts(counts[k], block_size)
     n_tasks = n_blocks * n_groups
+    n_workers = max(min(n_threads, n_tasks), 1)
     t_start = np.empty(n_tasks, dtype=np.int64)
     t_count = np.empty(n_tasks, dtype=np.int64)
-    t_dest = np.empty(n_tasks, dtype=np.int64)
-    t_partial = np.empty(n_tasks, dtype=np.bool_)
+    t_node = np.empty(n_tasks, dtype=np.int64)
+    t_block = np.empty(n_tasks, dtype=np.int64)
     t_flo = np.empty(n_tasks, dtype=np.int64)
     t_fhi = np.empty(n_tasks, dtype=np.int64)
     t_side = np.empty(n_tasks, dtype=np.int64)
     t = 0
     for k in range(n_nodes):
-        for j in range(part_count[k] + 1):
+        for j in range(_n_parts(counts[k], block_size)):
             for grp in range(n_groups):
                 t_start[t] = starts[k] + j * block_size
                 t_count[t] = min(block_size, counts[k] - j * block_size)
-                t_partial[t] = j > 0
-                t_dest[t] = slots[k] if j == 0 else part_first[k] + j - 1
+                t_node[t], t_block[t] = k, j
                 t_flo[t] = (grp * n_features) // n_groups
                 t_fhi[t] = ((grp + 1) * n_features) // n_groups
                 t_side[t] = sides[k]
                 t += 1
-    return t_start, t_count, t_dest, t_partial, t_flo, t_fhi, t_side, part_first, part_count
+    t_dest = np.empty(n_tasks, dtype=np.int64)
+    t_partial = np.zeros(n_tasks, dtype=np.bool_)
+    t_add = np.zeros(n_tasks, dtype=np.bool_)
+    part_first = np.zeros(n_nodes, dtype=np.int64)
+    part_count = np.zeros(n_nodes, dtype=np.int64)
+    n_parts = 0
+    for w in range(n_workers):  # tasks in order: a node's buffers come out consecutive
+        first_t = w * n_tasks // n_workers
+        for t in range(first_t, (w + 1) * n_tasks // n_workers):
+            k = t_node[t]
+            if n_groups == 1 and t > first_t and t_node[t - 1] == k:
+                t_dest[t], t_partial[t], t_add[t] = t_dest[t - 1], t_partial[t - 1], True
+            elif t_block[t] == 0:
+                t_dest[t] = slots[k]
+            elif n_groups > 1 and t_flo[t] > 0:  # the block's buffer, from its first range
+                t_dest[t], t_partial[t] = t_dest[t - 1], True
+            else:
+                if part_count[k] == 0:
+                    part_first[k] = n_parts
+                part_count[k] += 1
+                t_dest[t], t_partial[t] = n_parts, True
+                n_parts += 1
+    return (t_start, t_count, t_dest, t_partial, t_add, t_flo, t_fhi, t_side, n_workers,
+            part_first, part_count)
+
+
+@njit(cache=True, nogil=True)
+def partials_needed(n_blocks, n_nodes, n_threads):
+    """Buffers of ``partial`` that :func:`build_histograms` needs for a batch of
+    ``n_nodes`` nodes cut into ``n_blocks`` blocks in all (see :func:`_plan_tasks`): one
+    per block past each node's first when the blocks are shared among feature ranges
+    (fewer than ``FEW_BLOCKS_PER_THREAD`` per thread), else one per worker boundary.
+    Never more than ``FEW_BLOCKS_PER_THREAD * n_threads``."""
+    if n_blocks < FEW_BLOCKS_PER_THREAD * n_threads:
+        return n_blocks - n_nodes
+    return min(n_blocks - n_nodes, max(n_threads - 1, 0))
 
 
 @njit(cache=True, nogil=True)
@@ -243,12 +287,11 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
                      n_groups, n_threads, hist, partial):
     """Histograms of a batch of nodes from their rows.
 
-    Every node's segment is cut into blocks of ``block_size`` rows; the first
-    block of a node accumulates into the node's slot of ``hist``, every further
-    block into its own buffer of ``partial``, and those are then added to the
-    slot in block order. A block may also be shared by ``n_groups`` tasks on
-    disjoint feature ranges: each cell still sums the block's rows in order, so
-    ``n_groups`` never changes a bit of the result.
+    Every node's segment is cut into blocks of ``block_size`` rows; the run of a
+    node's blocks that a worker takes accumulates into the node's slot of ``hist``
+    (the run with the first block) or into a buffer of ``partial``, and those are then
+    added to the slot (:func:`_plan_tasks`). A block may also be shared by ``n_groups``
+    tasks on disjoint feature ranges. Integer sums: neither changes a bit of the result.
 
     A small batch is cut into pieces instead (the module docstring, *Small batches*).
 
@@ -265,7 +308,7 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     n_threads : int, the threads of the parallel loop (they only cut the work)
     hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), int64   # OUT
     partial : ndarray of shape (n_buffers, n_features, n_bins_max, 3), int64   # OUT, workspace
-        with at least (total blocks - n_nodes) buffers; small batches are cut into pieces
+        with at least :func:`partials_needed` buffers; small batches are cut into pieces
         only when it has one per piece (``n_threads + n_nodes - 1`` at most)
     """
     n_active = features.shape[0]
@@ -275,8 +318,9 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
         _build_pieces(X_binned, gh, buf, sides, starts, counts, slots, features, rows, hist,
                       partial)
         return
-    t_start, t_count, t_dest, t_partial, t_flo, t_fhi, t_side, part_first, part_count = \
-        _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_active)
+    t_start, t_count, t_dest, t_partial, t_add, t_flo, t_fhi, t_side, n_workers, part_first, \
+        part_count = _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_active,
+                                 n_threads)
     n_bins_max = hist.shape[2]
     size = hist.shape[1] * n_bins_max * 3
     all_features = n_active == hist.shape[1]  # then features[j] == j
@@ -285,7 +329,6 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     # one worker per thread, each with its own scratch for packed blocks, allocated once
     # per call here (an allocation per task costs page faults in the threads' arenas).
     # Workers take equal runs of consecutive tasks, as prange hands out iterations.
-    n_workers = max(min(n_threads, n_tasks), 1)
     scratch = np.empty((n_workers, _scratch_width(gh, packs, t_count, t_flo, t_fhi, min_packed,
                                                   n_bins_max)), dtype=np.int64)
     for w in prange(n_workers):
@@ -297,11 +340,11 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
             if t_partial[t]:
                 _sum_block(X_binned, gh, indices, t_start[t], t_count[t], features, t_flo[t],
                            t_fhi[t], all_features, n_bins_max, packed, scratch[w],
-                           partial[t_dest[t]].reshape(size))
+                           partial[t_dest[t]].reshape(size), t_add[t])
             else:
                 _sum_block(X_binned, gh, indices, t_start[t], t_count[t], features, t_flo[t],
                            t_fhi[t], all_features, n_bins_max, packed, scratch[w],
-                           hist[t_dest[t]].reshape(size))
+                           hist[t_dest[t]].reshape(size), t_add[t])
     # add the extra blocks of each node in block order, in parallel over features
     n_nodes = starts.shape[0]
     if part_count.sum() == 0:
@@ -330,36 +373,38 @@ def _prefetch_row(X_binned, gh, r, last):
 
 @njit(cache=True, nogil=True, inline="always")
 def _sum_block(X_binned, gh, indices, start, count, features, flo, fhi, all_features, n_bins_max,
-               packed, scratch, out):
-    """Features flo..fhi of flat ``out`` := the sums of rows start..start+count of
-    ``indices``, through packed cells or directly (the same result)."""
+               packed, scratch, out, add):
+    """Features flo..fhi of flat ``out`` := (or, with ``add``, +=) the sums of rows
+    start..start+count of ``indices``, through packed cells or directly (the same
+    result)."""
     if packed and gh.itemsize == 2:
         _one_lane_accumulate(X_binned, gh, indices, start, count, features, flo, fhi,
-                             all_features, n_bins_max, scratch, out)
+                             all_features, n_bins_max, scratch, out, add)
     elif packed:
         _packed_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
-                           n_bins_max, scratch, out)
+                           n_bins_max, scratch, out, add)
     else:
         _zero_and_accumulate(X_binned, gh, indices, start, count, features, flo, fhi,
-                             all_features, n_bins_max, out)
+                             all_features, n_bins_max, out, add)
 
 
 @njit(cache=True, nogil=True)
 def _packed_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
-                       n_bins_max, scratch, out):
+                       n_bins_max, scratch, out, add=False):
     """As :func:`_zero_and_accumulate`, through packed cells (the module docstring) in
     ``scratch`` (1-D int64 of at least ``(fhi - flo) * n_bins_max * 2``, workspace):
     ``gh`` int32 and ``count < 2**COUNT_BITS`` (the caller's checks)."""
     _packed_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
                  n_bins_max, scratch)
+    keep = np.int64(-1 if add else 0)  # a mask: what ``out`` held, or nothing
     for j in range(flo, fhi):
         lo = features[j] * n_bins_max * 3
         s = (j - flo) * n_bins_max * 2
         for b in range(n_bins_max):
             v = scratch[s + 2 * b + 1]
-            out[lo + 3 * b] = scratch[s + 2 * b]
-            out[lo + 3 * b + 1] = v >> COUNT_BITS
-            out[lo + 3 * b + 2] = v & COUNT_MASK
+            out[lo + 3 * b] = (out[lo + 3 * b] & keep) + scratch[s + 2 * b]
+            out[lo + 3 * b + 1] = (out[lo + 3 * b + 1] & keep) + (v >> COUNT_BITS)
+            out[lo + 3 * b + 2] = (out[lo + 3 * b + 2] & keep) + (v & COUNT_MASK)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -393,19 +438,20 @@ def _packed_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_fe
 
 @njit(cache=True, nogil=True)
 def _one_lane_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
-                         n_bins_max, scratch, out):
+                         n_bins_max, scratch, out, add=False):
     """As :func:`_packed_accumulate`, for quantized (int16) rows: one int64 per cell
     (the module docstring); ``scratch`` holds at least ``(fhi - flo) * n_bins_max``."""
     _one_lane_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
                    n_bins_max, scratch)
+    keep = np.int64(-1 if add else 0)
     for j in range(flo, fhi):
         lo = features[j] * n_bins_max * 3
         s = (j - flo) * n_bins_max
         for b in range(n_bins_max):
             g, h, c = _unpack_one_lane(scratch[s + b])
-            out[lo + 3 * b] = g
-            out[lo + 3 * b + 1] = h
-            out[lo + 3 * b + 2] = c
+            out[lo + 3 * b] = (out[lo + 3 * b] & keep) + g
+            out[lo + 3 * b + 1] = (out[lo + 3 * b + 1] & keep) + h
+            out[lo + 3 * b + 2] = (out[lo + 3 * b + 2] & keep) + c
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -446,9 +492,9 @@ def _one_lane_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_
 
 @njit(cache=True, nogil=True)
 def _zero_and_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
-                         n_bins_max, out):
-    """The inner loop: zero features flo..fhi of flat ``out``, then add rows
-    start..start+count of ``indices`` into them.
+                         n_bins_max, out, add=False):
+    """The inner loop: zero features flo..fhi of flat ``out`` (unless ``add``), then add
+    rows start..start+count of ``indices`` into them.
 
     Indices are cast to unsigned so that numba emits no negative-index
     wrap-around test per access (about 10% of the loop).
@@ -456,7 +502,8 @@ def _zero_and_accumulate(X_binned, gh, indices, start, count, features, flo, fhi
     width = n_bins_max * 3
     for j in range(flo, fhi):
         lo = features[j] * width
-        out[lo:lo + width] = 0
+        if not add:
+            out[lo:lo + width] = 0
     nb = np.uint64(n_bins_max)
     three = np.uint64(3)
     end = start + count

@@ -4,7 +4,8 @@ import numpy as np
 
 from .._comm import LocalReducer
 from .._config import HIST_CHANNELS, HIST_DTYPE
-from .._kernels.histogram import build_histograms, feature_groups, subtract_histograms
+from .._kernels.histogram import (build_histograms, feature_groups, partials_needed,
+                                  subtract_histograms)
 
 #: Rows per histogram task. A constant, so that the summation order (and hence
 #: every bit of the result) never depends on the number of threads.
@@ -91,10 +92,11 @@ class HistogramBuilder:
         parallel task each, or one per thread and block for small batches);
         see :func:`boostwood._kernels.histogram.build_histograms`.
         """
-        n_extra = sum(max((c + HIST_BLOCK - 1) // HIST_BLOCK, 1) - 1 for c in counts.tolist())
+        n_blocks = sum(max((c + HIST_BLOCK - 1) // HIST_BLOCK, 1) for c in counts.tolist())
         n_threads = numba.get_num_threads()
-        self.reserve_partials(max(n_extra, piece_buffers(n_threads, self.hist[0].nbytes)))
-        n_groups = feature_groups(n_extra + len(counts), features.shape[0], n_threads)
+        self.reserve_partials(max(partials_needed(n_blocks, len(counts), n_threads),
+                                  piece_buffers(n_threads, self.hist[0].nbytes)))
+        n_groups = feature_groups(n_blocks, features.shape[0], n_threads)
         build_histograms(self.X_binned, gh, buf, sides, starts, counts, slots, features,
                          HIST_BLOCK, n_groups, n_threads, self.hist, self.partial)
         self.allreduce(slots)
