@@ -106,3 +106,20 @@ def test_nan_without_training_nan_goes_to_the_heavier_child(rng):
     y = (x > 1.5) * 5.0
     b = bw.train({"max_depth": 1, "eta": 1.0}, bw.Dataset(x[:, None], y), 1, verbose_eval=False)
     assert b.predict(np.array([[np.nan]]))[0] == pytest.approx(b.predict(np.array([[0.5]]))[0])
+
+
+def test_unweighted_rows_hold_no_weight_array_and_train_as_unit_weights():
+    """Without weights the row info's weights are ones that take no memory (one value
+    seen through a stride of 0, read-only), and training gives the model of explicit
+    unit weights to the bit."""
+    from boostwood.data.rowinfo import RowInfo
+    r = np.random.default_rng(3)
+    X = r.normal(size=(3000, 4))
+    y = (X[:, 0] + r.normal(size=3000) > 0).astype(float)
+    for w in (bw.Dataset(X, y).row_info().weight, RowInfo.of(y).weight):
+        assert w.shape == (3000,) and w.strides == (0,) and not w.flags.writeable
+        assert np.all(w == 1.0)
+    params = dict(objective="binary:logistic", max_depth=4)
+    plain = bw.train(params, bw.Dataset(X, y), 5, verbose_eval=False)
+    ones = bw.train(params, bw.Dataset(X, y, weight=np.ones(3000)), 5, verbose_eval=False)
+    assert np.array_equal(plain.predict(X, output_margin=True), ones.predict(X, output_margin=True))

@@ -5,7 +5,7 @@ from .._config import HIST_CHANNELS
 from .._kernels.checksum import fingerprint_words
 from .binning import BinMapper
 from .columns import SortedColumns
-from .rowinfo import RowInfo
+from .rowinfo import RowInfo, unit_weights
 from .checks import Param, check_value
 from .validation import as_feature_matrix, check_memory, check_vector
 
@@ -199,7 +199,7 @@ class Dataset:
 
     def row_info(self, label=None):
         """The :class:`RowInfo` of these rows (``label`` replaces the stored labels)."""
-        w = np.ones(self.num_row()) if self.weight is None else self.weight
+        w = unit_weights(self.num_row()) if self.weight is None else self.weight
         return RowInfo(self.label if label is None else label, w, None, self.base_margin,
                        self.row_ids)
 
