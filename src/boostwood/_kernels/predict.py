@@ -31,16 +31,20 @@ def _row_block(n_rows):
 
 @njit(cache=True, nogil=True, inline="always")
 def _leaf_of_raw(X, i, base, nodes):
+    """The leaf (id within the tree at ``base``) that row ``i`` reaches. Node and
+    feature ids index as unsigned integers: a signed index gets a negative-index fix-up
+    per access."""
     feature, threshold, left, right, default_left, kind, cat_start, cat_len, cat_bits = nodes
-    node = 0
-    while feature[base + node] >= 0:
-        j = base + node
-        if goes_left(X[i, feature[j]], j, kind, threshold, default_left, cat_start, cat_len,
-                     cat_bits):
-            node = left[j]
+    node = np.uint64(0)
+    at = np.uint64(base)
+    while feature[at + node] >= 0:
+        j = at + node
+        if goes_left(X[np.uint64(i), np.uint64(feature[j])], j, kind, threshold, default_left,
+                     cat_start, cat_len, cat_bits):
+            node = np.uint64(left[j])
         else:
-            node = right[j]
-    return node
+            node = np.uint64(right[j])
+    return np.int64(node)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -95,12 +99,12 @@ def predict_levels(X, nodes, value, tree_offsets, tree_group, out):
             at[:] = base
             for _ in range(depth[t]):
                 for i in range(lo, hi):
-                    j = at[i - lo]
+                    j = np.uint64(at[i - lo])  # unsigned: no negative-index fix-up
                     at[i - lo] = base + left[j] + goes_right_numeric(
-                        X[i, feature[j]], threshold[j], nan_right[j])
+                        X[i, np.uint64(feature[j])], threshold[j], nan_right[j])
             g = tree_group[t]
             for i in range(lo, hi):
-                out[i, g] += value[at[i - lo]]
+                out[i, g] += value[np.uint64(at[i - lo])]
 
 
 @njit(parallel=True, cache=True, nogil=True)
