@@ -309,3 +309,22 @@ def test_many_blocks_need_one_partial_per_worker_boundary(n_threads, rows_kind):
         np.testing.assert_array_equal(
             hist[k], histogram_naive(X, gh[:, 0].astype(np.int64), gh[:, 1].astype(np.int64),
                                      seg, nb))
+
+
+def test_more_feature_ranges_than_features_share_one_buffer_per_block():
+    """Ranges of one block may be empty (more ranges than features): a block's ranges
+    still share its one buffer, within ``partials_needed``, and the sums stay exact."""
+    from boostwood._kernels.histogram import build_histograms, partials_needed
+    block, nb = 300, 8
+    n = 4 * block
+    X = np.random.default_rng(12).integers(0, nb, size=(n, 1)).astype(np.uint8)
+    gh = _extreme_gh(n, 13)
+    idx = np.arange(n, dtype=np.int32)
+    need = partials_needed(4, 1, 2)
+    hist = np.zeros((1, 1, nb, 3), dtype=np.int64)
+    partial = np.full((need + 1, 1, nb, 3), -5, dtype=np.int64)
+    build_histograms(X, gh, idx[None, :], np.zeros(1, np.int64), np.array([0]), np.array([n]),
+                     np.array([0]), np.arange(1, dtype=np.int64), block, 2, 2, hist, partial)
+    assert np.all(partial[need:] == -5)
+    np.testing.assert_array_equal(hist[0], histogram_naive(X, gh[:, 0].astype(np.int64),
+                                                           gh[:, 1].astype(np.int64), idx, nb))

@@ -138,6 +138,12 @@ def test_lock_steps_follow_the_cover_share():
     weight = np.array([20.0, 50, 20, 10, 0, 0, 0, 0, 0])
     steps = tree_mod.lock_steps(tree_of, depth, weight, np.array([3, 3, 0]))
     assert np.array_equal(steps, [2, 3, 0])
+    # an infinite cover counts for none, and does not spoil the trees after it: the
+    # first tree keeps 50, 20, 10 at depths 1, 2, 2 (2 steps), the second 80 % at depth 1
+    weight = np.array([np.inf, 50, 20, 10, 5, 80, 5, 10, 0])
+    depth = np.array([3, 1, 2, 2, 3, 1, 3, 2, 0])
+    steps = tree_mod.lock_steps(tree_of, depth, weight, np.array([3, 3, 0]))
+    assert np.array_equal(steps, [2, 1, 0])
 
 
 def test_count_below_is_a_lower_bound():

@@ -115,13 +115,14 @@ def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features, 
     t_flo = np.empty(n_tasks, dtype=np.int64)
     t_fhi = np.empty(n_tasks, dtype=np.int64)
     t_side = np.empty(n_tasks, dtype=np.int64)
+    t_grp = np.empty(n_tasks, dtype=np.int64)
     t = 0
     for k in range(n_nodes):
         for j in range(_n_parts(counts[k], block_size)):
             for grp in range(n_groups):
                 t_start[t] = starts[k] + j * block_size
                 t_count[t] = min(block_size, counts[k] - j * block_size)
-                t_node[t], t_block[t] = k, j
+                t_node[t], t_block[t], t_grp[t] = k, j, grp
                 t_flo[t] = (grp * n_features) // n_groups
                 t_fhi[t] = ((grp + 1) * n_features) // n_groups
                 t_side[t] = sides[k]
@@ -140,7 +141,7 @@ def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features, 
                 t_dest[t], t_partial[t], t_add[t] = t_dest[t - 1], t_partial[t - 1], True
             elif t_block[t] == 0:
                 t_dest[t] = slots[k]
-            elif n_groups > 1 and t_flo[t] > 0:  # the block's buffer, from its first range
+            elif t_grp[t] > 0:  # the block's buffer, from its first range (ranges may be empty)
                 t_dest[t], t_partial[t] = t_dest[t - 1], True
             else:
                 if part_count[k] == 0:

@@ -300,6 +300,7 @@ def lock_steps(tree_of, depth, weight, max_depth):
     :func:`boostwood._kernels.predict_binned.predict_binned`, never above
     ``max_depth``. ``tree_of``, ``depth`` and ``weight`` are per leaf."""
     n_trees = max_depth.shape[0]
+    weight = np.where(np.isfinite(weight), weight, 0.0)  # an inf or NaN cover counts for none
     total = np.bincount(tree_of, weight, n_trees)
     weight = np.where(total[tree_of] > 0, weight, 1.0)
     share = weight / np.bincount(tree_of, weight, n_trees)[tree_of]  # sums to 1 per tree
