@@ -34,8 +34,7 @@ import numpy as np
 from numba import njit
 
 from .grow import SM_LEFT, SM_SLOT, built_children, node_totals
-from .histogram import (FEW_BLOCKS_PER_THREAD, build_histograms, feature_groups,
-                        subtract_histograms)
+from .histogram import build_histograms, feature_groups, partials_bound, subtract_histograms
 from .nodes import N_PICK, ND_COUNT, ND_DEPTH, NF_GAIN, choose_gradient, split_nodes
 from .partition import partition_nodes
 from .split import find_best_splits
@@ -230,10 +229,7 @@ def _shortage(batch, policy, table, n_slots_free, n_partials, hist_block, n_thre
     n_rows = 0
     for k in batch:
         n_rows += ints[ND_COUNT, k]
-    # a node of c rows has ceil(c / hist_block) - 1 <= c // hist_block extra blocks, and a
-    # sum of floors is at most the floor of the sum: the parents' rows bound the children's;
-    # and the build needs no more than FEW_BLOCKS_PER_THREAD buffers per thread
-    need = min(n_rows // hist_block, FEW_BLOCKS_PER_THREAD * n_threads)
+    need = partials_bound(n_rows, hist_block, n_threads)
     if need > n_partials:
         counters[ST_NEED] = need
         return NEED_PARTIALS

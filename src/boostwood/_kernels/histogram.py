@@ -166,6 +166,16 @@ def partials_needed(n_blocks, n_nodes, n_threads):
 
 
 @njit(cache=True, nogil=True)
+def partials_bound(n_rows, block_size, n_threads):
+    """Buffers of ``partial`` that suffice for building any children of parents holding
+    ``n_rows`` rows in all, before the partition says how they split: a node of c rows
+    has ``ceil(c / block_size) - 1 <= c // block_size`` extra blocks, a sum of floors is
+    at most the floor of the sum (the parents' rows bound the children's), and
+    :func:`partials_needed` never passes ``FEW_BLOCKS_PER_THREAD`` per thread."""
+    return min(n_rows // block_size, FEW_BLOCKS_PER_THREAD * n_threads)
+
+
+@njit(cache=True, nogil=True)
 def feature_groups(n_blocks, n_active, n_threads):
     """How many feature ranges each row block is shared among: with too few blocks
     to keep every thread busy (fewer than FEW_BLOCKS_PER_THREAD per thread), one per

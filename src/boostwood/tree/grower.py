@@ -26,7 +26,7 @@ import numpy as np
 from numba.core.errors import NumbaPerformanceWarning
 
 from .._config import HIST_DTYPE, INDEX_DTYPE
-from .._kernels.histogram import FEW_BLOCKS_PER_THREAD, sum_gradients
+from .._kernels.histogram import partials_bound, sum_gradients
 from .._kernels.expand import (DEPTHWISE, LOSSGUIDE, N_COUNTERS, NEED_NODES, NEED_PARTIALS,
                                NEED_SLOTS, ST_FREE, ST_LEAVES, ST_NEED, ST_NODES, ST_OPEN,
                                can_split, expand_tree)
@@ -333,8 +333,7 @@ class TreeGrower:
             else:
                 builder.release(parent_slot)
         n_left = np.empty(B, dtype=np.int64)
-        builder.reserve_partials(  # the build's buffers (see expand._shortage)
-            min(n_rows // HIST_BLOCK, FEW_BLOCKS_PER_THREAD * self._n_threads))
+        builder.reserve_partials(partials_bound(n_rows, HIST_BLOCK, self._n_threads))
         first = table.grow(2 * B)  # the children: first + 2i (left), first + 2i + 1
         split_and_build((self.X_columns, self.X_binned), self._gh, self.buf, self.mask,
                         table.record, batch, first, self.missing_bins, small, self._features,
