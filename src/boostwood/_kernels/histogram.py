@@ -512,21 +512,40 @@ def _one_lane_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_
     scratch[:(fhi - flo) * n_bins_max] = 0
     end = start + count
     last = X_binned.shape[1] - 1
-    for i in range(start, end):
-        if i + PREFETCH_DISTANCE < end:  # scattered rows: ask for them early
+    scattered = count > 0 and indices[end - 1] - indices[start] != count - 1
+    i = start
+    while i + 1 < end:  # two rows at a time, as in _packed_rows
+        if scattered and i + PREFETCH_DISTANCE + 1 < end:
             _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE], last)
+            _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE + 1], last)
+        r0 = np.uint64(indices[i])
+        r1 = np.uint64(indices[i + 1])
+        v0 = _one_lane_value(gh, r0)
+        v1 = _one_lane_value(gh, r1)
+        row0 = X_binned[r0]
+        row1 = X_binned[r1]
+        for j in range(flo, fhi):
+            uj = np.uint64(j)
+            uf = uj if all_features else np.uint64(features[j])
+            at = (uj - base) * nb
+            scratch[at + np.uint64(row0[uf])] += v0
+            scratch[at + np.uint64(row1[uf])] += v1
+        i += 2
+    if i < end:  # an odd row out
         r = np.uint64(indices[i])
-        v = (np.int64(gh[r, np.uint64(0)]) << G_SHIFT) \
-            + (np.int64(gh[r, np.uint64(1)]) << COUNT_BITS) + 1
+        v = _one_lane_value(gh, r)
         row = X_binned[r]
-        if all_features:
-            for f in range(flo, fhi):
-                uf = np.uint64(f)
-                scratch[(uf - base) * nb + np.uint64(row[uf])] += v
-        else:
-            for j in range(flo, fhi):
-                uj = np.uint64(j)
-                scratch[(uj - base) * nb + np.uint64(row[np.uint64(features[j])])] += v
+        for j in range(flo, fhi):
+            uj = np.uint64(j)
+            uf = uj if all_features else np.uint64(features[j])
+            scratch[(uj - base) * nb + np.uint64(row[uf])] += v
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _one_lane_value(gh, r):
+    """What row ``r`` adds to a one-lane cell: ``g * 2**G_SHIFT + h * 2**COUNT_BITS + 1``."""
+    return (np.int64(gh[r, np.uint64(0)]) << G_SHIFT) \
+        + (np.int64(gh[r, np.uint64(1)]) << COUNT_BITS) + 1
 
 
 @njit(cache=True, nogil=True)
@@ -547,25 +566,37 @@ def _zero_and_accumulate(X_binned, gh, indices, start, count, features, flo, fhi
     three = np.uint64(3)
     end = start + count
     last = X_binned.shape[1] - 1
-    for i in range(start, end):
-        if i + PREFETCH_DISTANCE < end:  # scattered rows: ask for them early
+    scattered = count > 0 and indices[end - 1] - indices[start] != count - 1
+    i = start
+    while i + 1 < end:  # two rows at a time, as in _packed_rows (each cell still adds
+        # its rows in row order: one feature's cells take row i, then row i + 1)
+        if scattered and i + PREFETCH_DISTANCE + 1 < end:
             _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE], last)
+            _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE + 1], last)
+        r0 = np.uint64(indices[i])
+        r1 = np.uint64(indices[i + 1])
+        g0, h0 = gh[r0, np.uint64(0)], gh[r0, np.uint64(1)]
+        g1, h1 = gh[r1, np.uint64(0)], gh[r1, np.uint64(1)]
+        row0 = X_binned[r0]
+        row1 = X_binned[r1]
+        for j in range(flo, fhi):
+            uf = np.uint64(j) if all_features else np.uint64(features[j])
+            k0 = (uf * nb + np.uint64(row0[uf])) * three
+            add_pair(out, k0, g0, h0)
+            out[k0 + np.uint64(2)] += 1
+            k1 = (uf * nb + np.uint64(row1[uf])) * three
+            add_pair(out, k1, g1, h1)
+            out[k1 + np.uint64(2)] += 1
+        i += 2
+    if i < end:  # an odd row out
         r = np.uint64(indices[i])
-        gr = gh[r, np.uint64(0)]
-        hr = gh[r, np.uint64(1)]
+        gr, hr = gh[r, np.uint64(0)], gh[r, np.uint64(1)]
         row = X_binned[r]
-        if all_features:  # the common case, without the indirection
-            for f in range(flo, fhi):
-                uf = np.uint64(f)
-                k = (uf * nb + np.uint64(row[uf])) * three
-                add_pair(out, k, gr, hr)
-                out[k + np.uint64(2)] += 1
-        else:
-            for j in range(flo, fhi):
-                uf = np.uint64(features[j])
-                k = (uf * nb + np.uint64(row[uf])) * three
-                add_pair(out, k, gr, hr)
-                out[k + np.uint64(2)] += 1
+        for j in range(flo, fhi):
+            uf = np.uint64(j) if all_features else np.uint64(features[j])
+            k = (uf * nb + np.uint64(row[uf])) * three
+            add_pair(out, k, gr, hr)
+            out[k + np.uint64(2)] += 1
 
 
 @njit(parallel=True, cache=True, nogil=True)
