@@ -383,6 +383,23 @@ def _prefetch_row(X_binned, gh, r, last):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _scattered(indices, start, count):
+    """Are rows start..start+count of ``indices`` apart in memory? A node's indices
+    ascend, so its segment is contiguous (a root) exactly when its ends are count - 1
+    apart; contiguous rows are left to the hardware prefetcher."""
+    return count > 0 and indices[start + count - 1] - indices[start] != count - 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prefetch_two(X_binned, gh, indices, i, end, last):
+    """Ask early for the rows ``PREFETCH_DISTANCE`` ahead of rows i and i + 1 of
+    ``indices`` (the loops that take two rows at a time), when there are such rows."""
+    if i + PREFETCH_DISTANCE + 1 < end:
+        _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE], last)
+        _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE + 1], last)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _sum_block(X_binned, gh, indices, start, count, features, flo, fhi, all_features, n_bins_max,
                packed, scratch, out, add):
     """Features flo..fhi of flat ``out`` := (or, with ``add``, +=) the sums of rows
@@ -435,13 +452,11 @@ def _packed_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_fe
     scratch[:(fhi - flo) * n_bins_max * 2] = 0
     end = start + count
     last = X_binned.shape[1] - 1
-    # a node's indices ascend: the segment is contiguous when its ends are count - 1 apart
-    scattered = count > 0 and indices[end - 1] - indices[start] != count - 1
+    scattered = _scattered(indices, start, count)
     i = start
     while i + 1 < end:
-        if scattered and i + PREFETCH_DISTANCE + 1 < end:  # ask for the rows early
-            _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE], last)
-            _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE + 1], last)
+        if scattered:
+            _prefetch_two(X_binned, gh, indices, i, end, last)
         r0 = np.uint64(indices[i])
         r1 = np.uint64(indices[i + 1])
         g0 = np.int64(gh[r0, np.uint64(0)])
@@ -512,12 +527,11 @@ def _one_lane_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_
     scratch[:(fhi - flo) * n_bins_max] = 0
     end = start + count
     last = X_binned.shape[1] - 1
-    scattered = count > 0 and indices[end - 1] - indices[start] != count - 1
+    scattered = _scattered(indices, start, count)
     i = start
     while i + 1 < end:  # two rows at a time, as in _packed_rows
-        if scattered and i + PREFETCH_DISTANCE + 1 < end:
-            _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE], last)
-            _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE + 1], last)
+        if scattered:
+            _prefetch_two(X_binned, gh, indices, i, end, last)
         r0 = np.uint64(indices[i])
         r1 = np.uint64(indices[i + 1])
         v0 = _one_lane_value(gh, r0)
@@ -566,13 +580,12 @@ def _zero_and_accumulate(X_binned, gh, indices, start, count, features, flo, fhi
     three = np.uint64(3)
     end = start + count
     last = X_binned.shape[1] - 1
-    scattered = count > 0 and indices[end - 1] - indices[start] != count - 1
+    scattered = _scattered(indices, start, count)
     i = start
     while i + 1 < end:  # two rows at a time, as in _packed_rows (each cell still adds
         # its rows in row order: one feature's cells take row i, then row i + 1)
-        if scattered and i + PREFETCH_DISTANCE + 1 < end:
-            _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE], last)
-            _prefetch_row(X_binned, gh, indices[i + PREFETCH_DISTANCE + 1], last)
+        if scattered:
+            _prefetch_two(X_binned, gh, indices, i, end, last)
         r0 = np.uint64(indices[i])
         r1 = np.uint64(indices[i + 1])
         g0, h0 = gh[r0, np.uint64(0)], gh[r0, np.uint64(1)]
