@@ -166,8 +166,9 @@ def _one_pass_scan(cell, nb, Gt, Ht, Ct, lam, gamma, mcw, mdl, ug, uh):
 
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 10**6), st.integers(2, 300), st.sampled_from([0.0, 1.0]),
-       st.sampled_from([0.0, 0.4]), st.sampled_from([0.0, 3.0]), st.integers(1, 5),
-       st.sampled_from([0, 1, 6]), st.sampled_from([0.7, 0.1]))
+       st.sampled_from([0.0, 0.4]), st.sampled_from([0.0, 3.0]),
+       st.sampled_from([1, 2, 3, 5, 2.5, 20]), st.sampled_from([0, 1, 6]),
+       st.sampled_from([0.7, 0.1]))
 def test_vectorized_scan_equals_the_one_pass_loop_to_the_bit(seed, nb, lam, gamma, mcw, mdl,
                                                              n_missing, filled):
     """Empty bins (the last one too), bins of zero hessian (zero-weight rows: with

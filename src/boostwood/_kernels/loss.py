@@ -7,7 +7,10 @@ what the histogram kernel reads. Sample weights multiply both.
 """
 import math
 
+import numpy as np
 from numba import njit, prange
+
+from .intrinsics import float_of_bits
 
 # Hessians are floored here so that a leaf of confidently classified rows
 # never divides by (almost) zero when lambda = 0.
@@ -37,13 +40,87 @@ def squared_error_grad(y, raw, w, gh_out):
         gh_out[0, i, 1] = w[i]
 
 
+#: Rows per task of the gradient kernels whose row loop is vector code: each task runs
+#: its rows through a serial loop (a parallel loop's own body is not vectorized).
+GRAD_BLOCK = 16384
+
+# exp(t) = 2^k exp(r), k = round(t / ln 2), r = t - k ln 2 (ln 2 in two parts, so r is
+# exact to ~1e-26), |r| <= ln(2) / 2, where the Taylor series to r^13 is within 3e-18
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_INV_LN2 = 1.44269504088896338700e+00
+_EXP_MIN = -700.0
+_C2, _C3, _C4, _C5, _C6, _C7 = (1.0 / math.factorial(k) for k in range(2, 8))
+_C8, _C9, _C10, _C11, _C12, _C13 = (1.0 / math.factorial(k) for k in range(8, 14))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def exp_nonpositive(t):
+    """exp(t) for t <= 0 in arithmetic only (no libm call), so that a row loop calling it
+    is vector code: within 1 ulp of libm's exp (``tests/_kernels/test_loss.py``), the same
+    bits on every machine. Below -700 it gives exp(-700) (about 1e-304: zero in float32,
+    where gradients are stored); NaN stays NaN."""
+    t = _EXP_MIN if t < _EXP_MIN else t
+    k = math.floor(t * _INV_LN2 + 0.5)
+    r = (t - k * _LN2_HI) - k * _LN2_LO
+    p = _C13 * r + _C12
+    p = p * r + _C11
+    p = p * r + _C10
+    p = p * r + _C9
+    p = p * r + _C8
+    p = p * r + _C7
+    p = p * r + _C6
+    p = p * r + _C5
+    p = p * r + _C4
+    p = p * r + _C3
+    p = p * r + _C2
+    p = p * r + 1.0
+    p = p * r + 1.0
+    return p * float_of_bits((np.int64(k) + 1023) << 52)
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def logistic_grad(y, raw, w, gh_out):
-    """Binary log loss with p = sigmoid(F):  g = w (p - y),  h = w p (1 - p)."""
-    for i in prange(y.shape[0]):
-        p = sigmoid(raw[i, 0])
-        gh_out[0, i, 0] = w[i] * (p - y[i])
-        gh_out[0, i, 1] = max(w[i] * p * (1.0 - p), HESS_FLOOR * w[i])
+    """Binary log loss with p = sigmoid(F):  g = w (p - y),  h = w p (1 - p).
+
+    The rows go in blocks of ``GRAD_BLOCK`` through a serial loop that is vector code
+    (2.0 ns a row on one thread against 5.8 with libm's exp, the same float32 bits). The
+    loop needs unit strides: weights broadcast from one value (no weights given) enter
+    as that value, other weights are copied per block when not contiguous."""
+    n = y.shape[0]
+    pairs = gh_out[0].reshape(2 * n)  # (g, h) of row i at 2i, 2i + 1: a constant stride
+    for j in prange((n + GRAD_BLOCK - 1) // GRAD_BLOCK):
+        lo = j * GRAD_BLOCK
+        hi = min(n, lo + GRAD_BLOCK)
+        if w.strides[0] == 0:
+            _logistic_rows_one_weight(y[lo:hi], raw[lo:hi], w[0], pairs[2 * lo:2 * hi])
+        else:
+            _logistic_rows(y[lo:hi], raw[lo:hi], np.ascontiguousarray(w[lo:hi]),
+                           pairs[2 * lo:2 * hi])
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _logistic_row(x, y, w):
+    """(g, h) of one row: ``sigmoid`` with :func:`exp_nonpositive`. ``error_model=
+    "numpy"`` drops the zero-division test of ``e / (1 + e)`` (the divisor is at least
+    1), which kept the loop scalar."""
+    e = exp_nonpositive(-abs(x))
+    p = (1.0 if x >= 0.0 else e) / (1.0 + e)
+    return w * (p - y), max(w * p * (1.0 - p), HESS_FLOOR * w)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _logistic_rows(y, raw, w, pairs):
+    """:func:`logistic_grad` on a block of rows with their weights."""
+    for i in range(y.shape[0]):
+        pairs[2 * i], pairs[2 * i + 1] = _logistic_row(raw[i, 0], y[i], w[i])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _logistic_rows_one_weight(y, raw, w, pairs):
+    """:func:`logistic_grad` on a block of rows of one weight ``w``."""
+    for i in range(y.shape[0]):
+        pairs[2 * i], pairs[2 * i + 1] = _logistic_row(raw[i, 0], y[i], w)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -55,19 +132,22 @@ def softmax_grad(y, raw, w, gh_out):
     """
     n = y.shape[0]
     K = raw.shape[1]
-    for i in prange(n):
-        m = raw[i, 0]
-        for k in range(1, K):
-            m = max(m, raw[i, k])
-        s = 0.0
-        for k in range(K):
-            s += math.exp(raw[i, k] - m)
-        label = int(y[i])
-        for k in range(K):
-            p = math.exp(raw[i, k] - m) / s
-            target = 1.0 if k == label else 0.0
-            gh_out[k, i, 0] = w[i] * (p - target)
-            gh_out[k, i, 1] = max(w[i] * p * (1.0 - p), HESS_FLOOR * w[i])
+    for j in prange((n + GRAD_BLOCK - 1) // GRAD_BLOCK):
+        e = np.empty(K)  # each class's exp, taken once
+        for i in range(j * GRAD_BLOCK, min(n, (j + 1) * GRAD_BLOCK)):
+            m = raw[i, 0]
+            for k in range(1, K):
+                m = max(m, raw[i, k])
+            s = 0.0
+            for k in range(K):
+                e[k] = math.exp(raw[i, k] - m)
+                s += e[k]
+            label = int(y[i])
+            for k in range(K):
+                p = e[k] / s
+                target = 1.0 if k == label else 0.0
+                gh_out[k, i, 0] = w[i] * (p - target)
+                gh_out[k, i, 1] = max(w[i] * p * (1.0 - p), HESS_FLOOR * w[i])
 
 
 # Pointwise losses of one margin per row, selected by an integer code (one compiled
