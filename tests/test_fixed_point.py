@@ -51,6 +51,28 @@ def test_quantize_kernels_match_numpy():
     assert np.isnan(m[1])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_abs_flags_every_non_finite_value_and_reads_every_block(dtype):
+    """The maximum is taken on the values' bits: a NaN or an infinity of either sign,
+    in any block (the last, partial one too), makes both maxima NaN; the largest value
+    counts wherever it sits; no rows give zeros."""
+    r = np.random.default_rng(1)
+    gh = r.normal(size=(3 * 65536 + 7, 2)).astype(dtype)
+    m = np.empty(2)
+    for row in (0, 65535, 65536, gh.shape[0] - 1):
+        g2 = gh.copy()
+        g2[row, 0] = -1e30
+        max_abs_gh(g2, m)
+        assert m[0] == 1e30 if dtype == np.float64 else m[0] == np.float64(np.float32(1e30))
+        assert m[1] == np.abs(gh[:, 1].astype(np.float64)).max()
+        for bad in (np.nan, np.inf, -np.inf):
+            g2[row, 1] = bad
+            max_abs_gh(g2, m)
+            assert np.isnan(m).all()
+    max_abs_gh(gh[:0], m)
+    assert (m == 0.0).all()
+
+
 def test_worst_case_sums_stay_in_range():
     """Every row at the largest magnitude, all of one sign: the sum still fits."""
     n = 100_000

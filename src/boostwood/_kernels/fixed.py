@@ -9,6 +9,7 @@ largest magnitudes and round.
 import numpy as np
 from numba import njit, prange, uint64
 
+from .intrinsics import bits_of_float, float_of_bits
 from .random import STREAM_QUANTIZE, counter_hash
 
 #: Rows per task of the parallel passes below (a constant: results never depend on
@@ -16,37 +17,50 @@ from .random import STREAM_QUANTIZE, counter_hash
 FIXED_BLOCK = 65536
 
 
+#: The bits of float64 inf: a non-negative double's bits order as its value, and a NaN's
+#: are above inf's.
+_INF_BITS = np.int64(0x7FF0000000000000)
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def max_abs_gh(gh, out):
-    """out[c] = max over rows of |gh[:, c]| (c = 0 gradient, 1 hessian); NaN if any is NaN.
+    """out[c] = max over rows of |gh[:, c]| (c = 0 gradient, 1 hessian); NaN if any is NaN
+    or infinite.
+
+    Each block of ``FIXED_BLOCK`` rows goes through :func:`_max_abs_bits`, a serial loop
+    of vector code.
 
     gh : ndarray of shape (n_rows, 2), float32 or float64   # IN
     out : ndarray of shape (2,), float64   # OUT
     """
     n = gh.shape[0]
     n_blocks = (n + FIXED_BLOCK - 1) // FIXED_BLOCK
-    part = np.zeros((max(n_blocks, 1), 2))
+    part = np.zeros((max(n_blocks, 1), 2), dtype=np.int64)
     for t in prange(n_blocks):
-        mg = 0.0
-        mh = 0.0
-        bad = False
-        for i in range(t * FIXED_BLOCK, min(n, (t + 1) * FIXED_BLOCK)):
-            g = abs(np.float64(gh[i, 0]))
-            h = abs(np.float64(gh[i, 1]))
-            if not (g <= 1.7976931348623157e308 and h <= 1.7976931348623157e308):
-                bad = True  # NaN or inf
-            mg = max(mg, g)
-            mh = max(mh, h)
-        part[t, 0] = np.nan if bad else mg
-        part[t, 1] = np.nan if bad else mh
-    out[0] = 0.0
-    out[1] = 0.0
+        _max_abs_bits(gh[t * FIXED_BLOCK:min(n, (t + 1) * FIXED_BLOCK)], part[t])
+    top = np.zeros(2, dtype=np.int64)
     for t in range(part.shape[0]):
         for c in range(2):
-            if np.isnan(part[t, c]) or np.isnan(out[c]):
-                out[c] = np.nan
-            else:
-                out[c] = max(out[c], part[t, c])
+            top[c] = max(top[c], part[t, c])
+    bad = top[0] >= _INF_BITS or top[1] >= _INF_BITS
+    for c in range(2):
+        out[c] = np.nan if bad else float_of_bits(top[c])
+
+
+@njit(cache=True, nogil=True)
+def _max_abs_bits(gh, out):
+    """The int64 bits of max |gh[:, c]| (as float64) for c = 0, 1: a maximum of integers
+    (vector code, where a float maximum stays one compare at a time); above ``_INF_BITS``
+    when a value is NaN, at it when one is infinite."""
+    bits_g = np.int64(0)
+    bits_h = np.int64(0)
+    for i in range(gh.shape[0]):
+        g = abs(np.float64(gh[i, 0]))
+        h = abs(np.float64(gh[i, 1]))
+        bits_g = max(bits_g, bits_of_float(g))
+        bits_h = max(bits_h, bits_of_float(h))
+    out[0] = bits_g
+    out[1] = bits_h
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -54,7 +68,9 @@ def quantize_gh(gh, scales, out):
     """out[i, c] = round-half-even(gh[i, c] * scales[c]) as an integer (int32 or int64).
 
     ``scales`` are powers of two, so the product is exact and only the rounding
-    to an integer loses anything: at most half a unit per row.
+    to an integer loses anything: at most half a unit per row. Each block of
+    ``FIXED_BLOCK`` rows goes through :func:`_quantize_rows`, a serial loop of vector
+    code (a parallel loop's own body is not vectorized).
 
     gh : ndarray of shape (n_rows, 2), float32 or float64   # IN
     scales : ndarray of shape (2,), float64   # IN, 1 / unit of each channel
@@ -62,12 +78,17 @@ def quantize_gh(gh, scales, out):
         every value in range
     """
     n = gh.shape[0]
-    sg = scales[0]
-    sh = scales[1]
     for t in prange((n + FIXED_BLOCK - 1) // FIXED_BLOCK):
-        for i in range(t * FIXED_BLOCK, min(n, (t + 1) * FIXED_BLOCK)):
-            out[i, 0] = np.rint(np.float64(gh[i, 0]) * sg)
-            out[i, 1] = np.rint(np.float64(gh[i, 1]) * sh)
+        lo = t * FIXED_BLOCK
+        hi = min(n, lo + FIXED_BLOCK)
+        _quantize_rows(gh[lo:hi], scales[0], scales[1], out[lo:hi])
+
+
+@njit(cache=True, nogil=True)
+def _quantize_rows(gh, sg, sh, out):
+    for i in range(gh.shape[0]):
+        out[i, 0] = np.rint(np.float64(gh[i, 0]) * sg)
+        out[i, 1] = np.rint(np.float64(gh[i, 1]) * sh)
 
 
 _LOW32 = uint64(0xFFFFFFFF)

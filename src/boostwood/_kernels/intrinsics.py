@@ -108,3 +108,15 @@ def float_of_bits(typingctx, x):
         return builder.bitcast(args[0], _ir.DoubleType())
 
     return sig, codegen
+
+
+@intrinsic
+def bits_of_float(typingctx, x):
+    """The int64 IEEE-754 bits of the float64 ``x`` (a bitcast): the inverse of
+    :func:`float_of_bits`."""
+    sig = types.int64(types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], _ir.IntType(64))
+
+    return sig, codegen
