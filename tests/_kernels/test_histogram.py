@@ -328,3 +328,20 @@ def test_more_feature_ranges_than_features_share_one_buffer_per_block():
     assert np.all(partial[need:] == -5)
     np.testing.assert_array_equal(hist[0], histogram_naive(X, gh[:, 0].astype(np.int64),
                                                            gh[:, 1].astype(np.int64), idx, nb))
+
+
+def test_subtract_kernel_takes_every_cell_of_the_features_asked_for():
+    """``subtract_histograms`` on cells all non-zero (the missing bin's count and every
+    channel included), several pairs at once, a feature subset: parent - child exactly
+    on those features, the others and the children untouched."""
+    from boostwood._kernels.histogram import subtract_histograms
+    r = np.random.default_rng(3)
+    hist = r.integers(1, 2 ** 40, size=(6, 5, 9, 3))
+    before = hist.copy()
+    parents, children = np.array([4, 0]), np.array([1, 5])
+    feats = np.array([0, 2, 4], dtype=np.int64)
+    subtract_histograms(parents, children, feats, hist)
+    want = before.copy()
+    for p, c in zip(parents, children):
+        want[p][feats] -= before[c][feats]
+    np.testing.assert_array_equal(hist, want)

