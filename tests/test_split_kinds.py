@@ -102,9 +102,9 @@ def test_prediction_leaves_and_binned_traversal_agree_with_the_plain_rule():
     np.testing.assert_array_equal(out[:, 0], margin[keep])
 
 
-def test_partition_of_a_categorical_split():
+@pytest.mark.parametrize("n", [5000, 700])  # 700 rows: one block, the serial path
+def test_partition_of_a_categorical_split(n):
     r = np.random.default_rng(3)
-    n = 5000
     Xc = r.integers(0, 12, size=(1, n)).astype(np.uint8)  # bin 11 is the missing bin
     idx = np.arange(n, dtype=np.int32)
     words = bitset_of([2, 3, 7])

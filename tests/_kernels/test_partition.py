@@ -48,3 +48,29 @@ def test_partition_block_size_rule():
     assert partition_block_size(1500, 4096, 2) == MIN_PARTITION_BLOCK  # too small to cut
     assert partition_block_size(10 ** 6, 4096, 16) == 4096  # big batches: the most
     assert partition_block_size(40000, 4096, 16) == 2500
+
+
+@pytest.mark.parametrize("count", [1, 37, MIN_PARTITION_BLOCK])
+@pytest.mark.parametrize("side", [0, 1])
+def test_one_small_node_takes_the_serial_path_and_matches_naive(count, side):
+    """A batch of one node of at most MIN_PARTITION_BLOCK rows is partitioned without a
+    parallel region: the same stable partition from either side, missing rows following
+    the default direction, the rest of both buffers untouched."""
+    r = np.random.default_rng(count)
+    n, start = 3000, 100
+    Xc = r.integers(0, 6, size=(2, n)).astype(np.uint8)  # bin 5 = missing
+    seg = np.sort(r.choice(n, count, replace=False)).astype(np.int32)
+    buf = np.full((2, n), -3, np.int32)
+    buf[side, start:start + count] = seg
+    before = buf.copy()
+    n_left = np.empty(1, dtype=np.int64)
+    partition_nodes(Xc, buf, np.empty(n, np.uint8),
+                    *node_records([start], [count], [side], [1], [2], [1]), NO_CATEGORIES,
+                    np.full(2, 5, np.int32), 16384, 2, n_left)
+    col = Xc[1, seg]
+    expect, nl = partition_naive(seg, np.where(col == 5, True, col <= 2))
+    assert n_left[0] == nl
+    assert np.array_equal(buf[1 - side, start:start + count], expect)
+    assert np.array_equal(buf[side], before[side])
+    rest = np.r_[0:start, start + count:n]
+    assert np.array_equal(buf[1 - side, rest], before[1 - side, rest])

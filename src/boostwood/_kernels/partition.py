@@ -81,6 +81,12 @@ def partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, b
     out_left_counts : ndarray of shape (n_nodes,), int64   # OUT
     """
     n_nodes = nodes.shape[0]
+    if n_nodes == 1 and ints[ND_COUNT, nodes[0]] <= MIN_PARTITION_BLOCK:
+        # one block: no parallel region and no block tables (a late leaf-wise split's
+        # parent of a few hundred rows cost 5.8 us this way against 0.6 us of rows)
+        out_left_counts[0] = _partition_one(X_columns, buf, mask, ints, nodes[0], cat_bits,
+                                            missing_bins)
+        return
     starts = ints[ND_START][nodes]
     ends = starts + ints[ND_COUNT][nodes]
     block_size = partition_block_size(int((ends - starts).sum()), block_size, n_threads)
@@ -130,6 +136,23 @@ def partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, b
         src = buf[ints[ND_SIDE, nodes[k]]]
         dst = buf[1 - ints[ND_SIDE, nodes[k]]]
         _scatter(src, dst, mask, lo, hi, left_off[j], right_off[j])
+
+
+@njit(cache=True, nogil=True)
+def _partition_one(X_columns, buf, mask, ints, p, cat_bits, missing_bins):
+    """:func:`partition_nodes` of the one node ``p`` as one block, serially; returns its
+    left rows."""
+    lo = ints[ND_START, p]
+    hi = lo + ints[ND_COUNT, p]
+    f = ints[ND_FEATURE, p]
+    src = buf[ints[ND_SIDE, p]]
+    if ints[ND_KIND, p] == NUMERIC:
+        n_left = _decide_numeric(X_columns[f], src, lo, hi, missing_bins[f], ints[ND_BIN, p],
+                                 ints[ND_DEFAULT_LEFT, p], cat_bits, mask)
+    else:
+        n_left = _decide(X_columns[f], src, lo, hi, missing_bins[f], ints[:, p], cat_bits, mask)
+    _scatter(src, buf[1 - ints[ND_SIDE, p]], mask, lo, hi, lo, lo + n_left)
+    return n_left
 
 
 @njit(cache=True, nogil=True, inline="always")
