@@ -345,3 +345,26 @@ def test_subtract_kernel_takes_every_cell_of_the_features_asked_for():
     for p, c in zip(parents, children):
         want[p][feats] -= before[c][feats]
     np.testing.assert_array_equal(hist, want)
+
+
+@pytest.mark.parametrize("count", [1, 40, 300])
+def test_one_small_node_on_a_feature_subset(count):
+    """A batch of one node (40 rows of 28 features: below SERIAL_MAX_UPDATES, built on the
+    calling thread; 300 rows: the parallel plan) over a slot full of stale sums: the
+    naive histogram on the features asked for, the others untouched."""
+    from boostwood._kernels.histogram import SERIAL_MAX_UPDATES
+    assert (40 * 20 < SERIAL_MAX_UPDATES) and (300 * 28 >= SERIAL_MAX_UPDATES)
+    X, gh = _data(6000, 28, 200, seed=count)
+    gh = (gh >> 20).astype(np.int32)
+    rows = np.sort(np.random.default_rng(count).choice(6000, count, replace=False))
+    buf = np.zeros((2, 6000), np.int32)
+    buf[1, 500:500 + count] = rows
+    feats = np.arange(0, 28, 1 if count == 300 else 4, dtype=np.int64)
+    b = HistogramBuilder(X, 201)
+    b.hist[:] = 12345
+    b.build(gh, buf, np.ones(1, np.int64), np.array([500]), np.array([count]), np.array([2]),
+            feats)
+    naive = histogram_naive(X, gh[:, 0].astype(np.int64), gh[:, 1].astype(np.int64), rows, 201)
+    np.testing.assert_array_equal(b.hist[2][feats], naive[feats])
+    others = np.setdiff1d(np.arange(28), feats)
+    assert np.all(b.hist[2][others] == 12345) and np.all(b.hist[1] == 12345)
