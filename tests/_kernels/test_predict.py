@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from boostwood._kernels.predict import add_tree_binned, predict_leaf_raw, predict_raw
 from boostwood._kernels.reference import predict_tree_naive
@@ -126,3 +127,28 @@ def test_forests_the_branch_free_kernel_cannot_read_take_the_general_one():
     cover = np.array([100, 90, 10, 5, 5, 3, 2.0])
     assert level_nodes(chain, at, cover) is None
     assert level_nodes(chain, at, np.array([100, 1, 99, 1, 98, 49, 49.0])) is not None
+
+
+@pytest.mark.parametrize("n", [1, 5000, 3 * 16384 + 11])
+def test_add_leaf_values_gives_each_row_its_leafs_value(n):
+    """Segments tiling the partition positions in shuffled order, each on its own side
+    of the buffers, some longer than a task's block: every row gets exactly its leaf's
+    value added, in its group column only."""
+    from boostwood._kernels.predict import add_leaf_values
+    r = np.random.default_rng(n)
+    cuts = np.unique(np.r_[0, np.sort(r.integers(0, n, size=min(n, 40))), n])
+    starts, counts = cuts[:-1], np.diff(cuts)
+    perm = r.permutation(starts.size)
+    starts, counts = starts[perm].astype(np.int64), counts[perm].astype(np.int64)
+    sides = r.integers(0, 2, starts.size).astype(np.int64)
+    rows = r.permutation(n).astype(np.int32)  # each row in one leaf, on its leaf's side
+    buf = np.stack([r.permutation(n), r.permutation(n)]).astype(np.int32)  # the other: stale
+    for s, c, d in zip(starts, counts, sides):
+        buf[d, s:s + c] = rows[s:s + c]
+    values = r.normal(size=starts.size)
+    out = r.normal(size=(n, 3))
+    want = out.copy()
+    for s, c, d, v in zip(starts, counts, sides, values):
+        want[buf[d, s:s + c], 1] += v
+    add_leaf_values(buf, sides, starts, counts, values, out, 1)
+    np.testing.assert_array_equal(out, want)
