@@ -35,6 +35,12 @@ from .splits import NUMERIC, goes_left_binned
 #: Fewest rows per partition block: a batch smaller than two of these is one block
 #: (splitting it further costs more in starting threads than it saves).
 MIN_PARTITION_BLOCK = 1024
+#: A segment whose rows span fewer than this many times their count is dense (at least
+#: one row in every 16 positions: nearly every cache line of the column is read, in
+#: order), and its column reads are left to the hardware prefetcher; software prefetches
+#: cost more than they save there (800k rows, 2 threads: a root 0.94 ms against 1.20,
+#: a node of a sixteenth of the rows 0.08-0.10 against 0.10). A sparser segment keeps them.
+DENSE_SPAN = 16
 
 
 @njit(cache=True, nogil=True)
@@ -183,6 +189,13 @@ def _decide_numeric(col, indices, lo, hi, missing_bin, threshold_bin, default_le
     same rule as :func:`_decide`, with the kind a constant, so that the compiler drops
     the kind test from the row loop."""
     c = 0
+    if hi - lo > 0 and indices[hi - 1] - indices[lo] < DENSE_SPAN * (hi - lo):
+        for i in range(lo, hi):  # dense rows: the hardware prefetcher follows the column
+            left = goes_left_binned(col[np.uint64(indices[i])], missing_bin, NUMERIC,
+                                    threshold_bin, default_left, cat_bits, 0, 0)
+            mask[i] = left
+            c += left
+        return c
     for i in range(lo, hi):
         if i + PREFETCH_DISTANCE < hi:
             prefetch(col, indices[i + PREFETCH_DISTANCE])
