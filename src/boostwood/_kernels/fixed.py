@@ -86,6 +86,7 @@ def quantize_gh(gh, scales, out):
 
 @njit(cache=True, nogil=True)
 def _quantize_rows(gh, sg, sh, out):
+    """:func:`quantize_gh` on a block of rows, ``sg``, ``sh`` the two scales."""
     for i in range(gh.shape[0]):
         out[i, 0] = np.rint(np.float64(gh[i, 0]) * sg)
         out[i, 1] = np.rint(np.float64(gh[i, 1]) * sh)

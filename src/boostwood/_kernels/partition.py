@@ -107,17 +107,11 @@ def partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, b
         p = nodes[k]
         lo = starts[k] + (j - blocks_per_node[k]) * block_size
         hi = min(lo + block_size, ends[k])
-        col = X_columns[ints[ND_FEATURE, p]]
-        mb = missing_bins[ints[ND_FEATURE, p]]
-        indices = buf[ints[ND_SIDE, p]]
-        if ints[ND_KIND, p] == NUMERIC:
-            n_left[j] = _decide_numeric(col, indices, lo, hi, mb, ints[ND_BIN, p],
-                                        ints[ND_DEFAULT_LEFT, p], cat_bits, mask)
-        else:
-            n_left[j] = _decide(col, indices, lo, hi, mb, ints[:, p], cat_bits, mask)
+        n_left[j] = _decide_node(X_columns, buf, mask, ints, p, lo, hi, cat_bits, missing_bins)
         if blocks_per_node[k + 1] - blocks_per_node[k] == 1:
             # the node's only block: its offsets are known, scatter while the rows are hot
-            _scatter(indices, buf[1 - ints[ND_SIDE, p]], mask, lo, hi, lo, lo + n_left[j])
+            _scatter(buf[ints[ND_SIDE, p]], buf[1 - ints[ND_SIDE, p]], mask, lo, hi, lo,
+                     lo + n_left[j])
 
     # exclusive prefix sums: where each block writes its left and right rows
     left_off = np.empty(n_blocks, dtype=np.int64)
@@ -156,15 +150,21 @@ def _partition_one(X_columns, buf, mask, ints, p, cat_bits, missing_bins):
     left rows."""
     lo = ints[ND_START, p]
     hi = lo + ints[ND_COUNT, p]
-    f = ints[ND_FEATURE, p]
-    src = buf[ints[ND_SIDE, p]]
-    if ints[ND_KIND, p] == NUMERIC:
-        n_left = _decide_numeric(X_columns[f], src, lo, hi, missing_bins[f], ints[ND_BIN, p],
-                                 ints[ND_DEFAULT_LEFT, p], cat_bits, mask)
-    else:
-        n_left = _decide(X_columns[f], src, lo, hi, missing_bins[f], ints[:, p], cat_bits, mask)
-    _scatter(src, buf[1 - ints[ND_SIDE, p]], mask, lo, hi, lo, lo + n_left)
+    n_left = _decide_node(X_columns, buf, mask, ints, p, lo, hi, cat_bits, missing_bins)
+    _scatter(buf[ints[ND_SIDE, p]], buf[1 - ints[ND_SIDE, p]], mask, lo, hi, lo, lo + n_left)
     return n_left
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _decide_node(X_columns, buf, mask, ints, p, lo, hi, cat_bits, missing_bins):
+    """Mask positions lo..hi of node ``p``'s rows by its split; returns how many go left.
+    Numeric splits take :func:`_decide_numeric` (the kind a constant in the row loop)."""
+    f = ints[ND_FEATURE, p]
+    indices = buf[ints[ND_SIDE, p]]
+    if ints[ND_KIND, p] == NUMERIC:
+        return _decide_numeric(X_columns[f], indices, lo, hi, missing_bins[f], ints[ND_BIN, p],
+                               ints[ND_DEFAULT_LEFT, p], cat_bits, mask)
+    return _decide(X_columns[f], indices, lo, hi, missing_bins[f], ints[:, p], cat_bits, mask)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -189,8 +189,10 @@ def _decide_numeric(col, indices, lo, hi, missing_bin, threshold_bin, default_le
     same rule as :func:`_decide`, with the kind a constant, so that the compiler drops
     the kind test from the row loop."""
     c = 0
-    if hi - lo > 0 and indices[hi - 1] - indices[lo] < DENSE_SPAN * (hi - lo):
-        for i in range(lo, hi):  # dense rows: the hardware prefetcher follows the column
+    if not _sparse(indices, lo, hi):
+        # two loops, not a test in one: a loop-invariant test left in the row loop cost
+        # back the whole gain (a root 1.18 ms against 0.94)
+        for i in range(lo, hi):
             left = goes_left_binned(col[np.uint64(indices[i])], missing_bin, NUMERIC,
                                     threshold_bin, default_left, cat_bits, 0, 0)
             mask[i] = left
@@ -219,3 +221,11 @@ def _decide(col, indices, lo, hi, missing_bin, split, cat_bits, mask):
         mask[i] = left
         c += left
     return c
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sparse(indices, lo, hi):
+    """Are rows ``indices[lo:hi]`` (ascending) spread over ``DENSE_SPAN`` times their
+    count or more? Only such rows get software prefetches of their column reads in
+    :func:`_decide_numeric` (categorical splits, rarer, always prefetch)."""
+    return hi > lo and indices[hi - 1] - indices[lo] >= DENSE_SPAN * (hi - lo)
