@@ -320,7 +320,7 @@ def compact_rows(rows, offsets, node_of, out_rows, out_offsets):
     out_offsets : ndarray of shape (n_features + 1,), int64   # OUT
     """
     F = offsets.shape[0] - 1
-    kept = np.zeros(F + 1, dtype=np.int64)
+    kept = np.empty(F + 1, dtype=np.int64)  # not np.zeros: a parallel region of its own
     for f in prange(F):
         c = 0
         for i in range(offsets[f], offsets[f + 1]):

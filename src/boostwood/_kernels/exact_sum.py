@@ -62,10 +62,18 @@ def accumulate(values, acc):
     """
     n, n_sums = values.shape
     n_blocks = (n + _BLOCK - 1) // _BLOCK
-    parts = np.zeros((max(n_blocks, 1), n_sums, 2, N_CELLS), dtype=np.int64)
+    parts = np.empty((n_blocks, n_sums, 2, N_CELLS), dtype=np.int64)
     for t in prange(n_blocks):
+        part = parts[t]
+        for s in range(n_sums):  # loops, not array expressions: each of those would be a
+            for c in range(2):  # parallel region of its own in this function
+                for cell in range(N_CELLS):
+                    part[s, c, cell] = 0
         for i in range(t * _BLOCK, min(n, (t + 1) * _BLOCK)):
             for s in range(n_sums):
-                _add(parts[t], s, values[i, s])
+                _add(part, s, values[i, s])
     for t in range(n_blocks):
-        acc += parts[t]
+        for s in range(n_sums):
+            for c in range(2):
+                for cell in range(N_CELLS):
+                    acc[s, c, cell] += parts[t, s, c, cell]

@@ -35,16 +35,17 @@ def max_abs_gh(gh, out):
     """
     n = gh.shape[0]
     n_blocks = (n + FIXED_BLOCK - 1) // FIXED_BLOCK
-    part = np.zeros((max(n_blocks, 1), 2), dtype=np.int64)
+    part = np.empty((n_blocks, 2), dtype=np.int64)  # each block sets its row
     for t in prange(n_blocks):
         _max_abs_bits(gh[t * FIXED_BLOCK:min(n, (t + 1) * FIXED_BLOCK)], part[t])
-    top = np.zeros(2, dtype=np.int64)
-    for t in range(part.shape[0]):
-        for c in range(2):
-            top[c] = max(top[c], part[t, c])
-    bad = top[0] >= _INF_BITS or top[1] >= _INF_BITS
-    for c in range(2):
-        out[c] = np.nan if bad else float_of_bits(top[c])
+    # scalars and loops, not np.zeros: an array expression is a parallel region here
+    top_g = top_h = np.int64(0)
+    for t in range(n_blocks):
+        top_g = max(top_g, part[t, 0])
+        top_h = max(top_h, part[t, 1])
+    bad = top_g >= _INF_BITS or top_h >= _INF_BITS
+    out[0] = np.nan if bad else float_of_bits(top_g)
+    out[1] = np.nan if bad else float_of_bits(top_h)
 
 
 @njit(cache=True, nogil=True)

@@ -383,7 +383,10 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
                            hist[t_dest[t]].reshape(size), t_add[t])
     # add the extra blocks of each node in block order, in parallel over features
     n_nodes = starts.shape[0]
-    if part_count.sum() == 0:
+    extra = 0  # a loop, not part_count.sum(): an array reduction is a parallel region here
+    for k in range(n_nodes):
+        extra += part_count[k]
+    if extra == 0:
         return  # single-block nodes only: no second parallel region
     for task in prange(n_active * n_nodes):
         k = task % n_nodes

@@ -53,6 +53,19 @@ def partition_block_size(n_rows, max_block, n_threads):
 
 
 @njit(cache=True, nogil=True)
+def _segments(ints, nodes):
+    """Start and end of each node's segment, and their total rows."""
+    starts = np.empty(nodes.shape[0], dtype=np.int64)
+    ends = np.empty(nodes.shape[0], dtype=np.int64)
+    total = 0
+    for k in range(nodes.shape[0]):
+        starts[k] = ints[ND_START, nodes[k]]
+        ends[k] = starts[k] + ints[ND_COUNT, nodes[k]]
+        total += ends[k] - starts[k]
+    return starts, ends, total
+
+
+@njit(cache=True, nogil=True)
 def _block_layout(ints, nodes, block_size):
     """First block id of each node (plus the total at the end) and the node of each block."""
     n_nodes = nodes.shape[0]
@@ -94,12 +107,13 @@ def partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, b
         out_left_counts[0] = _partition_one(X_columns, buf, mask, ints, nodes[0], cat_bits,
                                             missing_bins)
         return
-    starts = ints[ND_START][nodes]
-    ends = starts + ints[ND_COUNT][nodes]
-    block_size = partition_block_size(int((ends - starts).sum()), block_size, n_threads)
+    # serial helpers and explicit loops: in a parallel function numba runs an array
+    # expression (``a + b``, ``.sum()``, ``np.zeros``) as a parallel region of its own
+    starts, ends, total = _segments(ints, nodes)
+    block_size = partition_block_size(total, block_size, n_threads)
     blocks_per_node, block_node = _block_layout(ints, nodes, block_size)
     n_blocks = block_node.shape[0]
-    n_left = np.zeros(n_blocks, dtype=np.int64)
+    n_left = np.empty(n_blocks, dtype=np.int64)  # every block's entry is set in pass 1
 
     # pass 1: decide every row, count left rows per block
     for j in prange(n_blocks):
