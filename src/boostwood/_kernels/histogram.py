@@ -316,6 +316,16 @@ def _scratch_width(gh, packs, t_count, t_flo, t_fhi, min_packed, n_bins_max):
     return width
 
 
+@njit(cache=True, nogil=True)
+def _any_positive(a):
+    """Is an entry of ``a`` above 0? A serial loop: in a parallel function ``a.sum()``
+    would open a parallel region of its own."""
+    for v in a:
+        if v > 0:
+            return True
+    return False
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, block_size,
                      n_groups, n_threads, hist, partial):
@@ -383,10 +393,7 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
                            hist[t_dest[t]].reshape(size), t_add[t])
     # add the extra blocks of each node in block order, in parallel over features
     n_nodes = starts.shape[0]
-    extra = 0  # a loop, not part_count.sum(): an array reduction is a parallel region here
-    for k in range(n_nodes):
-        extra += part_count[k]
-    if extra == 0:
+    if not _any_positive(part_count):
         return  # single-block nodes only: no second parallel region
     for task in prange(n_active * n_nodes):
         k = task % n_nodes
