@@ -152,3 +152,29 @@ def test_add_leaf_values_gives_each_row_its_leafs_value(n):
         want[buf[d, s:s + c], 1] += v
     add_leaf_values(buf, sides, starts, counts, values, out, 1)
     np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("n", [1, 5000, 3 * 8192 + 11])
+def test_class_columns_give_the_margins_of_adding_each_tree(n):
+    """A round of several trees set into class-major columns and added at the round's end
+    (``set_leaf_values``, ``add_class_columns``): the same margins, bit for bit, as each
+    tree's values added to its class (``add_leaf_values``), across row blocks."""
+    from boostwood._kernels.predict import add_class_columns, add_leaf_values, set_leaf_values
+    r = np.random.default_rng(n)
+    K = 3
+    out = r.normal(size=(n, K)) * 1e3
+    want = out.copy()
+    columns = np.full((K, n), np.nan)  # every row of a column is set
+    for k in range(K):
+        cuts = np.unique(np.r_[0, np.sort(r.integers(0, n, size=min(n, 30))), n])
+        starts, counts = cuts[:-1].astype(np.int64), np.diff(cuts).astype(np.int64)
+        sides = r.integers(0, 2, starts.size).astype(np.int64)
+        rows = r.permutation(n).astype(np.int32)  # each row in one leaf, on its leaf's side
+        buf = np.stack([r.permutation(n), r.permutation(n)]).astype(np.int32)  # else stale
+        for s, c, d in zip(starts, counts, sides):
+            buf[d, s:s + c] = rows[s:s + c]
+        values = r.normal(size=starts.size) * 1e-3
+        add_leaf_values(buf, sides, starts, counts, values, want, k)
+        set_leaf_values(buf, sides, starts, counts, values, columns[k])
+    add_class_columns(out, columns)
+    np.testing.assert_array_equal(out, want)

@@ -22,6 +22,8 @@ from .splits import goes_left, goes_left_binned, goes_right_numeric
 #: Smaller inputs get smaller blocks, at least 8 of them, so threads still share the work.
 #: Results do not depend on it: each row still adds its trees in order.
 ROW_BLOCK = 4096
+#: Rows per task of :func:`add_class_columns` (a streaming pass: blocks only share it out).
+_ADD_BLOCK = 8192
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -167,6 +169,29 @@ def add_leaf_values(buf, leaf_sides, leaf_starts, leaf_counts, leaf_values, out,
         indices = buf[leaf_sides[k]]
         for i in range(s, s + leaf_counts[k]):
             out[np.uint64(indices[i]), group] += v
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def set_leaf_values(buf, leaf_sides, leaf_starts, leaf_counts, leaf_values, out):
+    """``out[row] = `` the value of the row's leaf, for the rows of every leaf segment (as
+    :func:`add_leaf_values`, into a 1-D array: one class's column of a round's trees)."""
+    for k in prange(leaf_starts.shape[0]):
+        v = leaf_values[k]
+        s = leaf_starts[k]
+        indices = buf[leaf_sides[k]]
+        for i in range(s, s + leaf_counts[k]):
+            out[np.uint64(indices[i])] = v
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def add_class_columns(out, columns):
+    """``out[i, c] += columns[c, i]``: a round's class-major leaf values added to the
+    row-major margins, a block of rows per task."""
+    n, K = out.shape
+    for t in prange((n + _ADD_BLOCK - 1) // _ADD_BLOCK):
+        for i in range(t * _ADD_BLOCK, min(n, (t + 1) * _ADD_BLOCK)):
+            for c in range(K):
+                out[i, c] += columns[c, i]
 
 
 @njit(parallel=True, cache=True, nogil=True)

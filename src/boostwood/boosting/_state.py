@@ -7,7 +7,7 @@ import numpy as np
 
 from .._comm import LocalReducer
 from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
-from .._kernels.predict import add_leaf_values
+from .._kernels.predict import add_class_columns, add_leaf_values, set_leaf_values
 from .._kernels.random import STREAM_BAGGING, row_uniforms
 from ..tree import GrowerParams
 from ..tree.methods import make_tree_method
@@ -115,6 +115,7 @@ class TrainingState:
             booster._start(base, dtrain.feature_names)
         self.raw = self._initial_raw(dtrain, base)
         self.gh = np.empty((K, n, 2), dtype=G_H_DTYPE)
+        self._columns = None  # see _class_columns
         mapper = dtrain.bin_mapper
         missing = dtrain.has_missing().astype(np.float64)
         self.reducer.allreduce_max(missing)  # a feature missing on any shard
@@ -211,6 +212,7 @@ class TrainingState:
             self.friedman.prepare(self.gh)
         rows, feats = self._sample()
         trees = []
+        columns = self._class_columns(rows)
         stats = self.method.stats
         ids = self.info.ids() if stats.low_bits is not None else None  # keys the rounding
         for k in range(self.obj.n_outputs):
@@ -218,7 +220,9 @@ class TrainingState:
             tree, (sides, starts, counts, values) = self.method.grow(gh, rows, feats, self.rng)
             if self.friedman is not None or self.obj.line_search:
                 values = self._reestimate_leaves(tree, sides, starts, counts, k)
-            if rows is None:  # the partition knows every row's leaf
+            if columns is not None:
+                set_leaf_values(self.grower.buf, sides, starts, counts, values, columns[k])
+            elif rows is None:  # the partition knows every row's leaf
                 add_leaf_values(self.grower.buf, sides, starts, counts, values, self.raw, k)
             else:  # rows outside the bag too
                 self.method.add_to_margins(tree, self.raw, k, self.dtrain)
@@ -226,7 +230,24 @@ class TrainingState:
                 if ev.raw is not self.raw:
                     ev.add_tree(tree, ev.raw, k)
             trees.append(tree)
+        if columns is not None:
+            add_class_columns(self.raw, columns)
         self.booster._append_round(trees)
+
+    def _class_columns(self, rows):
+        """Where a round of several trees puts its leaf values, one contiguous column per
+        tree, before they are added to the margins at the round's end (None: straight to
+        the margins). The margins are row-major, (n_rows, n_outputs): one tree's
+        column there spreads over all of their memory (10 classes of 160k rows: 12.8 MB,
+        1.1 ms a tree), its own column holds 1.3 MB. The same sums: each row gets
+        one value per tree, added to its margin as before. Only when every row is in
+        the tree's partition and no leaf is re-estimated from the margins."""
+        if self.obj.n_outputs < 2 or rows is not None or self.friedman is not None \
+                or self.obj.line_search:
+            return None
+        if self._columns is None:
+            self._columns = np.empty((self.obj.n_outputs, self.raw.shape[0]), dtype=RAW_DTYPE)
+        return self._columns
 
     def _reestimate_leaves(self, tree, sides, starts, counts, k):
         """Leaf values set after the structure is grown: Friedman's line searches
