@@ -231,3 +231,16 @@ def test_end_to_end_on_shared_data_with_parquet(tmp_path):
     run("report", "--model", "h.json", "--data", "h.parquet", "--param",
         "data.label=median_house_value", "--output", "h.html", cwd=tmp_path)
     assert "total_bedrooms" in (tmp_path / "h.html").read_text()
+
+
+def test_compile_leaves_every_common_kernel_in_the_cache(tmp_path):
+    """``boostwood compile`` after the same workloads ran here: the new process loads
+    every kernel of them from numba's cache and compiles none (a kernel that could not
+    be cached would be compiled again there, and on every user's first fit)."""
+    from boostwood.warmup import compile_kernels
+    report = compile_kernels()  # compiles here what this session has not yet
+    out = run("compile", cwd=tmp_path).stdout.splitlines()
+    lines = [line for line in out if line.endswith("compilations")]
+    assert len(lines) == len(report) == 6
+    assert all(line.endswith(", 0 compilations") for line in lines), out
+    assert run("compile", "--quiet", cwd=tmp_path).stdout == ""

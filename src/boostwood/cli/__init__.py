@@ -1,4 +1,5 @@
-"""The ``boostwood`` command line: train, predict, eval, cv, importance, dump, report.
+"""The ``boostwood`` command line: train, predict, eval, cv, importance, dump, report,
+compile.
 
     boostwood train                       # the notes' mushroom demo on the bundled data
     boostwood train config.toml --param eta=0.1 --param data.label=target
@@ -111,7 +112,20 @@ def build_parser():
     r.add_argument("--output", default="report.html")
     r.add_argument("--trees", type=int, default=3, help="trees to draw")
     r.set_defaults(func=_report)
+    k = sub.add_parser("compile", help="compile the kernels into numba's cache now (for "
+                                       "an image build or CI), not on a first fit")
+    k.add_argument("--quiet", action="store_true", help="print nothing")
+    k.set_defaults(func=_compile)
     return ap
+
+
+def _compile(args):
+    from ..warmup import compile_kernels
+    report = compile_kernels(verbose=not args.quiet)
+    if not args.quiet:
+        print(f"compiled or loaded in {sum(s for s, _ in report.values()):.1f} s; later "
+              f"processes load these kernels from numba's cache")
+    return 0
 
 
 def _report(args):

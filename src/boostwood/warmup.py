@@ -1,0 +1,109 @@
+"""Compile the kernels ahead of time: ``boostwood compile`` or :func:`compile_kernels`.
+
+boostwood's kernels are compiled by numba the first time they run and kept in numba's
+cache (``__pycache__`` beside the package's sources, or ``NUMBA_CACHE_DIR``), so only
+the first fit on a machine pays for compiling them: about a minute on two cores. Run
+this once where that minute should not fall on a user, for example as a step of a
+Docker image build (``RUN boostwood compile``) or of a CI job that keeps its cache:
+later processes load every kernel it compiled from the cache.
+
+It fits and predicts tiny models along the paths most fits take: binary, weighted,
+multiclass and regression objectives, leaf-wise and depth-wise growth, quantized
+gradients, float64 and float32 input with missing values. Other paths (exact and
+approximate splits, forests, SHAP) still compile on their first use.
+"""
+import time
+
+import numpy as np
+
+from .boosting import train
+from .data import Dataset
+
+#: The tiny fits: (name, parameters, weighted, rows to bin from: 0 all, else a sample
+#: as data sets of over ``bin_construct_sample_cnt`` rows are binned).
+_WORKLOADS = (
+    ("binary, leaf-wise", dict(objective="binary:logistic", grow_policy="lossguide",
+                               max_leaves=15), False, 0),
+    ("binary, depth-wise, sampled bins", dict(objective="binary:logistic",
+                                              grow_policy="depthwise", max_depth=4),
+     False, 1000),
+    ("binary, weighted", dict(objective="binary:logistic"), True, 0),
+    ("binary, quantized gradients", dict(objective="binary:logistic",
+                                         use_quantized_grad=True), False, 0),
+    ("multiclass", dict(objective="multi:softprob", num_class=3), False, 0),
+    ("regression", dict(objective="reg:squarederror"), False, 0),
+)
+
+
+def _data(seed=0, n=3000, p=6):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    score = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, 1]) + rng.normal(size=n)
+    return X, score
+
+
+def _label(params, score):
+    objective = params["objective"]
+    if objective.startswith("multi:"):
+        return np.digitize(score, [-0.5, 0.5]).astype(np.float64)
+    return (score > 0).astype(np.float64) if objective.startswith("binary:") else score
+
+
+def _one(params, weighted, sample, X, score):
+    y = _label(params, score)
+    w = np.linspace(0.5, 1.5, y.shape[0]) if weighted else None
+    binning = {"bin_construct_sample_cnt": sample} if sample else {}
+    booster = train(params, Dataset(X, y, weight=w, **binning), num_boost_round=3)
+    booster.predict(X)
+    booster.predict(X.astype(np.float32))
+    booster.predict(X[:1])
+
+
+def _count_compiles():
+    """A numba listener counting compilations (cache loads are not compilations)."""
+    from numba.core import event
+
+    class Counter(event.Listener):
+        n = 0
+
+        def on_start(self, ev):
+            Counter.n += 1
+
+        def on_end(self, ev):
+            pass
+
+    listener = Counter()
+    event.register("numba:compile", listener)
+    return listener
+
+
+def compile_kernels(verbose=False):
+    """Compile (or load from numba's cache) the kernels of the common training and
+    prediction paths, so that later processes find them in the cache.
+
+    Parameters
+    ----------
+    verbose : bool, print one line per workload (seconds and numba compilations)
+
+    Returns
+    -------
+    dict : workload name -> (seconds, numba compilations); 0 compilations means that
+        every kernel of that workload came from the cache
+    """
+    from numba.core import event
+
+    X, score = _data()
+    listener = _count_compiles()
+    report = {}
+    try:
+        for name, params, weighted, sample in _WORKLOADS:
+            before, t0 = listener.n, time.perf_counter()
+            _one(params, weighted, sample, X, score)
+            report[name] = (time.perf_counter() - t0, listener.n - before)
+            if verbose:
+                seconds, n = report[name]
+                print(f"{name}: {seconds:.1f} s, {n} compilations", flush=True)
+    finally:
+        event.unregister("numba:compile", listener)
+    return report
