@@ -188,3 +188,22 @@ def test_continued_training_equals_one_run(params, tmp_path):
     assert np.array_equal(full.predict(X, output_margin=True), rest.predict(X, output_margin=True))
     with pytest.raises(ValueError, match="features"):
         bw.train(params, bw.Dataset(X[:, :5], label=y), 2, init_model=full)
+
+
+@pytest.mark.parametrize("extra", [{}, {"use_quantized_grad": True},
+                                   {"grow_policy": "lossguide", "max_leaves": 12}])
+def test_multiclass_rounds_through_class_columns_give_the_same_model(extra, monkeypatch,
+                                                                     tmp_path):
+    """A round's trees set their leaf values into class-major columns, added to the
+    margins at the round's end: the same model, byte for byte, as each tree adding its
+    values to the margins straight away."""
+    from boostwood.boosting._state import TrainingState
+    r = np.random.default_rng(4)
+    X = r.normal(size=(3000, 5))
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] + r.normal(size=3000), [-1, 0, 1]).astype(float)
+    params = {"objective": "multi:softprob", "num_class": 4, "eta": 0.3, **extra}
+    dtrain = bw.Dataset(X, y)
+    bw.train(params, dtrain, 8).save_model(tmp_path / "columns.json")
+    monkeypatch.setattr(TrainingState, "_class_columns", lambda self, rows: None)
+    bw.train(params, dtrain, 8).save_model(tmp_path / "straight.json")
+    assert (tmp_path / "columns.json").read_bytes() == (tmp_path / "straight.json").read_bytes()

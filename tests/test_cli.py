@@ -237,10 +237,17 @@ def test_compile_leaves_every_common_kernel_in_the_cache(tmp_path):
     """``boostwood compile`` after the same workloads ran here: the new process loads
     every kernel of them from numba's cache and compiles none (a kernel that could not
     be cached would be compiled again there, and on every user's first fit)."""
-    from boostwood.warmup import compile_kernels
+    from boostwood.warmup import cache_folder, compile_kernels
     report = compile_kernels()  # compiles here what this session has not yet
     out = run("compile", cwd=tmp_path).stdout.splitlines()
     lines = [line for line in out if line.endswith("compilations")]
-    assert len(lines) == len(report) == 6
+    assert len(lines) == len(report) == 7
     assert all(line.endswith(", 0 compilations") for line in lines), out
+    assert f"cache {cache_folder()}" in out[-1]
     assert run("compile", "--quiet", cwd=tmp_path).stdout == ""
+
+
+def test_compile_without_the_jit_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_DISABLE_JIT", "1")
+    r = run("compile", cwd=tmp_path, check=False)
+    assert r.returncode == 2 and "NUMBA_DISABLE_JIT" in r.stderr and r.stdout == ""

@@ -7,10 +7,20 @@ this once where that minute should not fall on a user, for example as a step of 
 Docker image build (``RUN boostwood compile``) or of a CI job that keeps its cache:
 later processes load every kernel it compiled from the cache.
 
+Two things decide whether they can (numba's rules):
+
+* the cache folder must be writable by the user who runs the fits, or numba skips it
+  (and compiles into ``~/.cache/numba``): set ``NUMBA_CACHE_DIR`` to a folder that user
+  owns when the image is built as another user;
+* cached code is specific to the processor it was compiled for: on an image that runs
+  on other machines, set ``NUMBA_CPU_NAME=generic`` both when compiling and when
+  running (portable code, somewhat slower kernels).
+
 It fits and predicts tiny models along the paths most fits take: binary, weighted,
 multiclass and regression objectives, leaf-wise and depth-wise growth, quantized
-gradients, float64 and float32 input with missing values. Other paths (exact and
-approximate splits, forests, SHAP) still compile on their first use.
+gradients, float64 and float32 data with missing values, row subsampling with an
+evaluation set and early stopping. Other paths (exact and approximate splits, forests,
+SHAP) still compile on their first use.
 """
 import time
 
@@ -32,6 +42,8 @@ _WORKLOADS = (
                                          use_quantized_grad=True), False, 0),
     ("multiclass", dict(objective="multi:softprob", num_class=3), False, 0),
     ("regression", dict(objective="reg:squarederror"), False, 0),
+    ("float32 data, subsample, evaluation set", dict(objective="binary:logistic",
+                                                    subsample=0.8), False, 0),
 )
 
 
@@ -54,7 +66,14 @@ def _one(params, weighted, sample, X, score):
     y = _label(params, score)
     w = np.linspace(0.5, 1.5, y.shape[0]) if weighted else None
     binning = {"bin_construct_sample_cnt": sample} if sample else {}
-    booster = train(params, Dataset(X, y, weight=w, **binning), num_boost_round=3)
+    if "subsample" in params:  # float32 data, an evaluation set binned like it
+        X = X.astype(np.float32)
+        dtrain = Dataset(X[:2000], y[:2000])
+        valid = Dataset(X[2000:], y[2000:], reference=dtrain)
+        booster = train(params, dtrain, num_boost_round=4, evals=[(valid, "valid")],
+                        early_stopping_rounds=2, verbose_eval=False)
+    else:
+        booster = train(params, Dataset(X, y, weight=w, **binning), num_boost_round=3)
     booster.predict(X)
     booster.predict(X.astype(np.float32))
     booster.predict(X[:1])
@@ -90,8 +109,17 @@ def compile_kernels(verbose=False):
     -------
     dict : workload name -> (seconds, numba compilations); 0 compilations means that
         every kernel of that workload came from the cache
+
+    Raises
+    ------
+    RuntimeError : numba's JIT is disabled (``NUMBA_DISABLE_JIT``): there is nothing to
+        compile, and fits would run as slow Python
     """
+    from numba import config
     from numba.core import event
+
+    if config.DISABLE_JIT:
+        raise RuntimeError("numba's JIT is disabled (NUMBA_DISABLE_JIT): nothing to compile")
 
     X, score = _data()
     listener = _count_compiles()
@@ -107,3 +135,10 @@ def compile_kernels(verbose=False):
     finally:
         event.unregister("numba:compile", listener)
     return report
+
+
+def cache_folder():
+    """The folder numba's cache of boostwood's kernels is in (None if unknown)."""
+    from ._kernels.split import leaf_values
+
+    return getattr(getattr(leaf_values, "_cache", None), "_cache_path", None)

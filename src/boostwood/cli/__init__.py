@@ -120,11 +120,15 @@ def build_parser():
 
 
 def _compile(args):
-    from ..warmup import compile_kernels
-    report = compile_kernels(verbose=not args.quiet)
+    from ..warmup import cache_folder, compile_kernels
+    try:
+        report = compile_kernels(verbose=not args.quiet)
+    except RuntimeError as exc:
+        raise commands.CLIError(str(exc)) from None
     if not args.quiet:
-        print(f"compiled or loaded in {sum(s for s, _ in report.values()):.1f} s; later "
-              f"processes load these kernels from numba's cache")
+        print(f"compiled or loaded in {sum(s for s, _ in report.values()):.1f} s, cache "
+              f"{cache_folder()}: later processes that can read it and run on this kind of "
+              f"processor load these kernels from it")
     return 0
 
 
