@@ -29,21 +29,23 @@ import numpy as np
 from .boosting import train
 from .data import Dataset
 
-#: The tiny fits: (name, parameters, weighted, rows to bin from: 0 all, else a sample
-#: as data sets of over ``bin_construct_sample_cnt`` rows are binned).
+#: The tiny fits: (name, parameters, how: "weighted"; "sampled bins", as data sets of
+#: over ``bin_construct_sample_cnt`` rows are binned; "float32, evaluation set", float32
+#: data with an evaluation set binned by reference and early stopping; or "").
 _WORKLOADS = (
     ("binary, leaf-wise", dict(objective="binary:logistic", grow_policy="lossguide",
-                               max_leaves=15), False, 0),
+                               max_leaves=15), ""),
     ("binary, depth-wise, sampled bins", dict(objective="binary:logistic",
                                               grow_policy="depthwise", max_depth=4),
-     False, 1000),
-    ("binary, weighted", dict(objective="binary:logistic"), True, 0),
+     "sampled bins"),
+    ("binary, weighted", dict(objective="binary:logistic"), "weighted"),
     ("binary, quantized gradients", dict(objective="binary:logistic",
-                                         use_quantized_grad=True), False, 0),
-    ("multiclass", dict(objective="multi:softprob", num_class=3), False, 0),
-    ("regression", dict(objective="reg:squarederror"), False, 0),
+                                         use_quantized_grad=True), ""),
+    ("multiclass", dict(objective="multi:softprob", num_class=3), ""),
+    ("regression", dict(objective="reg:squarederror"), ""),
     ("float32 data, subsample, evaluation set", dict(objective="binary:logistic",
-                                                    subsample=0.8), False, 0),
+                                                    subsample=0.8),
+     "float32, evaluation set"),
 )
 
 
@@ -62,11 +64,11 @@ def _label(params, score):
     return (score > 0).astype(np.float64) if objective.startswith("binary:") else score
 
 
-def _one(params, weighted, sample, X, score):
+def _one(params, how, X, score):
     y = _label(params, score)
-    w = np.linspace(0.5, 1.5, y.shape[0]) if weighted else None
-    binning = {"bin_construct_sample_cnt": sample} if sample else {}
-    if "subsample" in params:  # float32 data, an evaluation set binned like it
+    w = np.linspace(0.5, 1.5, y.shape[0]) if how == "weighted" else None
+    binning = {"bin_construct_sample_cnt": 1000} if how == "sampled bins" else {}
+    if how == "float32, evaluation set":
         X = X.astype(np.float32)
         dtrain = Dataset(X[:2000], y[:2000])
         valid = Dataset(X[2000:], y[2000:], reference=dtrain)
@@ -125,9 +127,9 @@ def compile_kernels(verbose=False):
     listener = _count_compiles()
     report = {}
     try:
-        for name, params, weighted, sample in _WORKLOADS:
+        for name, params, how in _WORKLOADS:
             before, t0 = listener.n, time.perf_counter()
-            _one(params, weighted, sample, X, score)
+            _one(params, how, X, score)
             report[name] = (time.perf_counter() - t0, listener.n - before)
             if verbose:
                 seconds, n = report[name]

@@ -129,6 +129,22 @@ def test_forests_the_branch_free_kernel_cannot_read_take_the_general_one():
     assert level_nodes(chain, at, np.array([100, 1, 99, 1, 98, 49, 49.0])) is not None
 
 
+def _leaf_segments(r, n, n_cuts):
+    """(buf, sides, starts, counts): leaf segments tiling positions 0..n in shuffled
+    order, each on its own side of the two index buffers, every row in one leaf (the
+    other side holds stale rows)."""
+    cuts = np.unique(np.r_[0, np.sort(r.integers(0, n, size=min(n, n_cuts))), n])
+    starts, counts = cuts[:-1], np.diff(cuts)
+    perm = r.permutation(starts.size)
+    starts, counts = starts[perm].astype(np.int64), counts[perm].astype(np.int64)
+    sides = r.integers(0, 2, starts.size).astype(np.int64)
+    rows = r.permutation(n).astype(np.int32)
+    buf = np.stack([r.permutation(n), r.permutation(n)]).astype(np.int32)
+    for s, c, d in zip(starts, counts, sides):
+        buf[d, s:s + c] = rows[s:s + c]
+    return buf, sides, starts, counts
+
+
 @pytest.mark.parametrize("n", [1, 5000, 3 * 16384 + 11])
 def test_add_leaf_values_gives_each_row_its_leafs_value(n):
     """Segments tiling the partition positions in shuffled order, each on its own side
@@ -136,15 +152,7 @@ def test_add_leaf_values_gives_each_row_its_leafs_value(n):
     value added, in its group column only."""
     from boostwood._kernels.predict import add_leaf_values
     r = np.random.default_rng(n)
-    cuts = np.unique(np.r_[0, np.sort(r.integers(0, n, size=min(n, 40))), n])
-    starts, counts = cuts[:-1], np.diff(cuts)
-    perm = r.permutation(starts.size)
-    starts, counts = starts[perm].astype(np.int64), counts[perm].astype(np.int64)
-    sides = r.integers(0, 2, starts.size).astype(np.int64)
-    rows = r.permutation(n).astype(np.int32)  # each row in one leaf, on its leaf's side
-    buf = np.stack([r.permutation(n), r.permutation(n)]).astype(np.int32)  # the other: stale
-    for s, c, d in zip(starts, counts, sides):
-        buf[d, s:s + c] = rows[s:s + c]
+    buf, sides, starts, counts = _leaf_segments(r, n, 40)
     values = r.normal(size=starts.size)
     out = r.normal(size=(n, 3))
     want = out.copy()
@@ -166,13 +174,7 @@ def test_class_columns_give_the_margins_of_adding_each_tree(n):
     want = out.copy()
     columns = np.full((K, n), np.nan)  # every row of a column is set
     for k in range(K):
-        cuts = np.unique(np.r_[0, np.sort(r.integers(0, n, size=min(n, 30))), n])
-        starts, counts = cuts[:-1].astype(np.int64), np.diff(cuts).astype(np.int64)
-        sides = r.integers(0, 2, starts.size).astype(np.int64)
-        rows = r.permutation(n).astype(np.int32)  # each row in one leaf, on its leaf's side
-        buf = np.stack([r.permutation(n), r.permutation(n)]).astype(np.int32)  # else stale
-        for s, c, d in zip(starts, counts, sides):
-            buf[d, s:s + c] = rows[s:s + c]
+        buf, sides, starts, counts = _leaf_segments(r, n, 30)
         values = r.normal(size=starts.size) * 1e-3
         add_leaf_values(buf, sides, starts, counts, values, want, k)
         set_leaf_values(buf, sides, starts, counts, values, columns[k])

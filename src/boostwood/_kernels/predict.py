@@ -174,7 +174,8 @@ def add_leaf_values(buf, leaf_sides, leaf_starts, leaf_counts, leaf_values, out,
 @njit(parallel=True, cache=True, nogil=True)
 def set_leaf_values(buf, leaf_sides, leaf_starts, leaf_counts, leaf_values, out):
     """``out[row] = `` the value of the row's leaf, for the rows of every leaf segment (as
-    :func:`add_leaf_values`, into a 1-D array: one class's column of a round's trees)."""
+    :func:`add_leaf_values`, into a 1-D array: one class's column of a round's trees). It
+    sets rather than adds, so the column needs no zeroing pass first."""
     for k in prange(leaf_starts.shape[0]):
         v = leaf_values[k]
         s = leaf_starts[k]
