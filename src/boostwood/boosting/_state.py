@@ -12,6 +12,7 @@ from .._kernels.random import STREAM_BAGGING, row_uniforms
 from ..tree import GrowerParams
 from ..tree.methods import make_tree_method
 from ..objectives import CustomObjective
+from ._class_trees import ClassTreeWorkers, side_by_side_possible
 from .gradient import GradientBoosting, LeafRows
 from .metrics import get_metric
 from .params import binning_args
@@ -116,6 +117,7 @@ class TrainingState:
         self.raw = self._initial_raw(dtrain, base)
         self.gh = np.empty((K, n, 2), dtype=G_H_DTYPE)
         self._columns = None  # see _class_columns
+        self._side_by_side = None  # see _workers
         mapper = dtrain.bin_mapper
         missing = dtrain.has_missing().astype(np.float64)
         self.reducer.allreduce_max(missing)  # a feature missing on any shard
@@ -211,28 +213,55 @@ class TrainingState:
         if self.friedman is not None:
             self.friedman.prepare(self.gh)
         rows, feats = self._sample()
-        trees = []
         columns = self._class_columns(rows)
-        stats = self.method.stats
-        ids = self.info.ids() if stats.low_bits is not None else None  # keys the rounding
-        for k in range(self.obj.n_outputs):
-            gh = stats.quantize(self.gh[k], ids, (self.round - 1) * self.obj.n_outputs + k)
-            tree, (sides, starts, counts, values) = self.method.grow(gh, rows, feats, self.rng)
-            if self.friedman is not None or self.obj.line_search:
-                values = self._reestimate_leaves(tree, sides, starts, counts, k)
-            if columns is not None:
-                set_leaf_values(self.grower.buf, sides, starts, counts, values, columns[k])
-            elif rows is None:  # the partition knows every row's leaf
-                add_leaf_values(self.grower.buf, sides, starts, counts, values, self.raw, k)
-            else:  # rows outside the bag too
-                self.method.add_to_margins(tree, self.raw, k, self.dtrain)
+        ids = self.info.ids() if self.method.stats.low_bits is not None else None
+        K = self.obj.n_outputs
+
+        def grow_one(method, k):  # keys the rounding of quantized gradients: (round, k)
+            gh = method.stats.quantize(self.gh[k], ids, (self.round - 1) * K + k)
+            return self._grow(method, gh, k, rows, feats, columns)
+
+        workers = self._workers(columns)
+        if workers is not None:
+            trees = workers.run(K, grow_one)
+        else:
+            trees = [grow_one(self.method, k) for k in range(K)]
+        for k, tree in enumerate(trees):
             for ev in self.evals:
                 if ev.raw is not self.raw:
                     ev.add_tree(tree, ev.raw, k)
-            trees.append(tree)
         if columns is not None:
             add_class_columns(self.raw, columns)
         self.booster._append_round(trees)
+
+    def _grow(self, method, gh, k, rows, feats, columns):
+        """Grow tree ``k`` of the round with ``method`` and add its leaf values to the
+        training margins (or to its column of ``columns``)."""
+        tree, (sides, starts, counts, values) = method.grow(gh, rows, feats, self.rng)
+        if self.friedman is not None or self.obj.line_search:
+            values = self._reestimate_leaves(tree, sides, starts, counts, k)
+        if columns is not None:
+            set_leaf_values(method.grower.buf, sides, starts, counts, values, columns[k])
+        elif rows is None:  # the partition knows every row's leaf
+            add_leaf_values(method.grower.buf, sides, starts, counts, values, self.raw, k)
+        else:  # rows outside the bag too
+            method.add_to_margins(tree, self.raw, k, self.dtrain)
+        return tree
+
+    def _workers(self, columns):
+        """The workers that grow this round's trees side by side (see
+        :mod:`._class_trees`), or None: in turn. Side by side when the trees' leaf values
+        go to columns (no tree reads the margins another changes), the tree method
+        grows side by side, no tree draws from the round's generator (per-node feature
+        sampling) and one process trains on two threads or more."""
+        if self._side_by_side is None:
+            p = self.params
+            ok = (columns is not None and ClassTreeWorkers.enabled and self.nthread > 1
+                  and self.method.grows_side_by_side and self.reducer.n_shards == 1
+                  and p["colsample_bynode"] >= 1.0 and side_by_side_possible())
+            self._side_by_side = ClassTreeWorkers(self.method, self.obj.n_outputs,
+                                                  self.nthread) if ok else False
+        return self._side_by_side or None
 
     def _class_columns(self, rows):
         """Where a round of several trees puts its leaf values, one contiguous column per

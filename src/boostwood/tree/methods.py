@@ -26,6 +26,8 @@ class HistMethod:
 
     #: rows of weight 0 are left out of growing
     drops_zero_weight = False
+    #: :meth:`worker` gives a second method that grows trees while this one does
+    grows_side_by_side = True
 
     def __init__(self, dataset, params, reducer):
         m = dataset.bin_mapper
@@ -39,6 +41,16 @@ class HistMethod:
 
     def _binned(self):
         return self.grower.X_binned, self.mapper.missing_bins
+
+    def worker(self):
+        """Another HistMethod on the same bins and data (no copy of them), with buffers,
+        histograms and statistics of its own: it grows trees while this one does."""
+        other = object.__new__(HistMethod)
+        other.mapper, g = self.mapper, self.grower
+        other.grower = TreeGrower(g.X_binned, g.n_bins, self.mapper.n_bins_max, g.params,
+                                  g.reducer, X_columns=g.X_columns)
+        other.grower.stats.low_bits = g.stats.low_bits
+        return other
 
     def grow(self, gh, rows, features, rng):
         """Grow one tree from fixed-point ``gh`` (see :meth:`TreeGrower.grow`); its raw
@@ -81,6 +93,7 @@ class ApproxMethod(HistMethod):
     """``tree_method="approx"`` with global proposals: bins re-proposed per tree."""
 
     drops_zero_weight = True
+    grows_side_by_side = False  # its trees re-bin the one shared matrix
 
     def __init__(self, dataset, params, reducer, eps):
         self.proposal = prop = GlobalProposal(dataset.sorted_columns(), eps, reducer)
@@ -102,6 +115,7 @@ class ExactMethod:
     """``tree_method="exact"`` (``local_eps`` = 0) or approx with local proposals."""
 
     drops_zero_weight = True
+    grows_side_by_side = False
 
     def __init__(self, dataset, params, reducer, local_eps=0.0):
         self.features = dataset.features  # checked unchanged once, here

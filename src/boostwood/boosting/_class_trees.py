@@ -1,0 +1,100 @@
+"""A round's class trees grown side by side, one tree per worker thread.
+
+A round of a K-output objective (softmax, K classes) grows K trees from gradients
+computed before any of them: the trees are independent. Grown one after the other,
+each tree has every thread to itself, and on the small nodes of a leaf-wise tree
+most of them wait (a node of a few thousand rows does not fill 16 threads, nor 2).
+Grown side by side, W trees at a time with ``nthread / W`` threads each, the
+threads work on the large nodes of W trees instead.
+
+Results do not depend on any of it. Each tree is grown from its own gradients by
+the same kernels, which give the same tree on any number of threads (integer
+histograms, see :mod:`boostwood._kernels.histogram`); each worker has its own
+grower (index buffers, histogram pool, fixed-point statistics) on the shared bins;
+the round's leaf values go into one column per tree and are added to the margins
+after the last tree, as when the trees are grown in turn. Which worker grows which
+tree, and when, changes nothing in the model.
+
+Work-size rule (no timing): ``W = min(K, nthread)`` workers, the threads shared
+out as evenly as they go (``nthread`` 16, K 10: six workers of 2 threads and four
+of 1). A worker takes the next tree not yet taken, so a worker that finishes early
+takes more.
+
+Side by side needs a thread-safe threading layer for numba's parallel loops: the
+OpenMP and TBB layers are, the workqueue layer is not (it aborts when two threads
+start a parallel loop at once), and with it the trees are grown in turn.
+"""
+import itertools
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+
+#: numba threading layers that accept parallel loops started from several threads.
+THREAD_SAFE_LAYERS = ("omp", "tbb")
+
+
+def threads_per_worker(n_trees, nthread):
+    """The thread count of each worker (the module's work-size rule)."""
+    w = max(1, min(n_trees, nthread))
+    return [nthread // w + (1 if i < nthread % w else 0) for i in range(w)]
+
+
+def side_by_side_possible():
+    """Is numba's threading layer (started by an earlier parallel loop) thread-safe?"""
+    try:
+        return numba.threading_layer() in THREAD_SAFE_LAYERS
+    except ValueError:  # no parallel loop has run yet: the layer is not chosen
+        return False
+
+
+class ClassTreeWorkers:
+    """Workers that grow a round's trees side by side.
+
+    Parameters
+    ----------
+    method : the run's tree method (worker 0's); the others are made by its
+        ``worker()`` on the same bins
+    n_trees : trees per round
+    nthread : threads of the run
+    """
+
+    #: False grows every round's trees in turn (to compare the two).
+    enabled = True
+
+    def __init__(self, method, n_trees, nthread):
+        self.threads = threads_per_worker(n_trees, nthread)
+        self.methods = [method] + [method.worker() for _ in self.threads[1:]]
+        self.nthread = nthread
+        self._pool = ThreadPoolExecutor(len(self.threads) - 1, "boostwood-tree")
+        weakref.finalize(self, self._pool.shutdown, False)  # its threads end with the fit
+
+    def run(self, n_trees, grow_one):
+        """``grow_one(method, k)`` for k in 0..n_trees-1, side by side; their results in
+        order of k. The calling thread is worker 0; an error in any tree is raised here
+        once every worker has stopped."""
+        results = [None] * n_trees
+        taken = itertools.count()  # next() is atomic under the GIL
+
+        def work(w):
+            numba.set_num_threads(self.threads[w])  # per thread in numba
+            try:
+                for k in iter(lambda: next(taken), None):
+                    if k >= n_trees:
+                        return
+                    results[k] = grow_one(self.methods[w], k)
+            except BaseException:
+                for _ in itertools.repeat(None, n_trees):  # the others stop at their next tree
+                    next(taken)
+                raise
+
+        futures = [self._pool.submit(work, w) for w in range(1, len(self.threads))]
+        try:
+            work(0)
+        finally:
+            errors = [f.exception() for f in futures]
+            numba.set_num_threads(self.nthread)
+        for e in errors:
+            if e is not None:
+                raise e
+        return results

@@ -1,0 +1,142 @@
+"""A round's class trees grown side by side (boosting/_class_trees.py): the same model
+as in turn, and in turn wherever side by side could change it."""
+import threading
+import time
+
+import numba
+import numpy as np
+import pytest
+
+import boostwood as bw
+from boostwood.boosting import _class_trees
+from boostwood.boosting._class_trees import ClassTreeWorkers, threads_per_worker
+
+
+def _data(n=3000, seed=4):
+    r = np.random.default_rng(seed)
+    X = r.normal(size=(n, 6))
+    X[r.random(X.shape) < 0.05] = np.nan
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] + r.normal(size=n), [-1, 0, 1]).astype(float)
+    return X, y
+
+
+@pytest.fixture
+def runs(monkeypatch):
+    """Counts the rounds grown side by side."""
+    count = [0]
+    run = ClassTreeWorkers.run
+
+    def counted(self, n_trees, grow_one):
+        count[0] += 1
+        return run(self, n_trees, grow_one)
+
+    monkeypatch.setattr(ClassTreeWorkers, "run", counted)
+    return count
+
+
+def _fit_bytes(params, rounds, tmp_path, name, evals=()):
+    log = {}
+    X, y = _data()
+    dtrain = bw.Dataset(X[:2400], y[:2400])
+    sets = [(bw.Dataset(X[2400:], y[2400:]), "valid")] if evals else []
+    bw.train(params, dtrain, rounds, evals=sets, evals_result=log, verbose_eval=False) \
+        .save_model(tmp_path / name)
+    return (tmp_path / name).read_bytes(), log
+
+
+@pytest.mark.parametrize("nthread", [2, 3])
+@pytest.mark.parametrize("extra", [{}, {"use_quantized_grad": True},
+                                   {"grow_policy": "lossguide", "max_leaves": 12},
+                                   {"colsample_bytree": 0.7, "max_depth": 3}])
+def test_side_by_side_gives_the_same_model(extra, nthread, runs, monkeypatch, tmp_path):
+    """Every round grown side by side, and the model and evaluation log equal to the
+    last bit to those of the trees grown in turn."""
+    params = {"objective": "multi:softprob", "num_class": 4, "eta": 0.3, "nthread": nthread,
+              **extra}
+    together, log_t = _fit_bytes(params, 8, tmp_path, "together.json", evals=True)
+    assert runs[0] == 8
+    monkeypatch.setattr(ClassTreeWorkers, "enabled", False)
+    in_turn, log_i = _fit_bytes(params, 8, tmp_path, "in_turn.json", evals=True)
+    assert runs[0] == 8
+    assert together == in_turn
+    assert log_t == log_i
+
+
+@pytest.mark.parametrize("extra", [{"nthread": 1}, {"colsample_bynode": 0.5},
+                                   {"tree_method": "approx"}, {"tree_method": "exact"},
+                                   {"subsample": 0.8}, {"boosting": "gradient"}])
+def test_in_turn_where_side_by_side_could_differ(extra, runs, tmp_path):
+    """One thread, per-node feature sampling (the round's generator), re-binned or sorted
+    data, rows outside the bag and line searches (both read the margins): in turn."""
+    params = {"objective": "multi:softprob", "num_class": 4, "nthread": 2, **extra}
+    _fit_bytes(params, 2, tmp_path, "m.json")
+    assert runs[0] == 0
+
+
+def test_in_turn_on_a_layer_that_is_not_thread_safe(runs, monkeypatch, tmp_path):
+    """numba's workqueue layer aborts when two threads start parallel loops at once."""
+    monkeypatch.setattr(_class_trees.numba, "threading_layer", lambda: "workqueue")
+    _fit_bytes({"objective": "multi:softprob", "num_class": 4, "nthread": 2}, 2, tmp_path,
+               "m.json")
+    assert runs[0] == 0
+
+
+def test_layer_not_yet_chosen_means_in_turn(monkeypatch):
+    def unset():
+        raise ValueError("Threading layer is not initialized.")
+
+    monkeypatch.setattr(_class_trees.numba, "threading_layer", unset)
+    assert not _class_trees.side_by_side_possible()
+
+
+@pytest.mark.parametrize("n_trees, nthread, expected", [
+    (10, 16, [2] * 6 + [1] * 4), (10, 2, [1, 1]), (3, 16, [6, 5, 5]), (2, 8, [4, 4]),
+    (4, 1, [1]), (1, 4, [4])])
+def test_threads_per_worker(n_trees, nthread, expected):
+    got = threads_per_worker(n_trees, nthread)
+    assert got == expected
+    assert sum(got) == nthread
+
+
+class _FakeMethod:
+    def worker(self):
+        return _FakeMethod()
+
+
+def test_run_returns_in_tree_order_on_every_worker():
+    """Results in order of k, whichever worker grew them; each worker's trees see its
+    thread count; the caller's count is restored."""
+    workers = ClassTreeWorkers(_FakeMethod(), 6, 2)
+    assert workers.threads == [1, 1]
+
+    def grow_one(method, k):
+        time.sleep(0.02)  # the other worker takes trees meanwhile
+        return k, method, threading.get_ident(), numba.get_num_threads()
+
+    numba.set_num_threads(2)
+    out = workers.run(6, grow_one)
+    assert [o[0] for o in out] == list(range(6))
+    assert len({o[2] for o in out}) == 2 and len({id(o[1]) for o in out}) == 2
+    assert all(o[3] == 1 for o in out)
+    assert numba.get_num_threads() == 2
+
+
+@pytest.mark.parametrize("bad", [0, 3])
+def test_an_error_in_any_tree_is_raised_after_every_worker_stopped(bad):
+    workers = ClassTreeWorkers(_FakeMethod(), 8, 2)
+    grown = []
+
+    def grow_one(method, k):
+        time.sleep(0.01)
+        if k == bad:
+            raise FloatingPointError(f"tree {k}")
+        grown.append(k)
+        return k
+
+    numba.set_num_threads(2)
+    with pytest.raises(FloatingPointError, match=f"tree {bad}"):
+        workers.run(8, grow_one)
+    done = len(grown)
+    time.sleep(0.05)
+    assert len(grown) == done < 8  # nothing runs on after the error, nor to the end
+    assert numba.get_num_threads() == 2
