@@ -47,7 +47,10 @@ def _fit_bytes(params, rounds, tmp_path, name, evals=()):
 @pytest.mark.parametrize("nthread", [2, 3])
 @pytest.mark.parametrize("extra", [{}, {"use_quantized_grad": True},
                                    {"grow_policy": "lossguide", "max_leaves": 12},
-                                   {"colsample_bytree": 0.7, "max_depth": 3}])
+                                   {"colsample_bytree": 0.7, "max_depth": 3},
+                                   {"subsample": 0.7},
+                                   {"subsample": 0.8, "use_quantized_grad": True,
+                                    "grow_policy": "lossguide", "max_leaves": 12}])
 def test_side_by_side_gives_the_same_model(extra, nthread, runs, monkeypatch, tmp_path):
     """Every round grown side by side, and the model and evaluation log equal to the
     last bit to those of the trees grown in turn."""
@@ -64,12 +67,20 @@ def test_side_by_side_gives_the_same_model(extra, nthread, runs, monkeypatch, tm
 
 @pytest.mark.parametrize("extra", [{"nthread": 1}, {"colsample_bynode": 0.5},
                                    {"tree_method": "approx"}, {"tree_method": "exact"},
-                                   {"subsample": 0.8}, {"boosting": "gradient"}])
+                                   {"boosting": "gradient"}])
 def test_in_turn_where_side_by_side_could_differ(extra, runs, tmp_path):
     """One thread, per-node feature sampling (the round's generator), re-binned or sorted
-    data, rows outside the bag and line searches (both read the margins): in turn."""
+    data and Friedman's line searches (they read the margins): in turn."""
     params = {"objective": "multi:softprob", "num_class": 4, "nthread": 2, **extra}
     _fit_bytes(params, 2, tmp_path, "m.json")
+    assert runs[0] == 0
+
+
+def test_in_turn_for_outputs_set_by_line_searches(runs, monkeypatch, tmp_path):
+    """Quantile levels in one model: each output's leaves come from a line search."""
+    X, y = _data()
+    bw.train({"objective": "reg:quantileerror", "quantile_alpha": [0.2, 0.5, 0.8],
+              "nthread": 2}, bw.Dataset(X, y), 2)
     assert runs[0] == 0
 
 

@@ -221,7 +221,7 @@ class TrainingState:
             gh = method.stats.quantize(self.gh[k], ids, (self.round - 1) * K + k)
             return self._grow(method, gh, k, rows, feats, columns)
 
-        workers = self._workers(columns)
+        workers = self._workers()
         if workers is not None:
             trees = workers.run(K, grow_one)
         else:
@@ -248,15 +248,18 @@ class TrainingState:
             method.add_to_margins(tree, self.raw, k, self.dtrain)
         return tree
 
-    def _workers(self, columns):
+    def _workers(self):
         """The workers that grow this round's trees side by side (see
-        :mod:`._class_trees`), or None: in turn. Side by side when the trees' leaf values
-        go to columns (no tree reads the margins another changes), the tree method
-        grows side by side, no tree draws from the round's generator (per-node feature
-        sampling) and one process trains on two threads or more."""
+        :mod:`._class_trees`), or None: in turn. Side by side when no tree reads the
+        margins (Friedman's and line searches' leaf values do: in turn, each sees the
+        trees before it), the tree method grows side by side, no tree draws from the
+        round's generator (per-node feature sampling) and one process trains on two
+        threads or more. Each tree adds to its own column of the margins (or of the
+        round's class columns) only."""
         if self._side_by_side is None:
             p = self.params
-            ok = (columns is not None and ClassTreeWorkers.enabled and self.nthread > 1
+            ok = (self.obj.n_outputs > 1 and self.friedman is None and not self.obj.line_search
+                  and ClassTreeWorkers.enabled and self.nthread > 1
                   and self.method.grows_side_by_side and self.reducer.n_shards == 1
                   and p["colsample_bynode"] >= 1.0 and side_by_side_possible())
             self._side_by_side = ClassTreeWorkers(self.method, self.obj.n_outputs,
