@@ -9,7 +9,8 @@ import pytest
 
 import boostwood as bw
 from boostwood.boosting import _class_trees
-from boostwood.boosting._class_trees import ClassTreeWorkers, threads_per_worker
+from boostwood.boosting._class_trees import (MIN_BUDGET_BYTES, ClassTreeWorkers,
+                                              threads_per_worker, worker_count)
 
 
 def _data(n=3000, seed=4):
@@ -98,6 +99,28 @@ def test_layer_not_yet_chosen_means_in_turn(monkeypatch):
 
     monkeypatch.setattr(_class_trees.numba, "threading_layer", unset)
     assert not _class_trees.side_by_side_possible()
+
+
+def test_in_turn_when_a_second_worker_passes_the_memory_budget(runs, monkeypatch, tmp_path):
+    """Here the class state is 4 x 2,400 x 24 bytes (230 KB) and a worker's histograms
+    alone take more: with no floor under the budget, the trees grow in turn."""
+    params = {"objective": "multi:softprob", "num_class": 4, "nthread": 2}
+    _fit_bytes(params, 2, tmp_path, "m.json")
+    assert runs[0] == 2
+    monkeypatch.setattr(_class_trees, "MIN_BUDGET_BYTES", 0)
+    _fit_bytes(params, 2, tmp_path, "m.json")
+    assert runs[0] == 2
+
+
+@pytest.mark.parametrize("n_trees, nthread, worker, budget, expected", [
+    (10, 2, 24e6, 38e6, 2),  # the 10-class benchmark: budget floored at MIN_BUDGET_BYTES
+    (10, 16, 24e6, 38e6, 3),  # two extra workers fit in 64 MiB
+    (10, 64, 400e6, 38e6, 1),  # wide histograms: in turn
+    (100, 64, 35e6, 2.4e9, 64),  # many classes of many rows: one worker per thread
+    (3, 16, 1e6, 0, 3)])
+def test_worker_count(n_trees, nthread, worker, budget, expected):
+    assert MIN_BUDGET_BYTES == 64 << 20
+    assert worker_count(n_trees, nthread, worker, budget) == expected
 
 
 @pytest.mark.parametrize("n_trees, nthread, expected", [

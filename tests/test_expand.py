@@ -187,6 +187,7 @@ def _slots_touched(compiled, max_leaves):
     tree, segments = grower.grow(gh, None, features, np.random.default_rng(1))
     leaf_rows = [grower.buf[b, s:s + c].copy() for b, s, c in zip(*segments[:3])]
     touched = int(np.sum(np.any(grower.builder.hist != sentinel, axis=(1, 2, 3))))
+    assert not compiled or touched <= grower.held_histograms()  # the memory rule's estimate
     return touched, (tree, segments, leaf_rows)
 
 

@@ -20,6 +20,14 @@ out as evenly as they go (``nthread`` 16, K 10: six workers of 2 threads and fou
 of 1). A worker takes the next tree not yet taken, so a worker that finishes early
 takes more.
 
+Memory rule: each worker past the first holds a grower's buffers and the histograms of
+a tree (``HistMethod.worker_bytes``: 24 MB for 255 leaves of 28 features on 256 bins
+and 160k rows). The extra workers together may hold the larger of the class state the
+fit holds anyway (gradients, margins and class columns, ``K * n_rows * 24`` bytes) and
+``MIN_BUDGET_BYTES``; no more are started. Wide data on many threads (a 3 MB histogram
+of 500 features, 64 threads) would otherwise hold dozens of pools at once; there the
+trees share out fewer workers, or grow in turn.
+
 Side by side needs a thread-safe threading layer for numba's parallel loops: the
 OpenMP and TBB layers are, the workqueue layer is not (it aborts when two threads
 start a parallel loop at once), and with it the trees are grown in turn.
@@ -34,9 +42,21 @@ import numba
 THREAD_SAFE_LAYERS = ("omp", "tbb")
 
 
-def threads_per_worker(n_trees, nthread):
+#: Memory the extra workers may always hold together (see the memory rule).
+MIN_BUDGET_BYTES = 64 << 20
+
+
+def worker_count(n_trees, nthread, worker_bytes, budget_bytes):
+    """Workers for a round (the module's work-size and memory rules): one per tree, at
+    most one per thread, and no more extra workers than ``budget_bytes`` holds at
+    ``worker_bytes`` each."""
+    extra = int(max(budget_bytes, MIN_BUDGET_BYTES) // max(worker_bytes, 1))
+    return max(1, min(n_trees, nthread, 1 + extra))
+
+
+def threads_per_worker(n_workers, nthread):
     """The thread count of each worker (the module's work-size rule)."""
-    w = max(1, min(n_trees, nthread))
+    w = max(1, min(n_workers, nthread))
     return [nthread // w + (1 if i < nthread % w else 0) for i in range(w)]
 
 
@@ -55,15 +75,15 @@ class ClassTreeWorkers:
     ----------
     method : the run's tree method (worker 0's); the others are made by its
         ``worker()`` on the same bins
-    n_trees : trees per round
+    n_workers : workers (see :func:`worker_count`)
     nthread : threads of the run
     """
 
     #: False grows every round's trees in turn (to compare the two).
     enabled = True
 
-    def __init__(self, method, n_trees, nthread):
-        self.threads = threads_per_worker(n_trees, nthread)
+    def __init__(self, method, n_workers, nthread):
+        self.threads = threads_per_worker(n_workers, nthread)
         self.methods = [method] + [method.worker() for _ in self.threads[1:]]
         self.nthread = nthread
         self._pool = ThreadPoolExecutor(len(self.threads) - 1, "boostwood-tree")

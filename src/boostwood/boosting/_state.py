@@ -12,7 +12,7 @@ from .._kernels.random import STREAM_BAGGING, row_uniforms
 from ..tree import GrowerParams
 from ..tree.methods import make_tree_method
 from ..objectives import CustomObjective
-from ._class_trees import ClassTreeWorkers, side_by_side_possible
+from ._class_trees import ClassTreeWorkers, side_by_side_possible, worker_count
 from .gradient import GradientBoosting, LeafRows
 from .metrics import get_metric
 from .params import binning_args
@@ -253,17 +253,19 @@ class TrainingState:
         :mod:`._class_trees`), or None: in turn. Side by side when no tree reads the
         margins (Friedman's and line searches' leaf values do: in turn, each sees the
         trees before it), the tree method grows side by side, no tree draws from the
-        round's generator (per-node feature sampling) and one process trains on two
-        threads or more. Each tree adds to its own column of the margins (or of the
-        round's class columns) only."""
+        round's generator (per-node feature sampling), one process trains on two
+        threads or more and the memory rule allows a second worker. Each tree adds to
+        its own column of the margins (or of the round's class columns) only."""
         if self._side_by_side is None:
             p = self.params
             ok = (self.obj.n_outputs > 1 and self.friedman is None and not self.obj.line_search
                   and ClassTreeWorkers.enabled and self.nthread > 1
                   and self.method.grows_side_by_side and self.reducer.n_shards == 1
                   and p["colsample_bynode"] >= 1.0 and side_by_side_possible())
-            self._side_by_side = ClassTreeWorkers(self.method, self.obj.n_outputs,
-                                                  self.nthread) if ok else False
+            n = worker_count(self.obj.n_outputs, self.nthread, self.method.worker_bytes(),
+                             self.gh.nbytes + 2 * self.raw.nbytes) if ok else 1
+            self._side_by_side = ClassTreeWorkers(self.method, n, self.nthread) if n > 1 \
+                else False
         return self._side_by_side or None
 
     def _class_columns(self, rows):

@@ -91,11 +91,12 @@ class TreeGrower:
         self.missing_bins = self.n_bins  # the missing bin id equals n_bins
         self.params = params
         # size the pool up front for the most histograms held at once: every
-        # candidate leaf (lossguide), or the smaller children of a level (depthwise)
+        # candidate leaf (lossguide; the Python loop keeps them all), or the smaller
+        # children of a level (depthwise)
         if params.grow_policy == "lossguide" and params.max_leaves > 0:
             bound = params.max_leaves + 2
         else:
-            bound = 2 ** max(min(params.max_depth, 12) - 1, 0) + 2
+            bound = self.held_histograms()
         self.builder = HistogramBuilder(X_binned, n_bins_max, reducer,
                                         initial_slots=int(min(max(bound, 4), 512)))
         self.reducer = self.builder.reducer
@@ -110,6 +111,17 @@ class TreeGrower:
         self.splitter = HistogramSplitter(self)
 
     # -- public ------------------------------------------------------------------------
+    def held_histograms(self):
+        """About the most histograms the compiled loop holds at once for one tree: half of
+        ``max_leaves`` leaf-wise (it retires the leaves it can no longer reach, see
+        :func:`boostwood._kernels.expand.retire_beyond_budget`), one level's smaller
+        children and their parents depth-wise (``2**(max_depth - 1)``, at most
+        ``2**11``), plus two."""
+        p = self.params
+        if p.grow_policy == "lossguide" and p.max_leaves > 0:
+            return p.max_leaves // 2 + 2
+        return 2 ** max(min(p.max_depth, 12) - 1, 0) + 2
+
     def grow(self, gh, rows, features, rng):
         """Grow one tree.
 
