@@ -174,3 +174,22 @@ def test_an_error_in_any_tree_is_raised_after_every_worker_stopped(bad):
     time.sleep(0.05)
     assert len(grown) == done < 8  # nothing runs on after the error, nor to the end
     assert numba.get_num_threads() == 2
+
+
+@pytest.mark.parametrize("bad_class", [0, 3])
+def test_an_error_in_any_class_tree_reaches_the_caller(bad_class, runs, monkeypatch):
+    """Raised from whichever worker grew that class's tree, as in turn; training stops."""
+    from boostwood.tree.stats import FixedPointStats
+    quantize = FixedPointStats.quantize
+
+    def failing(self, gh, row_ids=None, counter=0):
+        if counter == 4 + bad_class:  # the second round's tree of that class
+            raise ValueError(f"the objective returned a NaN (class {bad_class})")
+        return quantize(self, gh, row_ids, counter)
+
+    monkeypatch.setattr(FixedPointStats, "quantize", failing)
+    X, y = _data()
+    with pytest.raises(ValueError, match=f"NaN \\(class {bad_class}\\)"):
+        bw.train({"objective": "multi:softprob", "num_class": 4, "nthread": 2},
+                 bw.Dataset(X, y), 3)
+    assert runs[0] == 2
