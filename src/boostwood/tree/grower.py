@@ -84,6 +84,10 @@ class TreeGrower:
     #: Grow single-shard histogram trees in compiled code (see :meth:`_compiled_expansion`);
     #: False steps every expansion from Python (the reference the tests compare against).
     compiled_loop = True
+    #: The Python loop retires leaf-wise leaves it can no longer reach, as the compiled
+    #: loop does; False keeps every open leaf's histogram (the reference the tests
+    #: compare the retirement against).
+    retire_leaves = True
 
     def __init__(self, X_binned, n_bins, n_bins_max, params, reducer=None, X_columns=None):
         self.X_binned = X_binned
@@ -157,6 +161,8 @@ class TreeGrower:
             self._root(table, n)
             n_leaves = 1
             while True:
+                if self.retire_leaves:
+                    self._retire_beyond_budget(table, n_leaves)
                 batch = self._next_batch(table, n_leaves)
                 if not batch:
                     break
@@ -290,6 +296,20 @@ class TreeGrower:
             batch = sorted(keep)
         self._open.difference_update(batch)
         return batch
+
+    def _retire_beyond_budget(self, table, n_leaves):
+        """The Python loop's :func:`boostwood._kernels.expand.retire_beyond_budget`:
+        leaf-wise, open leaves that ``max_leaves`` leaves no step to reach give their
+        histograms back (the last in the heap's order: lowest gain, highest id)."""
+        p = self.params
+        if p.grow_policy != "lossguide" or p.max_leaves <= 0:
+            return
+        budget = max(p.max_leaves - n_leaves, 0)
+        gain = table.floats[NF_GAIN]
+        while len(self._open) > budget:
+            worst = min(self._open, key=lambda k: (float(gain[k]), -k))
+            self._open.discard(worst)
+            self._drop([worst])
 
     def _add_candidates(self, found):
         """Queue the nodes of a :class:`SplitBatch` for expansion."""
