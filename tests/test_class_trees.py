@@ -1,5 +1,6 @@
 """A round's class trees grown side by side (boosting/_class_trees.py): the same model
 as in turn, and in turn wherever side by side could change it."""
+import gc
 import threading
 import time
 
@@ -9,6 +10,7 @@ import pytest
 
 import boostwood as bw
 from boostwood.boosting import _class_trees
+from test_grower import _growers
 from boostwood.boosting._class_trees import (MIN_BUDGET_BYTES, ClassTreeWorkers,
                                               threads_per_worker, worker_count)
 
@@ -93,12 +95,19 @@ def test_in_turn_on_a_layer_that_is_not_thread_safe(runs, monkeypatch, tmp_path)
     assert runs[0] == 0
 
 
-def test_layer_not_yet_chosen_means_in_turn(monkeypatch):
-    def unset():
-        raise ValueError("Threading layer is not initialized.")
+def test_a_layer_not_yet_chosen_is_chosen_first(monkeypatch):
+    """No parallel loop has run: one tiny kernel chooses the layer, then it is asked."""
+    from boostwood._comm import threadsafe_numba
+    asked = []
 
-    monkeypatch.setattr(_class_trees.numba, "threading_layer", unset)
-    assert not _class_trees.side_by_side_possible()
+    def layer():
+        asked.append(1)
+        if len(asked) == 1:
+            raise ValueError("Threading layer is not initialized.")
+        return "omp"
+
+    monkeypatch.setattr(_class_trees.numba, "threading_layer", layer)
+    assert threadsafe_numba() and len(asked) == 2
 
 
 def test_in_turn_when_a_second_worker_passes_the_memory_budget(runs, monkeypatch, tmp_path):
@@ -120,7 +129,31 @@ def test_in_turn_when_a_second_worker_passes_the_memory_budget(runs, monkeypatch
     (3, 16, 1e6, 0, 3)])
 def test_worker_count(n_trees, nthread, worker, budget, expected):
     assert MIN_BUDGET_BYTES == 64 << 20
-    assert worker_count(n_trees, nthread, worker, budget) == expected
+    assert worker_count(n_trees, nthread, lambda t: worker, budget) == expected
+
+
+def test_worker_count_counts_the_threads_of_fewer_workers():
+    """Fewer workers have more threads each, so more partial histograms: 10e6 + 5e6 per
+    thread, 16 threads, 100e6 to share: 10 to 5 workers pass it (9 x 20e6 ... 4 x 30e6),
+    4 workers of 4 threads take 3 x 30e6."""
+    assert worker_count(10, 16, lambda t: 10e6 + 5e6 * t, 100e6) == 4
+
+
+def test_worker_bytes_counts_a_trees_histograms_and_partials():
+    """A worker's estimate for the leaf-wise HIGGS-like shape of the benchmark."""
+    from boostwood.tree.methods import make_tree_method
+    from boostwood.boosting._state import _grower_params
+    from boostwood.boosting.params import resolve_params
+    X, y = _data(n=100000)
+    d = bw.Dataset(X, y, max_bin=63).construct()
+    p = resolve_params({"grow_policy": "lossguide", "max_leaves": 31, "max_depth": 0})
+    method = make_tree_method("hist", d, _grower_params(p), None)
+    slot = method.grower.builder.hist[0].nbytes
+    rows = 100000 * (2 * 4 + 1 + 2 * 4)  # two index buffers, the mask, int32 g and h
+    held = 31 // 2 + 2
+    # partials: 6 extra blocks of 16,384 rows, at most 4 per thread
+    assert method.worker_bytes(1) == rows + (held + 4) * slot
+    assert method.worker_bytes(2) == rows + (held + 6) * slot
 
 
 @pytest.mark.parametrize("n_trees, nthread, expected", [
@@ -176,20 +209,34 @@ def test_an_error_in_any_tree_is_raised_after_every_worker_stopped(bad):
     assert numba.get_num_threads() == 2
 
 
-@pytest.mark.parametrize("bad_class", [0, 3])
-def test_an_error_in_any_class_tree_reaches_the_caller(bad_class, runs, monkeypatch):
-    """Raised from whichever worker grew that class's tree, as in turn; training stops."""
+@pytest.mark.parametrize("where", ["caller", "worker"])
+def test_an_error_in_any_class_tree_reaches_the_caller(where, runs, monkeypatch):
+    """Raised in the calling thread or in a pool worker (the first of the second round's
+    trees grown there), it reaches train's caller; training stops, and nothing it held
+    is left for the cyclic collector (a worker's error held in a future, whose traceback
+    holds the frame that holds the futures, would keep every grower alive)."""
     from boostwood.tree.stats import FixedPointStats
     quantize = FixedPointStats.quantize
+    main = threading.main_thread()
 
     def failing(self, gh, row_ids=None, counter=0):
-        if counter == 4 + bad_class:  # the second round's tree of that class
-            raise ValueError(f"the objective returned a NaN (class {bad_class})")
+        here = "caller" if threading.current_thread() is main else "worker"
+        if counter >= 4 and here == where:
+            raise ValueError(f"the objective returned a NaN (in the {here})")
         return quantize(self, gh, row_ids, counter)
 
     monkeypatch.setattr(FixedPointStats, "quantize", failing)
     X, y = _data()
-    with pytest.raises(ValueError, match=f"NaN \\(class {bad_class}\\)"):
-        bw.train({"objective": "multi:softprob", "num_class": 4, "nthread": 2},
-                 bw.Dataset(X, y), 3)
+    gc.collect()
+    gc.disable()  # and no grower may be left for the cyclic collector, workers' included
+    try:
+        before = {id(o) for o in _growers()}
+        with pytest.raises(ValueError, match=f"NaN \\(in the {where}\\)") as info:
+            bw.train({"objective": "multi:softprob", "num_class": 4, "nthread": 2},
+                     bw.Dataset(X, y), 3)
+        del info  # its traceback holds the training state
+        left = [o for o in _growers() if id(o) not in before]
+    finally:
+        gc.enable()
     assert runs[0] == 2
+    assert left == []

@@ -172,14 +172,15 @@ def test_depthwise_pool_holds_one_level_of_histograms(depth):
     assert grower.builder.hist.shape[0] == slots
 
 
-def _slots_touched(compiled, max_leaves, retire=True):
-    """Histogram slots a leaf-wise tree ever writes (the pool's free slots are a stack,
-    so that is the most it held at once), and the tree with its leaves' rows."""
+def _slots_touched(compiled, max_leaves, retire=True, policy="lossguide", max_depth=0):
+    """Histogram slots a tree ever writes (the pool's free slots are a stack, so that is
+    the most it held at once), and the tree with its leaves' rows."""
     d, gh = _data(n=20000, max_bin=64)
     m = d.bin_mapper
     grower = TreeGrower(d.X_binned, m.n_bins, m.n_bins_max,
-                        GrowerParams(grow_policy="lossguide", max_depth=0, max_leaves=max_leaves,
-                                     min_data_in_leaf=1, min_child_weight=0.0))
+                        GrowerParams(grow_policy=policy, max_depth=max_depth,
+                                     max_leaves=max_leaves, min_data_in_leaf=1,
+                                     min_child_weight=0.0))
     grower.compiled_loop = compiled
     grower.retire_leaves = retire
     sentinel = np.iinfo(grower.builder.hist.dtype).min
@@ -206,3 +207,12 @@ def test_leafwise_retires_leaves_beyond_the_budget(max_leaves):
     assert compiled[0].n_leaves == max_leaves
     assert max(held, held_python) <= max_leaves // 2 + 2, (held, held_python, held_all)
     assert held_all > max_leaves * 3 // 4, held_all
+
+
+@pytest.mark.parametrize("policy, max_depth, max_leaves", [
+    ("depthwise", 0, 127), ("depthwise", 6, 0), ("depthwise", 9, 40), ("lossguide", 5, 0)])
+def test_held_histograms_bounds_what_a_tree_holds(policy, max_depth, max_leaves):
+    """The memory rule's estimate holds for every policy and limit (a depth-wise tree
+    limited by leaves alone holds a level of them, not one histogram)."""
+    held, (tree, _, _) = _slots_touched(True, max_leaves, policy=policy, max_depth=max_depth)
+    assert tree.n_leaves >= 16 and held >= 4

@@ -117,11 +117,16 @@ def _growers():
 @pytest.mark.parametrize("method, extra", [("hist", {}), ("exact", {}),
                                            ("hist", {"objective": "multi:softprob",
                                                      "num_class": 3, "nthread": 2})])
-def test_training_leaves_no_grower_for_the_cyclic_collector(method, extra):
+def test_training_leaves_no_grower_for_the_cyclic_collector(method, extra, monkeypatch):
     """A grower owns the run's big buffers (histogram pool, feature-major copy, index
     buffers): they must go when training returns, not wait for the cyclic garbage
     collector (a splitter referring back to its grower kept a 42 MiB pool alive)."""
     import gc
+    from boostwood.boosting._class_trees import ClassTreeWorkers
+    made = []
+    init = ClassTreeWorkers.__init__
+    monkeypatch.setattr(ClassTreeWorkers, "__init__",
+                        lambda self, *a: made.append(1) or init(self, *a))
     r = np.random.default_rng(0)
     X = r.normal(size=(2000, 4))
     y = (X[:, 0] > 0).astype(float) + (X[:, 1] > 0.5)
@@ -137,3 +142,4 @@ def test_training_leaves_no_grower_for_the_cyclic_collector(method, extra):
     finally:
         gc.enable()
     assert left == []
+    assert len(made) == (1 if extra else 0)  # multiclass: grown side by side

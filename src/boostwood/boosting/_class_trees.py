@@ -11,26 +11,31 @@ Results do not depend on any of it. Each tree is grown from its own gradients by
 the same kernels, which give the same tree on any number of threads (integer
 histograms, see :mod:`boostwood._kernels.histogram`); each worker has its own
 grower (index buffers, histogram pool, fixed-point statistics) on the shared bins;
-the round's leaf values go into one column per tree and are added to the margins
-after the last tree, as when the trees are grown in turn. Which worker grows which
-tree, and when, changes nothing in the model.
+each tree writes only its own column: of the round's class columns, added to the
+margins after the last tree as when the trees are grown in turn, or, with bagged
+rows, of the margins themselves (one addition per element and round, as in turn).
+Evaluation sets get their trees after the last one, in class order. Which worker
+grows which tree, and when, changes nothing in the model.
 
 Work-size rule (no timing): ``W = min(K, nthread)`` workers, the threads shared
 out as evenly as they go (``nthread`` 16, K 10: six workers of 2 threads and four
 of 1). A worker takes the next tree not yet taken, so a worker that finishes early
 takes more.
 
-Memory rule: each worker past the first holds a grower's buffers and the histograms of
-a tree (``HistMethod.worker_bytes``: 24 MB for 255 leaves of 28 features on 256 bins
-and 160k rows). The extra workers together may hold the larger of the class state the
-fit holds anyway (gradients, margins and class columns, ``K * n_rows * 24`` bytes) and
-``MIN_BUDGET_BYTES``; no more are started. Wide data on many threads (a 3 MB histogram
-of 500 features, 64 threads) would otherwise hold dozens of pools at once; there the
-trees share out fewer workers, or grow in turn.
+Memory rule: each worker past the first holds a grower's buffers, the histograms of
+a tree and its partial histograms (``HistMethod.worker_bytes``: 25 MB for 255 leaves
+of 28 features on 256 bins, 160k rows and one thread). The extra workers together may
+hold the larger of the class state the fit holds anyway (gradients, margins and class
+columns: ``K * n_rows * 24`` bytes, 16 with bagged rows) and ``MIN_BUDGET_BYTES``; the
+most workers within that are started (fewer workers have more threads each, so more
+partial histograms). Wide data on many threads (a 3 MB histogram of 500 features, 64
+threads) would otherwise hold dozens of pools at once; there the trees share out
+fewer workers, or grow in turn.
 
-Side by side needs a thread-safe threading layer for numba's parallel loops: the
-OpenMP and TBB layers are, the workqueue layer is not (it aborts when two threads
-start a parallel loop at once), and with it the trees are grown in turn.
+Side by side needs a thread-safe threading layer for numba's parallel loops
+(:func:`boostwood._comm.threadsafe_numba`): the OpenMP and TBB layers are, the
+workqueue layer is not (it aborts when two threads start a parallel loop at once),
+and with it the trees are grown in turn.
 """
 import itertools
 import weakref
@@ -38,34 +43,25 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 
-#: numba threading layers that accept parallel loops started from several threads.
-THREAD_SAFE_LAYERS = ("omp", "tbb")
-
-
 #: Memory the extra workers may always hold together (see the memory rule).
 MIN_BUDGET_BYTES = 64 << 20
 
 
 def worker_count(n_trees, nthread, worker_bytes, budget_bytes):
     """Workers for a round (the module's work-size and memory rules): one per tree, at
-    most one per thread, and no more extra workers than ``budget_bytes`` holds at
-    ``worker_bytes`` each."""
-    extra = int(max(budget_bytes, MIN_BUDGET_BYTES) // max(worker_bytes, 1))
-    return max(1, min(n_trees, nthread, 1 + extra))
+    most one per thread, and the most whose extra workers fit in ``budget_bytes``
+    (``worker_bytes(t)``: what a worker of ``t`` threads holds)."""
+    budget = max(budget_bytes, MIN_BUDGET_BYTES)
+    for w in range(min(n_trees, nthread), 1, -1):
+        if (w - 1) * worker_bytes(-(-nthread // w)) <= budget:
+            return w
+    return 1
 
 
 def threads_per_worker(n_workers, nthread):
     """The thread count of each worker (the module's work-size rule)."""
     w = max(1, min(n_workers, nthread))
     return [nthread // w + (1 if i < nthread % w else 0) for i in range(w)]
-
-
-def side_by_side_possible():
-    """Is numba's threading layer (started by an earlier parallel loop) thread-safe?"""
-    try:
-        return numba.threading_layer() in THREAD_SAFE_LAYERS
-    except ValueError:  # no parallel loop has run yet: the layer is not chosen
-        return False
 
 
 class ClassTreeWorkers:
@@ -112,9 +108,19 @@ class ClassTreeWorkers:
         try:
             work(0)
         finally:
-            errors = [f.exception() for f in futures]
-            numba.set_num_threads(self.nthread)
-        for e in errors:
-            if e is not None:
-                raise e
+            try:
+                error = next((e for e in map(_exception, futures) if e is not None), None)
+            finally:
+                numba.set_num_threads(self.nthread)
+                del futures  # a future holds its error, whose traceback holds this frame
+        if error is not None:
+            try:
+                raise error
+            finally:
+                error = None  # nor may this frame hold it: no cycle keeps the growers alive
         return results
+
+
+def _exception(future):
+    """The error a finished worker raised (None: none), waiting for it to finish."""
+    return future.exception()

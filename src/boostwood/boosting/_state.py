@@ -5,14 +5,14 @@ only sequences rounds and callbacks.
 """
 import numpy as np
 
-from .._comm import LocalReducer
+from .._comm import LocalReducer, threadsafe_numba
 from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
 from .._kernels.predict import add_class_columns, add_leaf_values, set_leaf_values
 from .._kernels.random import STREAM_BAGGING, row_uniforms
 from ..tree import GrowerParams
 from ..tree.methods import make_tree_method
 from ..objectives import CustomObjective
-from ._class_trees import ClassTreeWorkers, side_by_side_possible, worker_count
+from ._class_trees import ClassTreeWorkers, worker_count
 from .gradient import GradientBoosting, LeafRows
 from .metrics import get_metric
 from .params import binning_args
@@ -261,9 +261,11 @@ class TrainingState:
             ok = (self.obj.n_outputs > 1 and self.friedman is None and not self.obj.line_search
                   and ClassTreeWorkers.enabled and self.nthread > 1
                   and self.method.grows_side_by_side and self.reducer.n_shards == 1
-                  and p["colsample_bynode"] >= 1.0 and side_by_side_possible())
-            n = worker_count(self.obj.n_outputs, self.nthread, self.method.worker_bytes(),
-                             self.gh.nbytes + 2 * self.raw.nbytes) if ok else 1
+                  and p["colsample_bynode"] >= 1.0 and threadsafe_numba())
+            state = self.gh.nbytes + self.raw.nbytes  # and the class columns, if any
+            state += 0 if self._columns is None else self._columns.nbytes
+            n = worker_count(self.obj.n_outputs, self.nthread, self.method.worker_bytes,
+                             state) if ok else 1
             self._side_by_side = ClassTreeWorkers(self.method, n, self.nthread) if n > 1 \
                 else False
         return self._side_by_side or None

@@ -116,15 +116,25 @@ class TreeGrower:
 
     # -- public ------------------------------------------------------------------------
     def held_histograms(self):
-        """About the most histograms the compiled loop holds at once for one tree: half of
-        ``max_leaves`` leaf-wise (it retires the leaves it can no longer reach, see
-        :func:`boostwood._kernels.expand.retire_beyond_budget`), one level's smaller
-        children and their parents depth-wise (``2**(max_depth - 1)``, at most
-        ``2**11``), plus two."""
+        """About the most histograms one tree holds at once (the pool grows past it on
+        demand; the memory rule of :mod:`boostwood.boosting._class_trees` reads it):
+
+        * leaf-wise with ``max_leaves``: half of it, plus two (the loops retire the
+          leaves they can no longer reach, see
+          :func:`boostwood._kernels.expand.retire_beyond_budget`);
+        * leaf-wise with only ``max_depth``: every leaf of that depth may be open;
+        * depth-wise: one level's smaller children and their parents, ``2**(max_depth -
+          1)``, and never more than ``max_leaves``.
+
+        Depths count up to 12 (deeper trees are bounded by their rows, not here)."""
         p = self.params
-        if p.grow_policy == "lossguide" and p.max_leaves > 0:
-            return p.max_leaves // 2 + 2
-        return 2 ** max(min(p.max_depth, 12) - 1, 0) + 2
+        depth = min(p.max_depth, 12) if p.max_depth > 0 else 12
+        if p.grow_policy == "lossguide":
+            if p.max_leaves > 0:
+                return p.max_leaves // 2 + 2
+            return 2 ** depth + 2
+        bound = 2 ** max(depth - 1, 0) + 2
+        return min(bound, p.max_leaves + 2) if p.max_leaves > 0 else bound
 
     def grow(self, gh, rows, features, rng):
         """Grow one tree.

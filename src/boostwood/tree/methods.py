@@ -16,10 +16,12 @@ outside the bag); it never branches on ``tree_method`` itself. What differs:
 import numpy as np
 
 from .._config import GQ_DTYPE, GQ_LOW_DTYPE
+from .._kernels.histogram import partials_bound
 from .._kernels.predict import add_tree_binned, predict_raw
 from .approx import GlobalProposal
 from .exact import ExactTreeGrower
 from .grower import TreeGrower
+from .histogram import HIST_BLOCK
 
 
 class HistMethod:
@@ -53,16 +55,18 @@ class HistMethod:
         other.grower.stats.low_bits = g.stats.low_bits
         return other
 
-    def worker_bytes(self):
-        """About the memory a :meth:`worker` holds while it grows a tree: its index
-        buffers and row mask, its fixed-point gradients and the histograms one tree
-        holds at once (:meth:`TreeGrower.held_histograms`)."""
+    def worker_bytes(self, n_threads):
+        """About the memory a :meth:`worker` of ``n_threads`` threads holds while it grows
+        a tree: its index buffers and row mask, its fixed-point gradients, the histograms
+        one tree holds at once (:meth:`TreeGrower.held_histograms`) and its partial
+        histograms (:func:`~boostwood._kernels.histogram.partials_bound`)."""
         g = self.grower
         n = g.X_binned.shape[0]
         hist = g.builder.hist
         slot = int(np.prod(hist.shape[1:])) * hist.itemsize
         gq = n * 2 * np.dtype(GQ_LOW_DTYPE if g.stats.low_bits is not None else GQ_DTYPE).itemsize
-        return g.buf.nbytes + g.mask.nbytes + gq + g.held_histograms() * slot
+        n_hist = g.held_histograms() + partials_bound(n, HIST_BLOCK, n_threads)
+        return g.buf.nbytes + g.mask.nbytes + gq + n_hist * slot
 
     def grow(self, gh, rows, features, rng):
         """Grow one tree from fixed-point ``gh`` (see :meth:`TreeGrower.grow`); its raw
