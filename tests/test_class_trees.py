@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import boostwood as bw
-from boostwood.boosting import _class_trees
+from boostwood.boosting import _side_by_side as _class_trees
 from test_grower import _growers
-from boostwood.boosting._class_trees import (MIN_BUDGET_BYTES, ClassTreeWorkers,
+from boostwood.boosting._side_by_side import (MIN_BUDGET_BYTES, ClassTreeWorkers,
                                               threads_per_worker, worker_count)
 
 

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import boostwood as bw
+from boostwood.boosting.callback import TrainingCallback
 from boostwood.boosting.cv import fold_ids
 
 from conftest import make_classification
@@ -62,3 +63,55 @@ def test_cv_rejects_bad_arguments():
         bw.cv({}, bw.Dataset(X), 2)
     with pytest.raises(TypeError, match="Dataset"):
         bw.cv({}, X, 2)
+
+
+@pytest.fixture
+def fold_workers(monkeypatch):
+    """The fold runner of every cv call (None: folds in turn)."""
+    import sys
+    cv_module = sys.modules["boostwood.boosting.cv"]  # the package exports the function
+    made = []
+    make = cv_module._fold_workers
+    monkeypatch.setattr(cv_module, "_fold_workers", lambda *a: made.append(make(*a)) or made[-1])
+    return made
+
+
+@pytest.mark.parametrize("params", [
+    {"objective": "binary:logistic", "max_depth": 3, "n_jobs": 2},
+    {"objective": "multi:softprob", "num_class": 3, "grow_policy": "lossguide",
+     "max_leaves": 9, "nthread": 2, "subsample": 0.8},
+    {"objective": "reg:squarederror", "nthread": 3, "use_quantized_grad": True}])
+def test_cv_folds_side_by_side_give_the_same_numbers(params, fold_workers, monkeypatch):
+    """Folds trained side by side, each on its share of the threads: every fold's log
+    equal to the last bit to the folds trained in turn, and numba's thread count left
+    where training in turn leaves it (the run's)."""
+    import numba
+    from boostwood.boosting._side_by_side import SideBySide
+    X, y = make_classification(1500, 5, seed=3)
+    if params["objective"] == "multi:softprob":
+        y = np.digitize(X[:, 0] + X[:, 1], [-0.5, 0.5]).astype(float)
+    numba.set_num_threads(1)
+    together = bw.cv(params, bw.Dataset(X, y), 6, nfold=4, return_folds=True)
+    assert fold_workers[-1] is not None
+    left = numba.get_num_threads()
+    monkeypatch.setattr(SideBySide, "enabled", False)
+    numba.set_num_threads(1)
+    in_turn = bw.cv(params, bw.Dataset(X, y), 6, nfold=4, return_folds=True)
+    assert fold_workers[-1] is None
+    assert left == numba.get_num_threads() > 1
+    assert together[1] == in_turn[1]
+    for key in in_turn[0]:
+        assert np.array_equal(together[0][key], in_turn[0][key])
+
+
+@pytest.mark.parametrize("extra", [
+    {"params": {"nthread": 1}},
+    {"obj": lambda preds, d: (preds - d.get_label(), np.ones_like(preds))},
+    {"custom_metric": lambda preds, d: ("mae", float(np.mean(np.abs(preds - d.get_label()))))},
+    {"callbacks": [TrainingCallback()]}])
+def test_cv_folds_in_turn_around_user_code_and_one_thread(extra, fold_workers):
+    """Code of the user's called during training need not be thread-safe."""
+    X, y = make_classification(600, 4, seed=1)
+    params = {"objective": "reg:squarederror", "nthread": 2, **extra.pop("params", {})}
+    bw.cv(params, bw.Dataset(X, y), 2, nfold=3, **extra)
+    assert fold_workers == [None]

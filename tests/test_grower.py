@@ -122,7 +122,7 @@ def test_training_leaves_no_grower_for_the_cyclic_collector(method, extra, monke
     buffers): they must go when training returns, not wait for the cyclic garbage
     collector (a splitter referring back to its grower kept a 42 MiB pool alive)."""
     import gc
-    from boostwood.boosting._class_trees import ClassTreeWorkers
+    from boostwood.boosting._side_by_side import ClassTreeWorkers
     made = []
     init = ClassTreeWorkers.__init__
     monkeypatch.setattr(ClassTreeWorkers, "__init__",

@@ -45,3 +45,12 @@ def test_train_rejects_bad_arguments():
         bw.train({"eval_metric": "accuracyy"}, d, 1, evals=[(d, "t")], verbose_eval=False)
     with pytest.raises(TypeError, match="evals"):
         bw.train({}, d, 1, evals=[d])
+
+
+def test_replace_param_drops_every_alias_of_the_name():
+    from boostwood.boosting.params import replace_param
+    given = {"n_jobs": 4, "eta": 0.1, "colsample_by_tree": 0.5}  # a typo stays, for train
+    out = replace_param(given, "nthread", 1)
+    assert out == {"eta": 0.1, "colsample_by_tree": 0.5, "nthread": 1}
+    assert given == {"n_jobs": 4, "eta": 0.1, "colsample_by_tree": 0.5}
+    assert replace_param(None, "nthread", 2) == {"nthread": 2}

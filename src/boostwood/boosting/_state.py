@@ -12,7 +12,7 @@ from .._kernels.random import STREAM_BAGGING, row_uniforms
 from ..tree import GrowerParams
 from ..tree.methods import make_tree_method
 from ..objectives import CustomObjective
-from ._class_trees import ClassTreeWorkers, worker_count
+from ._side_by_side import ClassTreeWorkers, worker_count
 from .gradient import GradientBoosting, LeafRows
 from .metrics import get_metric
 from .params import binning_args
@@ -250,7 +250,7 @@ class TrainingState:
 
     def _workers(self):
         """The workers that grow this round's trees side by side (see
-        :mod:`._class_trees`), or None: in turn. Side by side when no tree reads the
+        :mod:`._side_by_side`), or None: in turn. Side by side when no tree reads the
         margins (Friedman's and line searches' leaf values do: in turn, each sees the
         trees before it), the tree method grows side by side, no tree draws from the
         round's generator (per-node feature sampling), one process trains on two

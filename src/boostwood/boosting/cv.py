@@ -1,9 +1,14 @@
 """``cv``: k-fold cross-validation of the boosting loop."""
+import numba
 import numpy as np
 
+from .._comm import threadsafe_numba
+from .._config import resolve_nthreads
 from ..data import Dataset
 from ..data.checks import Param, check_value
+from ._side_by_side import SideBySide
 from .engine import train
+from .params import replace_param, resolve_params
 
 _ARGS = {"nfold": Param(3, "int", 2), "stratified": Param(False, "bool"),
          "seed": Param(0, "int"), "shuffle": Param(True, "bool"),
@@ -80,15 +85,23 @@ def cv(params, dtrain, num_boost_round=10, nfold=3, stratified=False, folds=None
         folds = np.asarray(folds)
         if folds.shape != (n,) or not np.issubdtype(folds.dtype, np.integer):
             raise ValueError("folds must hold one integer fold id per row")
-    logs = []
-    for f in np.unique(folds):
-        dtr = subset(dtrain, np.nonzero(folds != f)[0])
-        dte = subset(dtrain, np.nonzero(folds == f)[0], reference=dtr)
+    ids = np.unique(folds)
+
+    def fit(k, nthread=None):
+        """Train on every fold but fold ``ids[k]``, test on it; its evaluation log."""
+        dtr = subset(dtrain, np.nonzero(folds != ids[k])[0])
+        dte = subset(dtrain, np.nonzero(folds == ids[k])[0], reference=dtr)
         log = {}
-        train(params, dtr, num_boost_round, evals=[(dtr, "train"), (dte, "test")],
-              evals_result=log, verbose_eval=False, obj=obj, custom_metric=custom_metric,
-              callbacks=callbacks)
-        logs.append(log)
+        train(params if nthread is None else replace_param(params, "nthread", nthread), dtr,
+              num_boost_round, evals=[(dtr, "train"), (dte, "test")], evals_result=log,
+              verbose_eval=False, obj=obj, custom_metric=custom_metric, callbacks=callbacks)
+        return log
+
+    workers = _fold_workers(params, ids.size, (obj, custom_metric, callbacks))
+    if workers is None:
+        logs = [fit(k) for k in range(ids.size)]
+    else:
+        logs = workers.run(ids.size, lambda _, k: fit(k, numba.get_num_threads()))
     result = {}
     for name in ("train", "test"):
         for metric in logs[0][name]:
@@ -98,6 +111,18 @@ def cv(params, dtrain, num_boost_round=10, nfold=3, stratified=False, folds=None
     if early_stopping_rounds is not None:
         result = _early_stop(result, logs, params, early_stopping_rounds)
     return (result, logs) if return_folds else result
+
+
+def _fold_workers(params, n_folds, user_code):
+    """Workers that train the folds side by side (see :mod:`._side_by_side`), or None:
+    in turn, when the run has one thread, numba's threading layer is not thread-safe,
+    or the user passes code called during training (``obj``, ``custom_metric``,
+    ``callbacks``), which need not be thread-safe."""
+    nthread = resolve_nthreads(resolve_params(params)["nthread"])
+    if (not SideBySide.enabled or nthread < 2 or any(c is not None for c in user_code)
+            or not threadsafe_numba()):
+        return None
+    return SideBySide([None] * min(n_folds, nthread), nthread)
 
 
 def _early_stop(result, logs, params, rounds):

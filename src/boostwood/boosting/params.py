@@ -137,6 +137,18 @@ def resolve_params(params):
     return out
 
 
+def replace_param(params, name, value):
+    """A copy of user ``params`` with ``name`` (a canonical name) set to ``value``, any
+    alias of it given there dropped (so the two cannot disagree)."""
+    def same(key):
+        return isinstance(key, str) and (key in PARAMS or key in _ALIAS) \
+            and _canonical(key) == name
+
+    out = {k: v for k, v in dict(params or {}).items() if not same(k)}
+    out[name] = value
+    return out
+
+
 def binning_args(p):
     """The Dataset binning arguments (``max_bin``, ``bin_construct_sample_cnt``, ``seed``)
     that resolved parameters ``p`` give explicitly: pass them to ``Dataset`` to bin once."""

@@ -117,7 +117,7 @@ class TreeGrower:
     # -- public ------------------------------------------------------------------------
     def held_histograms(self):
         """About the most histograms one tree holds at once (the pool grows past it on
-        demand; the memory rule of :mod:`boostwood.boosting._class_trees` reads it):
+        demand; the memory rule of :mod:`boostwood.boosting._side_by_side` reads it):
 
         * leaf-wise with ``max_leaves``: half of it, plus two (the loops retire the
           leaves they can no longer reach, see

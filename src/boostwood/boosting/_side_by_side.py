@@ -1,4 +1,16 @@
-"""A round's class trees grown side by side, one tree per worker thread.
+"""Independent trees grown side by side, one task per worker thread: a round's class
+trees, and the folds of :func:`boostwood.cv`.
+
+Folds (``cv``): every fold trains its own model on its own rows, from its own Dataset,
+so ``W = min(nfold, nthread)`` workers train ``W`` folds at once, each with its share
+of the threads (the work-size rule below). Each fold's model and evaluation log are
+those of its fit on any number of threads. At most ``W`` folds' data and training
+state are held at once (XGBoost's and LightGBM's cv hold all ``nfold``). Folds run in
+turn when the user passes code that is called during training (a custom objective,
+metric or callbacks: it need not be thread-safe), on one thread, and on numba's
+workqueue layer.
+
+Class trees:
 
 A round of a K-output objective (softmax, K classes) grows K trees from gradients
 computed before any of them: the trees are independent. Grown one after the other,
@@ -64,43 +76,43 @@ def threads_per_worker(n_workers, nthread):
     return [nthread // w + (1 if i < nthread % w else 0) for i in range(w)]
 
 
-class ClassTreeWorkers:
-    """Workers that grow a round's trees side by side.
+class SideBySide:
+    """Worker threads that run independent tasks side by side.
 
     Parameters
     ----------
-    method : the run's tree method (worker 0's); the others are made by its
-        ``worker()`` on the same bins
-    n_workers : workers (see :func:`worker_count`)
-    nthread : threads of the run
+    contexts : one per worker, passed to its tasks (worker 0 is the calling thread)
+    nthread : threads of the run, shared out among the workers (:func:`threads_per_worker`)
     """
 
-    #: False grows every round's trees in turn (to compare the two).
+    #: False runs every task in turn (to compare the two).
     enabled = True
 
-    def __init__(self, method, n_workers, nthread):
-        self.threads = threads_per_worker(n_workers, nthread)
-        self.methods = [method] + [method.worker() for _ in self.threads[1:]]
+    def __init__(self, contexts, nthread):
+        self.contexts = list(contexts)
+        self.threads = threads_per_worker(len(self.contexts), nthread)
         self.nthread = nthread
-        self._pool = ThreadPoolExecutor(len(self.threads) - 1, "boostwood-tree")
+        self._pool = ThreadPoolExecutor(len(self.threads) - 1, "boostwood-worker")
         weakref.finalize(self, self._pool.shutdown, False)  # its threads end with the fit
 
-    def run(self, n_trees, grow_one):
-        """``grow_one(method, k)`` for k in 0..n_trees-1, side by side; their results in
-        order of k. The calling thread is worker 0; an error in any tree is raised here
-        once every worker has stopped."""
-        results = [None] * n_trees
+    def run(self, n_tasks, task):
+        """``task(context, k)`` for k in 0..n_tasks-1, side by side; their results in
+        order of k. The calling thread is worker 0; every worker runs with its share of
+        the threads (``numba.set_num_threads``, per thread in numba), and the caller's
+        count is restored. An error in any task is raised here once every worker has
+        stopped; the others take no new task after it."""
+        results = [None] * n_tasks
         taken = itertools.count()  # next() is atomic under the GIL
 
         def work(w):
-            numba.set_num_threads(self.threads[w])  # per thread in numba
+            numba.set_num_threads(self.threads[w])
             try:
                 for k in iter(lambda: next(taken), None):
-                    if k >= n_trees:
+                    if k >= n_tasks:
                         return
-                    results[k] = grow_one(self.methods[w], k)
+                    results[k] = task(self.contexts[w], k)
             except BaseException:
-                for _ in itertools.repeat(None, n_trees):  # the others stop at their next tree
+                for _ in itertools.repeat(None, n_tasks):  # the others stop at their next task
                     next(taken)
                 raise
 
@@ -119,6 +131,23 @@ class ClassTreeWorkers:
             finally:
                 error = None  # nor may this frame hold it: no cycle keeps the growers alive
         return results
+
+
+class ClassTreeWorkers(SideBySide):
+    """Workers that grow a round's class trees side by side; a task is
+    ``grow_one(method, k)``.
+
+    Parameters
+    ----------
+    method : the run's tree method (worker 0's); the others are made by its
+        ``worker()`` on the same bins
+    n_workers : workers (see :func:`worker_count`)
+    nthread : threads of the run
+    """
+
+    def __init__(self, method, n_workers, nthread):
+        n = len(threads_per_worker(n_workers, nthread))
+        super().__init__([method] + [method.worker() for _ in range(n - 1)], nthread)
 
 
 def _exception(future):
