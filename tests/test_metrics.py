@@ -91,3 +91,26 @@ def test_loss_metrics_against_scikit_learn_and_scipy():
         get_metric("quantile@x")
     with pytest.raises(ValueError, match="takes no parameter"):
         get_metric("rmse@2")
+
+
+def test_logloss_of_soft_labels_matches_the_formula(data):
+    """Labels in (0, 1) take the two-log formula; 0/1 labels one log a row, the same."""
+    y_bin, p_bin, *_, w = data
+    soft = np.linspace(0.05, 0.95, y_bin.size)
+    for y in (soft, y_bin):
+        expect = -np.sum(w * (y * np.log(p_bin) + (1 - y) * np.log(1 - p_bin))) / np.sum(w)
+        assert get_metric("logloss")(y, p_bin, w) == pytest.approx(expect, rel=1e-12)
+
+
+@pytest.mark.parametrize("bad, expect", [([np.nan], np.nan), ([np.inf], np.inf),
+                                         ([-np.inf], -np.inf), ([np.inf, -np.inf], np.nan)])
+def test_a_non_finite_term_makes_the_total_what_ieee_addition_makes_it(bad, expect):
+    """rmse of predictions with NaN or infinities: NaN or inf, as a plain sum would give
+    (the weights' total stays that of the rows)."""
+    from boostwood.boosting.metrics import _totals
+    num = np.arange(10.0)
+    num[:len(bad)] = bad
+    total, weight = _totals(num, 2.0, 10, None)
+    assert weight == 20.0
+    assert (np.isnan(total) and np.isnan(expect)) or total == expect
+    assert np.isnan(get_metric("rmse")(np.zeros(3), np.array([0.0, np.nan, 1.0]), np.ones(3)))

@@ -159,6 +159,28 @@ def test_exact_sums_are_order_free_and_correctly_rounded():
     assert SimulatedShards(3).run(shard) == [expect] * 3
 
 
+@pytest.mark.parametrize("bad", [[], [np.nan], [np.inf], [-np.inf], [np.inf, -np.inf, np.nan]])
+def test_exact_sums_of_finite_leave_out_and_flag_the_rest(bad):
+    """One pass: the finite entries summed exactly (math.fsum of them), each kind of
+    non-finite entry flagged, on one shard and across three; exact_sums refuses them."""
+    import math
+    from boostwood._comm import exact_sums_of_finite
+    r = np.random.default_rng(1)
+    v = np.exp(10 * r.normal(size=(150_000, 2))) * np.sign(r.normal(size=(150_000, 2)))
+    where = r.choice(v.size, size=len(bad), replace=False)
+    v.flat[where] = bad
+    expect = [math.fsum(c[np.isfinite(c)]) for c in v.T]
+    flags = [float(any(x != x for x in bad)), float(np.inf in bad), float(-np.inf in bad)]
+    totals, got = exact_sums_of_finite(v)
+    assert totals.tolist() == expect and got.tolist() == flags
+    runs = SimulatedShards(3).run(lambda red, s: exact_sums_of_finite(
+        np.ascontiguousarray(v[s::3]), red))
+    assert all(t.tolist() == expect and f.tolist() == flags for t, f in runs)
+    if bad:
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            exact_sums(v)
+
+
 def test_a_failing_shard_fails_the_run_instead_of_hanging():
     def shard(reducer, s):
         if s == 1:

@@ -190,14 +190,24 @@ def exact_sums(values, reducer=None):
     values = np.ascontiguousarray(values, dtype=np.float64)
     if values.ndim == 1:
         values = values[:, None]
-    if not np.all(np.isfinite(values)):
+    totals, flags = exact_sums_of_finite(values, reducer)
+    if flags.any():
         raise ValueError("cannot sum NaN or infinite values exactly")
+    return totals
+
+
+def exact_sums_of_finite(values, reducer=None):
+    """Exact column sums of the finite entries of ``values`` (n_rows, n_sums), C-ordered
+    float64, across the reducer's shards, each rounded once to float64; and flags
+    (3,): whether any shard held a NaN, a +inf, a -inf (one pass over the values)."""
     acc = new_accumulator(values.shape[1])
-    accumulate(values, acc)
+    flags = np.zeros(3)
+    accumulate(values, acc, flags)
     if reducer is not None:
+        reducer.allreduce_max(flags)
         reducer.allreduce_sum(acc)
     try:
-        return np.array([exact_value(acc[j]) for j in range(values.shape[1])])
+        return np.array([exact_value(acc[j]) for j in range(values.shape[1])]), flags
     except OverflowError:
         raise ValueError("a sum of these values overflows float64 (values near 1e308: "
                          "rescale them)") from None

@@ -57,7 +57,7 @@ def _call_max_abs():
 
 
 def _call_accumulate():
-    accumulate(np.ones((10, 2)), np.zeros((2, 2, N_CELLS), np.int64))
+    accumulate(np.ones((10, 2)), np.zeros((2, 2, N_CELLS), np.int64), np.zeros(3))
 
 
 def _call_compact():

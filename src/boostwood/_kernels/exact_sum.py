@@ -53,26 +53,39 @@ def _add(acc, s, x):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def accumulate(values, acc):
-    """Add every entry of ``values`` (shape (n_rows, n_sums), finite float64) to the
-    accumulator ``acc[j]`` of its column j.
+def accumulate(values, acc, flags):
+    """Add every finite entry of ``values`` (shape (n_rows, n_sums), float64) to the
+    accumulator ``acc[j]`` of its column j; a NaN, +inf or -inf entry is left out and
+    sets ``flags[0]``, ``flags[1]`` or ``flags[2]`` to 1 (one pass: callers need no
+    check of their own before).
 
-    values : ndarray of shape (n_rows, n_sums), float64   # IN, finite
+    values : ndarray of shape (n_rows, n_sums), float64   # IN
     acc : ndarray of shape (n_sums, 2, N_CELLS), int64   # IN/OUT
+    flags : ndarray of shape (3,), float64   # IN/OUT, set where a kind of entry was seen
     """
     n, n_sums = values.shape
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     parts = np.empty((n_blocks, n_sums, 2, N_CELLS), dtype=np.int64)
+    seen = np.empty((n_blocks, 3), dtype=np.float64)
     for t in prange(n_blocks):
         part = parts[t]
         for s in range(n_sums):  # loops, not array expressions: each of those would be a
             for c in range(2):  # parallel region of its own in this function
                 for cell in range(N_CELLS):
                     part[s, c, cell] = 0
+        for k in range(3):
+            seen[t, k] = 0.0
         for i in range(t * _BLOCK, min(n, (t + 1) * _BLOCK)):
             for s in range(n_sums):
-                _add(part, s, values[i, s])
+                x = values[i, s]
+                if math.isfinite(x):
+                    _add(part, s, x)
+                else:
+                    seen[t, 0 if x != x else (1 if x > 0 else 2)] = 1.0
     for t in range(n_blocks):
+        for k in range(3):
+            if seen[t, k] > 0:
+                flags[k] = 1.0
         for s in range(n_sums):
             for c in range(2):
                 for cell in range(N_CELLS):

@@ -8,7 +8,7 @@ classification), labels as the objective sees them.
 """
 import numpy as np
 
-from .._comm import exact_sums
+from .._comm import exact_sums_of_finite
 from .._kernels.loss import log_factorial
 from ..data.rowinfo import RowInfo, gather_rows
 
@@ -64,14 +64,11 @@ class Metric:
 
 def _totals(num, wt, n, reducer):
     """Exact totals of per-row numerators and weights across shards. A NaN or infinite
-    term makes the total what IEEE addition would make it (NaN, or +-inf)."""
-    cols = np.column_stack([np.broadcast_to(num, (n,)), np.broadcast_to(wt, (n,))])
-    finite = np.isfinite(cols)
-    flags = np.array([np.isnan(cols).any(), (cols == np.inf).any(), (cols == -np.inf).any()],
-                     dtype=np.float64)
-    if reducer is not None:
-        reducer.allreduce_max(flags)
-    total, weight = exact_sums(np.where(finite, cols, 0.0), reducer)
+    term makes the total what IEEE addition would make it (NaN, or +-inf); the weight
+    total is that of the finite weights."""
+    cols = np.empty((n, 2))
+    cols[:, 0], cols[:, 1] = num, wt  # (either may be a scalar)
+    (total, weight), flags = exact_sums_of_finite(cols, reducer)
     if flags.any():
         nan, pos, neg = flags > 0
         total = np.nan if nan or (pos and neg) else (np.inf if pos else -np.inf)
@@ -106,6 +103,9 @@ class LogLoss(Metric):
 
     def terms(self, y, pred, w):
         p = np.clip(pred, _EPS, 1 - _EPS)
+        if np.all((y == 0) | (y == 1)):  # one log a row: the same number, to the bit
+            # (y = 1: log p + 0 * log(1 - p) = log p; y = 0: -0.0 + log(1 - p))
+            return -(w * np.log(np.where(y == 1, p, 1 - p))), w
         return -(w * (y * np.log(p) + (1 - y) * np.log(1 - p))), w
 
 

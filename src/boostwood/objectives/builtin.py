@@ -15,13 +15,10 @@ _EPS = 1e-15
 
 
 def _sigmoid(x):
-    """1 / (1 + exp(-x)) without overflow for large |x|."""
-    out = np.empty_like(x, dtype=np.float64)
-    pos = x >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
-    e = np.exp(x[~pos])
-    out[~pos] = e / (1.0 + e)
-    return out
+    """1 / (1 + exp(-x)) without overflow for large |x|: with e = exp(-|x|), 1 / (1 + e)
+    for x >= 0 and e / (1 + e) below (one exp over the whole array, no gathers)."""
+    e = np.exp(-np.abs(x))  # in x's precision, as before
+    return (np.where(x >= 0, 1.0, e) / (1.0 + e)).astype(np.float64, copy=False)
 
 
 def check_binary_labels(name, y):
