@@ -212,17 +212,22 @@ def test_an_error_in_any_tree_is_raised_after_every_worker_stopped(bad):
 @pytest.mark.parametrize("where", ["caller", "worker"])
 def test_an_error_in_any_class_tree_reaches_the_caller(where, runs, monkeypatch):
     """Raised in the calling thread or in a pool worker (the first of the second round's
-    trees grown there), it reaches train's caller; training stops, and nothing it held
+    trees grown there; the other thread waits in its tree until then), it reaches
+    train's caller; training stops, and nothing it held
     is left for the cyclic collector (a worker's error held in a future, whose traceback
     holds the frame that holds the futures, would keep every grower alive)."""
     from boostwood.tree.stats import FixedPointStats
     quantize = FixedPointStats.quantize
     main = threading.main_thread()
+    reached = threading.Event()
 
     def failing(self, gh, row_ids=None, counter=0):
         here = "caller" if threading.current_thread() is main else "worker"
-        if counter >= 4 and here == where:
-            raise ValueError(f"the objective returned a NaN (in the {here})")
+        if counter >= 4:
+            if here == where:
+                reached.set()
+                raise ValueError(f"the objective returned a NaN (in the {here})")
+            reached.wait(10)  # the other thread takes the next tree meanwhile
         return quantize(self, gh, row_ids, counter)
 
     monkeypatch.setattr(FixedPointStats, "quantize", failing)
@@ -240,3 +245,47 @@ def test_an_error_in_any_class_tree_reaches_the_caller(where, runs, monkeypatch)
         gc.enable()
     assert runs[0] == 2
     assert left == []
+
+
+def test_the_first_failed_task_in_task_order_is_raised_or_an_interrupt():
+    """Tasks 1 and 3 fail, task 3 (on the other worker) first: task 1's error is raised,
+    as in turn; an interrupt in any task wins over errors; the stop flag is set."""
+    from boostwood.boosting._side_by_side import SideBySide
+    workers = SideBySide([None, None], 2)
+    third_failed = threading.Event()
+
+    def task(_, k):
+        if k == 3:
+            third_failed.set()
+            raise ValueError("task 3")
+        if k == 1:
+            third_failed.wait(5)
+            raise ValueError("task 1")
+        time.sleep(0.01)
+        return k
+
+    with pytest.raises(ValueError, match="task 1"):
+        workers.run(6, task)
+    assert workers.stop.is_set()
+
+    interrupt = threading.Event()
+
+    def interrupted(_, k):
+        if k == 1:
+            interrupt.set()
+            raise KeyboardInterrupt
+        if k == 0:
+            interrupt.wait(5)
+            raise ValueError("task 0")
+        return k
+
+    with pytest.raises(KeyboardInterrupt):
+        workers.run(4, interrupted)
+    assert workers.run(3, lambda _, k: k) == [0, 1, 2] and not workers.stop.is_set()
+
+
+def test_one_worker_runs_in_the_calling_thread():
+    from boostwood.boosting._side_by_side import SideBySide
+    main = threading.get_ident()
+    assert SideBySide([None], 2).run(3, lambda _, k: (k, threading.get_ident())) == \
+        [(0, main), (1, main), (2, main)]

@@ -112,6 +112,40 @@ def test_cv_folds_side_by_side_give_the_same_numbers(params, fold_workers, monke
 def test_cv_folds_in_turn_around_user_code_and_one_thread(extra, fold_workers):
     """Code of the user's called during training need not be thread-safe."""
     X, y = make_classification(600, 4, seed=1)
+    extra = dict(extra)
     params = {"objective": "reg:squarederror", "nthread": 2, **extra.pop("params", {})}
     bw.cv(params, bw.Dataset(X, y), 2, nfold=3, **extra)
     assert fold_workers == [None]
+
+
+def test_cv_needs_two_folds():
+    X, y = make_classification(300, 3, seed=1)
+    with pytest.raises(ValueError, match="at least two fold ids"):
+        bw.cv({"nthread": 2}, bw.Dataset(X, y), 2, folds=np.zeros(300, dtype=int))
+
+
+def test_a_failing_fold_side_by_side_raises_what_in_turn_raises(fold_workers, monkeypatch):
+    """Folds of 100, 200, 300 and 400 test rows; those of 200 and 400 fail. In turn the
+    fold of 200 fails first, and side by side its error is the one raised, whichever
+    worker met which error first; every fold side by side can stop early."""
+    import sys
+    cv_module = sys.modules["boostwood.boosting.cv"]
+    train = cv_module.train
+    seen = []
+
+    def failing(params, dtrain, rounds, evals, **kw):
+        n_test = evals[1][0].num_row()
+        seen.append(kw["callbacks"])
+        if n_test in (200, 400):
+            raise ValueError(f"fold of {n_test} rows")
+        return train(params, dtrain, rounds, evals=evals, **kw)
+
+    monkeypatch.setattr(cv_module, "train", failing)
+    X, y = make_classification(1000, 3, seed=1)
+    folds = np.repeat([0, 1, 2, 3], [100, 200, 300, 400])
+    with pytest.raises(ValueError, match="fold of 200 rows"):
+        bw.cv({"nthread": 2}, bw.Dataset(X, y), 3, folds=folds)
+    assert fold_workers[-1] is not None
+    assert all(type(c[0]).__name__ == "_StopWhenSet" for c in seen)
+    with pytest.raises(ValueError, match="fold of 200 rows"):
+        bw.cv({"nthread": 1}, bw.Dataset(X, y), 3, folds=folds)

@@ -114,3 +114,18 @@ def test_a_non_finite_term_makes_the_total_what_ieee_addition_makes_it(bad, expe
     assert weight == 20.0
     assert (np.isnan(total) and np.isnan(expect)) or total == expect
     assert np.isnan(get_metric("rmse")(np.zeros(3), np.array([0.0, np.nan, 1.0]), np.ones(3)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_logloss_terms_are_the_two_log_formulas_to_the_bit(dtype):
+    """0/1 labels take one log a row in float64, the same numbers; float32 predictions
+    (whose clip can round to 1) keep the two-log formula and its NaN at p = 1, y = 1."""
+    from boostwood.boosting.metrics import LogLoss, _EPS
+    r = np.random.default_rng(3)
+    y = r.integers(0, 2, 2000).astype(float)
+    pred = np.r_[0.0, 1.0, 1 - 1e-17, 1e-300, r.random(1996)].astype(dtype)
+    w = r.uniform(0.5, 2.0, 2000)
+    p = np.clip(pred, _EPS, 1 - _EPS)
+    expect = -(w * (y * np.log(p) + (1 - y) * np.log(1 - p)))
+    got, _ = LogLoss().terms(y, pred, w)
+    assert np.array_equal(got, expect, equal_nan=True)

@@ -181,6 +181,25 @@ def test_exact_sums_of_finite_leave_out_and_flag_the_rest(bad):
             exact_sums(v)
 
 
+def test_a_nan_on_one_shard_fails_every_shard_after_the_collectives():
+    """Every shard takes part in both collectives, then each refuses the sum."""
+    raised = []
+
+    def shard(reducer, s):
+        v = np.ones((50, 1))
+        if s == 2:
+            v[7] = np.nan
+        try:
+            exact_sums(v, reducer)
+        except ValueError as e:
+            raised.append((s, str(e)))
+        return s
+
+    assert SimulatedShards(3, timeout=60).run(shard) == [0, 1, 2]
+    assert sorted(raised) == [(s, "cannot sum NaN or infinite values exactly")
+                              for s in range(3)]
+
+
 def test_a_failing_shard_fails_the_run_instead_of_hanging():
     def shard(reducer, s):
         if s == 1:

@@ -190,24 +190,35 @@ def exact_sums(values, reducer=None):
     values = np.ascontiguousarray(values, dtype=np.float64)
     if values.ndim == 1:
         values = values[:, None]
-    totals, flags = exact_sums_of_finite(values, reducer)
+    acc, flags = _accumulated(values, reducer)
     if flags.any():
         raise ValueError("cannot sum NaN or infinite values exactly")
-    return totals
+    return _rounded(acc)
 
 
 def exact_sums_of_finite(values, reducer=None):
     """Exact column sums of the finite entries of ``values`` (n_rows, n_sums), C-ordered
     float64, across the reducer's shards, each rounded once to float64; and flags
     (3,): whether any shard held a NaN, a +inf, a -inf (one pass over the values)."""
+    acc, flags = _accumulated(values, reducer)
+    return _rounded(acc), flags
+
+
+def _accumulated(values, reducer):
+    """The accumulators of the finite entries' column sums and the non-finite flags,
+    both across shards (every shard takes part in both collectives)."""
     acc = new_accumulator(values.shape[1])
     flags = np.zeros(3)
     accumulate(values, acc, flags)
     if reducer is not None:
         reducer.allreduce_max(flags)
         reducer.allreduce_sum(acc)
+    return acc, flags
+
+
+def _rounded(acc):
     try:
-        return np.array([exact_value(acc[j]) for j in range(values.shape[1])]), flags
+        return np.array([exact_value(a) for a in acc])
     except OverflowError:
         raise ValueError("a sum of these values overflows float64 (values near 1e308: "
                          "rescale them)") from None

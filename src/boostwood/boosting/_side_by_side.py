@@ -50,6 +50,7 @@ workqueue layer is not (it aborts when two threads start a parallel loop at once
 and with it the trees are grown in turn.
 """
 import itertools
+import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
@@ -85,47 +86,61 @@ class SideBySide:
     nthread : threads of the run, shared out among the workers (:func:`threads_per_worker`)
     """
 
-    #: False runs every task in turn (to compare the two).
+    #: False runs every task in turn (to compare the two); the class trees have a
+    #: switch of their own.
     enabled = True
 
     def __init__(self, contexts, nthread):
         self.contexts = list(contexts)
         self.threads = threads_per_worker(len(self.contexts), nthread)
         self.nthread = nthread
-        self._pool = ThreadPoolExecutor(len(self.threads) - 1, "boostwood-worker")
-        weakref.finalize(self, self._pool.shutdown, False)  # its threads end with the fit
+        #: Set once a task has failed (or been interrupted): a long task may poll it
+        #: and stop early, its result being discarded.
+        self.stop = threading.Event()
+        self._pool = None
+        if len(self.threads) > 1:
+            self._pool = ThreadPoolExecutor(len(self.threads) - 1, "boostwood-worker")
+            weakref.finalize(self, self._pool.shutdown, False)  # its threads end with the fit
 
     def run(self, n_tasks, task):
         """``task(context, k)`` for k in 0..n_tasks-1, side by side; their results in
         order of k. The calling thread is worker 0; every worker runs with its share of
-        the threads (``numba.set_num_threads``, per thread in numba), and the caller's
-        count is restored. An error in any task is raised here once every worker has
-        stopped; the others take no new task after it."""
+        the threads (``numba.set_num_threads``, per thread in numba), and numba's count
+        is the run's afterwards (as training in turn leaves it).
+
+        When tasks fail, no worker takes a new task, :attr:`stop` is set, and once every
+        worker has stopped the error raised is the interrupt (KeyboardInterrupt,
+        SystemExit) if there was one, else that of the first failed task in task order:
+        what running them in turn would have raised."""
         results = [None] * n_tasks
         taken = itertools.count()  # next() is atomic under the GIL
+        failed = []  # (interrupt first, task, error)
+        self.stop.clear()
 
         def work(w):
-            numba.set_num_threads(self.threads[w])
+            k = -1
             try:
+                numba.set_num_threads(self.threads[w])
                 for k in iter(lambda: next(taken), None):
-                    if k >= n_tasks:
+                    if k >= n_tasks or self.stop.is_set():
                         return
                     results[k] = task(self.contexts[w], k)
-            except BaseException:
-                for _ in itertools.repeat(None, n_tasks):  # the others stop at their next task
-                    next(taken)
-                raise
+            except BaseException as e:
+                failed.append((0 if not isinstance(e, Exception) else 1, k, e))
+                self.stop.set()
 
         futures = [self._pool.submit(work, w) for w in range(1, len(self.threads))]
         try:
             work(0)
         finally:
             try:
-                error = next((e for e in map(_exception, futures) if e is not None), None)
+                for f in futures:
+                    f.result()  # work() keeps its errors in ``failed``
             finally:
                 numba.set_num_threads(self.nthread)
-                del futures  # a future holds its error, whose traceback holds this frame
-        if error is not None:
+        if failed:
+            error = min(failed, key=lambda f: f[:2])[2]
+            failed.clear()  # an error's traceback holds work()'s frame, which holds ``failed``
             try:
                 raise error
             finally:
@@ -145,11 +160,9 @@ class ClassTreeWorkers(SideBySide):
     nthread : threads of the run
     """
 
+    #: False grows every round's trees in turn (to compare the two).
+    enabled = True
+
     def __init__(self, method, n_workers, nthread):
         n = len(threads_per_worker(n_workers, nthread))
         super().__init__([method] + [method.worker() for _ in range(n - 1)], nthread)
-
-
-def _exception(future):
-    """The error a finished worker raised (None: none), waiting for it to finish."""
-    return future.exception()

@@ -7,6 +7,7 @@ from .._config import resolve_nthreads
 from ..data import Dataset
 from ..data.checks import Param, check_value
 from ._side_by_side import SideBySide
+from .callback import TrainingCallback
 from .engine import train
 from .params import replace_param, resolve_params
 
@@ -64,6 +65,12 @@ def cv(params, dtrain, num_boost_round=10, nfold=3, stratified=False, folds=None
     seed, shuffle : how rows are dealt to folds
     return_folds : bool, default=False; also return each fold's evaluation log
 
+    With ``nthread`` of 2 or more, ``min(nfold, nthread)`` folds train at once, each on
+    its share of the threads (every fold's log is what training it alone gives); that
+    many folds' data and training state are held at once (XGBoost's and LightGBM's cv
+    hold all ``nfold``). A custom ``obj``, ``custom_metric`` or ``callbacks`` (code
+    that need not be thread-safe) trains the folds in turn.
+
     Returns
     -------
     dict ``{"train-<metric>-mean": array, "train-<metric>-std": ..., "test-<metric>-mean":
@@ -86,22 +93,28 @@ def cv(params, dtrain, num_boost_round=10, nfold=3, stratified=False, folds=None
         if folds.shape != (n,) or not np.issubdtype(folds.dtype, np.integer):
             raise ValueError("folds must hold one integer fold id per row")
     ids = np.unique(folds)
+    if ids.size < 2:
+        raise ValueError(f"folds must hold at least two fold ids, got {ids.tolist()}")
 
-    def fit(k, nthread=None):
-        """Train on every fold but fold ``ids[k]``, test on it; its evaluation log."""
+    def fit(k, workers=None):
+        """Train on every fold but fold ``ids[k]``, test on it; its evaluation log. Side
+        by side, on the worker's threads, stopping early once another fold failed."""
         dtr = subset(dtrain, np.nonzero(folds != ids[k])[0])
         dte = subset(dtrain, np.nonzero(folds == ids[k])[0], reference=dtr)
-        log = {}
-        train(params if nthread is None else replace_param(params, "nthread", nthread), dtr,
-              num_boost_round, evals=[(dtr, "train"), (dte, "test")], evals_result=log,
-              verbose_eval=False, obj=obj, custom_metric=custom_metric, callbacks=callbacks)
+        log, p, cbs = {}, params, callbacks
+        if workers is not None:
+            p = replace_param(params, "nthread", numba.get_num_threads())
+            cbs = [_StopWhenSet(workers.stop)]
+        train(p, dtr, num_boost_round, evals=[(dtr, "train"), (dte, "test")],
+              evals_result=log, verbose_eval=False, obj=obj, custom_metric=custom_metric,
+              callbacks=cbs)
         return log
 
     workers = _fold_workers(params, ids.size, (obj, custom_metric, callbacks))
     if workers is None:
         logs = [fit(k) for k in range(ids.size)]
     else:
-        logs = workers.run(ids.size, lambda _, k: fit(k, numba.get_num_threads()))
+        logs = workers.run(ids.size, lambda _, k: fit(k, workers))
     result = {}
     for name in ("train", "test"):
         for metric in logs[0][name]:
@@ -119,10 +132,21 @@ def _fold_workers(params, n_folds, user_code):
     or the user passes code called during training (``obj``, ``custom_metric``,
     ``callbacks``), which need not be thread-safe."""
     nthread = resolve_nthreads(resolve_params(params)["nthread"])
-    if (not SideBySide.enabled or nthread < 2 or any(c is not None for c in user_code)
-            or not threadsafe_numba()):
+    if (not SideBySide.enabled or min(n_folds, nthread) < 2
+            or any(c is not None for c in user_code) or not threadsafe_numba()):
         return None
     return SideBySide([None] * min(n_folds, nthread), nthread)
+
+
+class _StopWhenSet(TrainingCallback):
+    """Ends a fold's training after the round in which ``event`` was set (another fold
+    failed or was interrupted: this fold's log is discarded)."""
+
+    def __init__(self, event):
+        self.event = event
+
+    def after_iteration(self, model, epoch, evals_log):
+        return self.event.is_set()
 
 
 def _early_stop(result, logs, params, rounds):

@@ -103,8 +103,9 @@ class LogLoss(Metric):
 
     def terms(self, y, pred, w):
         p = np.clip(pred, _EPS, 1 - _EPS)
-        if np.all((y == 0) | (y == 1)):  # one log a row: the same number, to the bit
-            # (y = 1: log p + 0 * log(1 - p) = log p; y = 0: -0.0 + log(1 - p))
+        if p.dtype == np.float64 and np.all((y == 0) | (y == 1)):
+            # one log a row, the same number to the bit (y = 1: log p + 0 * log(1 - p),
+            # and 1 - p > 0 after the clip in float64; y = 0: -0.0 + log(1 - p))
             return -(w * np.log(np.where(y == 1, p, 1 - p))), w
         return -(w * (y * np.log(p) + (1 - y) * np.log(1 - p))), w
 

@@ -140,6 +140,9 @@ def resolve_params(params):
 def replace_param(params, name, value):
     """A copy of user ``params`` with ``name`` (a canonical name) set to ``value``, any
     alias of it given there dropped (so the two cannot disagree)."""
+    if name not in PARAMS:
+        raise ValueError(f"{name!r} is not a canonical parameter name")
+
     def same(key):
         return isinstance(key, str) and (key in PARAMS or key in _ALIAS) \
             and _canonical(key) == name
