@@ -289,3 +289,42 @@ def test_one_worker_runs_in_the_calling_thread():
     main = threading.get_ident()
     assert SideBySide([None], 2).run(3, lambda _, k: (k, threading.get_ident())) == \
         [(0, main), (1, main), (2, main)]
+
+
+_FOUR_THREADS = r"""
+import numpy as np, numba, boostwood as bw
+from boostwood.boosting._side_by_side import ClassTreeWorkers, SideBySide
+assert numba.config.NUMBA_NUM_THREADS == 4
+shares = []
+run = SideBySide.run
+def spy(self, n, task):
+    shares.append((type(self).__name__, list(self.threads)))
+    return run(self, n, task)
+SideBySide.run = spy
+r = np.random.default_rng(5)
+X = r.normal(size=(3000, 6))
+y = np.digitize(X[:, 0] + 0.5 * X[:, 1] + r.normal(size=3000), [-1, 0, 1]).astype(float)
+params = {"objective": "multi:softprob", "num_class": 4, "nthread": 4, "eta": 0.3,
+          "grow_policy": "lossguide", "max_leaves": 12}
+together = bw.cv(params, bw.Dataset(X, y), 5, nfold=3, return_folds=True)
+ClassTreeWorkers.enabled = SideBySide.enabled = False
+in_turn = bw.cv(params, bw.Dataset(X, y), 5, nfold=3, return_folds=True)
+assert together[1] == in_turn[1]
+print(sorted(set((name, tuple(t)) for name, t in shares)))
+"""
+
+
+def test_folds_of_uneven_shares_nest_class_trees_on_four_threads():
+    """numba with four threads (a child process; the tests' numba has two): three folds
+    on workers of 2, 1 and 1 threads, and the fold of 2 threads grows its class trees
+    on two workers of 1 thread inside its fold worker. Every fold's log is the same as
+    all in turn."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, NUMBA_NUM_THREADS="4")
+    r = subprocess.run([sys.executable, "-c", _FOUR_THREADS], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().splitlines()[-1] == \
+        "[('ClassTreeWorkers', (1, 1)), ('SideBySide', (2, 1, 1))]"

@@ -73,7 +73,9 @@ class GradientBoosting:
 
         gh_k : (n, 2) float32, this tree's g and h = w
         leaves : LeafRows
-        raw : (n, K) margins before this round
+        raw : (n, K) margins: before this round in column k; with several outputs the
+            round's earlier trees are already in theirs (the trees grow in turn, and
+            a global step reads every column)
         """
         G, W = leaves.sums(gh_k[:, 0]), leaves.sums(self.w)
         if self.line_search == "leaf":
