@@ -129,3 +129,21 @@ def test_logloss_terms_are_the_two_log_formulas_to_the_bit(dtype):
     expect = -(w * (y * np.log(p) + (1 - y) * np.log(1 - p)))
     got, _ = LogLoss().terms(y, pred, w)
     assert np.array_equal(got, expect, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_softmax_probabilities_are_the_row_max_formula_to_the_bit(dtype):
+    """Row maxima column by column, exp and division in place: the same numbers as
+    exp(F - max) / sum, NaN, infinities and signed zeros included."""
+    from boostwood.objectives.builtin import Softmax
+    r = np.random.default_rng(2)
+    raw = (r.normal(size=(3000, 7)) * 20).astype(dtype)
+    raw[5, 3], raw[6, 0], raw[7] = np.nan, np.inf, -0.0
+    raw[8, :] = -np.inf
+    with np.errstate(invalid="ignore"):
+        z = raw - raw.max(axis=1, keepdims=True)
+        expect = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+        got = Softmax.transform(None, raw)
+    assert got.dtype == expect.dtype
+    assert np.array_equal(got, expect, equal_nan=True)
+    assert Softmax.transform(None, raw[:0]).shape == (0, 7)
