@@ -238,7 +238,7 @@ class TrainingState:
         """Grow tree ``k`` of the round with ``method`` and add its leaf values to the
         training margins (or to its column of ``columns``)."""
         tree, (sides, starts, counts, values) = method.grow(gh, rows, feats, self.rng)
-        if self.friedman is not None or self.obj.line_search:
+        if self._leaves_read_margins:
             values = self._reestimate_leaves(tree, sides, starts, counts, k)
         if columns is not None:
             set_leaf_values(method.grower.buf, sides, starts, counts, values, columns[k])
@@ -247,6 +247,13 @@ class TrainingState:
         else:  # rows outside the bag too
             method.add_to_margins(tree, self.raw, k, self.dtrain)
         return tree
+
+    @property
+    def _leaves_read_margins(self):
+        """Are leaf values re-estimated from the margins after a tree is grown (Friedman's
+        line searches, or a loss with an uninformative hessian)? Then each tree must see
+        the trees of the round before it."""
+        return self.friedman is not None or bool(self.obj.line_search)
 
     def _workers(self):
         """The workers that grow this round's trees side by side (see
@@ -258,7 +265,7 @@ class TrainingState:
         its own column of the margins (or of the round's class columns) only."""
         if self._side_by_side is None:
             p = self.params
-            ok = (self.obj.n_outputs > 1 and self.friedman is None and not self.obj.line_search
+            ok = (self.obj.n_outputs > 1 and not self._leaves_read_margins
                   and ClassTreeWorkers.enabled and self.nthread > 1
                   and self.method.grows_side_by_side and self.reducer.n_shards == 1
                   and p["colsample_bynode"] >= 1.0 and threadsafe_numba())
@@ -279,8 +286,7 @@ class TrainingState:
         one value per tree, added to its margin as before. Only when every row is in
         the tree's partition and no leaf is re-estimated from the margins. It costs a
         second array the size of the margins for the whole fit."""
-        if self.obj.n_outputs < 2 or rows is not None or self.friedman is not None \
-                or self.obj.line_search:
+        if self.obj.n_outputs < 2 or rows is not None or self._leaves_read_margins:
             return None
         if self._columns is None:
             self._columns = np.empty((self.obj.n_outputs, self.raw.shape[0]), dtype=RAW_DTYPE)

@@ -94,15 +94,11 @@ class TreeGrower:
         self.n_bins = np.ascontiguousarray(n_bins, dtype=np.int32)
         self.missing_bins = self.n_bins  # the missing bin id equals n_bins
         self.params = params
-        # size the pool up front for the most histograms held at once: every
-        # candidate leaf (lossguide; the Python loop keeps them all), or the smaller
-        # children of a level (depthwise)
-        if params.grow_policy == "lossguide" and params.max_leaves > 0:
-            bound = params.max_leaves + 2
-        else:
-            bound = self.held_histograms()
+        # size the pool up front for the most histograms held at once (it grows on
+        # demand past that, e.g. with ``retire_leaves`` off)
         self.builder = HistogramBuilder(X_binned, n_bins_max, reducer,
-                                        initial_slots=int(min(max(bound, 4), 512)))
+                                        initial_slots=int(min(max(self.held_histograms(), 4),
+                                                              512)))
         self.reducer = self.builder.reducer
         n_rows = X_binned.shape[0]
         # a feature-major copy for the partition kernel, which reads one feature of many rows
