@@ -151,9 +151,11 @@ def test_worker_bytes_counts_a_trees_histograms_and_partials():
     slot = method.grower.builder.hist[0].nbytes
     rows = 100000 * (2 * 4 + 1 + 2 * 4)  # two index buffers, the mask, int32 g and h
     held = 31 // 2 + 2
-    # partials: 6 extra blocks of 16,384 rows, at most 4 per thread
+    # partials: 6 extra blocks of 16,384 rows, at most 4 per thread; or, where more, the
+    # pieces' buffers: 4 per thread and one (none on one thread)
     assert method.worker_bytes(1) == rows + (held + 4) * slot
-    assert method.worker_bytes(2) == rows + (held + 6) * slot
+    assert method.worker_bytes(2) == rows + (held + 9) * slot
+    assert method.worker_bytes(4) == rows + (held + 17) * slot
 
 
 @pytest.mark.parametrize("n_trees, nthread, expected", [

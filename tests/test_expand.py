@@ -13,6 +13,7 @@ import pytest
 import boostwood as bw
 from boostwood.tree import GrowerParams, TreeGrower
 from boostwood.tree import grower as grower_module
+from boostwood.tree import histogram as histogram_module
 from boostwood.tree.histogram import HistogramBuilder
 from boostwood.tree.nodes import NodeTable
 
@@ -96,8 +97,11 @@ def test_compiled_loop_stops_for_room_and_goes_on(policy, kw, monkeypatch):
         return statuses[-1]
 
     monkeypatch.setattr(grower_module, "expand_tree", spy)
-    # row blocks smaller than the root, so that partial histograms are needed too
+    # row blocks smaller than the root, so that partial histograms are needed too, and
+    # no partial buffers for pieces reserved up front (the root's build would reserve
+    # more than the loop ever asks for)
     monkeypatch.setattr(grower_module, "HIST_BLOCK", 1000)
+    monkeypatch.setattr(histogram_module, "piece_buffers", lambda n_threads, hist_bytes: 0)
     tree = _grow(d, gh, policy, kw, compiled=True, small=True)
     monkeypatch.setattr(grower_module, "expand_tree", real)
     # every kind of stop happened, and the tree is the one grown with room to spare

@@ -216,6 +216,7 @@ def test_one_lane_block_equals_direct_and_naive(dtype, nb):
     ([2048], 2, False),  # the smallest node that is cut, feature subset
     ([5000, 20000], 2, True),  # two nodes (one built child each of a depthwise pair)
     ([1, 3000], 4, True),  # a one-row node beside a cut one
+    ([50000], 2, True),  # four blocks: four pieces, two per thread
 ])
 def test_small_batch_cut_into_pieces_equals_naive(rows_kind, counts, n_threads, all_features):
     """A small batch built in pieces, one per thread (each summed in packed cells, then
@@ -223,8 +224,8 @@ def test_small_batch_cut_into_pieces_equals_naive(rows_kind, counts, n_threads, 
     holds every row of a node of more than 2**COUNT_BITS rows at extreme values (each
     piece must be unpacked before the pieces are added), and leaves the features it was
     not asked for untouched. The path is checked to be the one taken."""
-    from boostwood._kernels.histogram import (COUNT_BITS, _pieces_rows, build_histograms,
-                                              piece_rows)
+    from boostwood._kernels.histogram import (COUNT_BITS, FEW_BLOCKS_PER_THREAD, _pieces_rows,
+                                              build_histograms, piece_rows)
     n, F, nb = 50000, 5, 40
     X = np.random.default_rng(9).integers(0, nb, size=(n, F)).astype(np.uint8)
     gh = _extreme_gh(n, 10) if rows_kind == "int32" else _extreme_quantized(n, 10)
@@ -233,7 +234,8 @@ def test_small_batch_cut_into_pieces_equals_naive(rows_kind, counts, n_threads, 
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     X[idx[:counts[0]], 1] = 3  # a crowded bin: all the first node's rows
     feats = np.arange(F, dtype=np.int64) if all_features else np.array([1, 4], dtype=np.int64)
-    partial = np.full((n_threads + counts.size, F, nb, 3), 77, dtype=np.int64)  # dirty
+    n_buffers = FEW_BLOCKS_PER_THREAD * n_threads + counts.size
+    partial = np.full((n_buffers, F, nb, 3), 77, dtype=np.int64)  # dirty
     rows = _pieces_rows(counts, HIST_BLOCK, n_threads, partial.shape[0])
     assert rows == piece_rows(counts.sum(), HIST_BLOCK, n_threads) > 0
     assert _pieces_rows(counts, HIST_BLOCK, 1, partial.shape[0]) == 0  # one thread: blocks
@@ -251,17 +253,37 @@ def test_small_batch_cut_into_pieces_equals_naive(rows_kind, counts, n_threads, 
         assert hist[1, 1, 3, 2] == counts[0]
 
 
+def test_pieces_are_a_multiple_of_the_threads():
+    """A batch under FEW_BLOCKS_PER_THREAD blocks per thread is cut into the fewest pieces
+    that is a multiple of the threads and fits the block size, so every thread sums the
+    same rows; never under MIN_PIECE_ROWS rows a piece."""
+    from boostwood._kernels.histogram import MIN_PIECE_ROWS, piece_rows
+    assert piece_rows(800_000, HIST_BLOCK, 16) == 12_500  # 64 pieces, 4 a thread (not 49)
+    assert piece_rows(100_000, HIST_BLOCK, 2) == 12_500  # 8 pieces, 4 a thread (not 7)
+    assert piece_rows(40_000, HIST_BLOCK, 3) == 13_334  # 3 pieces
+    assert piece_rows(20_000, HIST_BLOCK, 2) == 10_000
+    assert piece_rows(3_000, HIST_BLOCK, 4) == MIN_PIECE_ROWS
+    for total in (2_048, 33_000, 99_999, 250_000):
+        for t in (2, 3, 4, 8, 16):
+            rows = piece_rows(total, HIST_BLOCK, t)
+            assert MIN_PIECE_ROWS <= rows <= HIST_BLOCK
+            if rows > MIN_PIECE_ROWS and total <= 4 * t * HIST_BLOCK:
+                assert -(-total // rows) % t == 0, (total, t, rows)
+
+
 def test_piece_buffers_follow_threads_and_a_memory_cap():
-    """One partial buffer per thread plus one for small batches' pieces, none on one
-    thread, none when they would pass the cap (wide data on many threads); the builder
+    """Up to FEW_BLOCKS_PER_THREAD partial buffers per thread plus one for small batches'
+    pieces, one per thread plus one when those would pass the cap, none on one thread,
+    none when even those would pass it (wide data on many threads); the builder
     reserves them with its first build."""
     import numba
     from boostwood.tree.histogram import PIECE_BUFFER_BYTES, piece_buffers
     small = 28 * 256 * 3 * 8
-    assert piece_buffers(2, small) == 3 and piece_buffers(16, small) == 17
+    assert piece_buffers(2, small) == 9 and piece_buffers(16, small) == 65
     assert piece_buffers(1, small) == 0
     assert piece_buffers(16, PIECE_BUFFER_BYTES // 16) == 0
     assert piece_buffers(3, PIECE_BUFFER_BYTES // 4) == 4
+    assert piece_buffers(3, PIECE_BUFFER_BYTES // 13) == 13
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("one thread: no pieces")
     X, gh = _data(5000, 4, 9)
@@ -273,7 +295,7 @@ def test_piece_buffers_follow_threads_and_a_memory_cap():
                 np.array([0]), np.array([5000]), np.array([0]), np.arange(4, dtype=np.int64))
     finally:
         numba.set_num_threads(before)
-    assert b.partial.shape[0] == 3
+    assert b.partial.shape[0] == 9
     np.testing.assert_allclose(b.hist[0], histogram_naive(X, gh[:, 0], gh[:, 1],
                                                           np.arange(5000), 10), rtol=0, atol=0)
 

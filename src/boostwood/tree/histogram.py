@@ -4,8 +4,8 @@ import numpy as np
 
 from .._comm import LocalReducer
 from .._config import HIST_CHANNELS, HIST_DTYPE
-from .._kernels.histogram import (build_histograms, feature_groups, partials_needed,
-                                  subtract_histograms)
+from .._kernels.histogram import (FEW_BLOCKS_PER_THREAD, build_histograms, feature_groups,
+                                  partials_needed, subtract_histograms)
 
 #: Rows per histogram task. A constant, so that the summation order (and hence
 #: every bit of the result) never depends on the number of threads.
@@ -18,16 +18,21 @@ PIECE_BUFFER_BYTES = 64 << 20
 
 
 def piece_buffers(n_threads, hist_bytes):
-    """Partial buffers that let any batch of one or two nodes be cut into one piece per
-    thread (see :func:`boostwood._kernels.histogram.build_histograms`): ``n_threads + 1``
-    histograms of ``hist_bytes``, like LightGBM's per-thread buffers; none with one
-    thread, or when they would pass ``PIECE_BUFFER_BYTES`` (wide data on many threads).
-    Without them the kernel cuts small batches by feature ranges, as before the pieces,
-    and still takes pieces whenever the buffers of large nodes' extra blocks suffice.
-    (The cap is a memory bound, not a measured crossover: no wide data set was timed.)"""
-    if n_threads < 2 or (n_threads + 1) * hist_bytes > PIECE_BUFFER_BYTES:
+    """Partial buffers that let any batch of fewer than ``FEW_BLOCKS_PER_THREAD`` row
+    blocks per thread be cut into pieces (see :func:`boostwood._kernels.histogram.piece_rows`):
+    ``FEW_BLOCKS_PER_THREAD * n_threads + 1`` histograms of ``hist_bytes``, or, where
+    those would pass ``PIECE_BUFFER_BYTES`` (wide data on many threads), ``n_threads + 1``
+    for batches of up to a block per thread (like LightGBM's per-thread buffers); none
+    with one thread, or when even those would pass the cap. Without them the kernel cuts
+    small batches by feature ranges, as before the pieces, and still takes pieces
+    whenever the buffers of large nodes' extra blocks suffice. (The cap is a memory
+    bound, not a measured crossover: no wide data set was timed.)"""
+    if n_threads < 2:
         return 0
-    return n_threads + 1
+    for n in (FEW_BLOCKS_PER_THREAD * n_threads + 1, n_threads + 1):
+        if n * hist_bytes <= PIECE_BUFFER_BYTES:
+            return n
+    return 0
 
 
 class HistogramBuilder:

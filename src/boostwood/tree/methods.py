@@ -21,7 +21,7 @@ from .._kernels.predict import add_tree_binned, predict_raw
 from .approx import GlobalProposal
 from .exact import ExactTreeGrower
 from .grower import TreeGrower
-from .histogram import HIST_BLOCK
+from .histogram import HIST_BLOCK, piece_buffers
 
 
 class HistMethod:
@@ -59,13 +59,15 @@ class HistMethod:
         """About the memory a :meth:`worker` of ``n_threads`` threads holds while it grows
         a tree: its index buffers and row mask, its fixed-point gradients, the histograms
         one tree holds at once (:meth:`TreeGrower.held_histograms`) and its partial
-        histograms (:func:`~boostwood._kernels.histogram.partials_bound`)."""
+        histograms (:func:`~boostwood._kernels.histogram.partials_bound`, or the pieces'
+        :func:`~boostwood.tree.histogram.piece_buffers` where more)."""
         g = self.grower
         n = g.X_binned.shape[0]
         hist = g.builder.hist
         slot = int(np.prod(hist.shape[1:])) * hist.itemsize
         gq = n * 2 * np.dtype(GQ_LOW_DTYPE if g.stats.low_bits is not None else GQ_DTYPE).itemsize
-        n_hist = g.held_histograms() + partials_bound(n, HIST_BLOCK, n_threads)
+        n_hist = g.held_histograms() + max(partials_bound(n, HIST_BLOCK, n_threads),
+                                           piece_buffers(n_threads, slot))
         return g.buf.nbytes + g.mask.nbytes + gq + n_hist * slot
 
     def grow(self, gh, rows, features, rng):
