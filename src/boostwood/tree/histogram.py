@@ -15,12 +15,15 @@ HIST_BLOCK = 16384
 #: Most bytes of partial buffers reserved for cutting small batches into pieces (see
 #: :func:`piece_buffers`).
 PIECE_BUFFER_BYTES = 64 << 20
+#: Pieces per thread the reserved buffers allow (:func:`piece_buffers`): a batch of up to
+#: ``FEW_BLOCKS_PER_THREAD`` blocks a thread is cut into at most that many pieces a thread.
+PIECE_BUFFERS_PER_THREAD = FEW_BLOCKS_PER_THREAD
 
 
 def piece_buffers(n_threads, hist_bytes):
     """Partial buffers that let any batch of fewer than ``FEW_BLOCKS_PER_THREAD`` row
     blocks per thread be cut into pieces (see :func:`boostwood._kernels.histogram.piece_rows`):
-    ``FEW_BLOCKS_PER_THREAD * n_threads + 1`` histograms of ``hist_bytes``, or, where
+    ``PIECE_BUFFERS_PER_THREAD * n_threads + 1`` histograms of ``hist_bytes``, or, where
     those would pass ``PIECE_BUFFER_BYTES`` (wide data on many threads), ``n_threads + 1``
     for batches of up to a block per thread (like LightGBM's per-thread buffers); none
     with one thread, or when even those would pass the cap. Without them the kernel cuts
@@ -29,7 +32,7 @@ def piece_buffers(n_threads, hist_bytes):
     bound, not a measured crossover: no wide data set was timed.)"""
     if n_threads < 2:
         return 0
-    for n in (FEW_BLOCKS_PER_THREAD * n_threads + 1, n_threads + 1):
+    for n in (PIECE_BUFFERS_PER_THREAD * n_threads + 1, n_threads + 1):
         if n * hist_bytes <= PIECE_BUFFER_BYTES:
             return n
     return 0
