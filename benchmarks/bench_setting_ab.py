@@ -60,13 +60,18 @@ def main():
     ap.add_argument("--settings", default="lossguide,depthwise")
     args = ap.parse_args()
     owner, attr, values = parse_setting(args.set)
+    if len(set(map(repr, values))) != len(values):
+        raise SystemExit("--set: each value once")
     X, y = make_case("higgs", args.rows)
     n = int(0.8 * args.rows)
     d = bw.Dataset(X[:n], y[:n]).construct()
     print(f"# {args.set}, {n} rows, {args.rounds} rounds, {args.threads} threads")
     for setting in args.settings.split(","):
         params = params_for(setting, args.threads)
-        bw.train(params, d, 2, verbose_eval=False)  # compile and warm
+        for v in values:  # compile (or load) and warm what every value runs
+            setattr(owner, attr, v)
+            bw.train(params, d, 2, verbose_eval=False)
+        setattr(owner, attr, values[0])
         ratios = {v: [] for v in values}
         order = list(values)
         for _ in range(args.pairs):

@@ -256,7 +256,8 @@ def test_small_batch_cut_into_pieces_equals_naive(rows_kind, counts, n_threads, 
 def test_pieces_are_a_multiple_of_the_threads():
     """A batch under FEW_BLOCKS_PER_THREAD blocks per thread is cut into the fewest pieces
     that is a multiple of the threads and fits the block size, so every thread sums the
-    same rows; never under MIN_PIECE_ROWS rows a piece."""
+    same rows; ``piece_rows`` is never under MIN_PIECE_ROWS (a node smaller than that
+    is one piece of its own size)."""
     from boostwood._kernels.histogram import MIN_PIECE_ROWS, piece_rows
     assert piece_rows(800_000, HIST_BLOCK, 16) == 12_500  # 64 pieces, 4 a thread (not 49)
     assert piece_rows(100_000, HIST_BLOCK, 2) == 12_500  # 8 pieces, 4 a thread (not 7)

@@ -58,8 +58,9 @@ on the calling thread: no parallel region, no task plan.
 
 Small batches. A batch of fewer than ``FEW_BLOCKS_PER_THREAD`` (4) blocks per thread
 (as the single built child of a leaf-wise split) of int32 or int16 rows is cut into
-the same number of near-equal pieces per thread, as few as the block size allows
-(:func:`piece_rows`, :func:`_pieces_rows`, a work-size rule), each summed into
+near-equal pieces, as few as the block size allows and, for one node, the same number
+per thread (:func:`piece_rows`, :func:`_pieces_rows`, a work-size rule), when
+``partial`` has a buffer for every piece (else by feature ranges), each summed into
 packed cells in a buffer of ``partial``, and the pieces are then added cell by cell.
 The alternative, feature ranges of one block, leaves every thread reading every row,
 and on scattered rows the reads are the cost: pieces give each thread its own rows (28
@@ -364,7 +365,8 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), int64   # OUT
     partial : ndarray of shape (n_buffers, n_features, n_bins_max, 3), int64   # OUT, workspace
         with at least :func:`partials_needed` buffers; small batches are cut into pieces
-        only when it has one per piece (``n_threads + n_nodes - 1`` at most)
+        only when it has one per piece (:func:`_pieces_rows` counts them; up to
+        ``FEW_BLOCKS_PER_THREAD * n_threads + n_nodes - 1``), else by feature ranges
     """
     n_active = features.shape[0]
     if _one_small_node(X_binned, gh, buf, sides, starts, counts, slots, features, hist):

@@ -17,12 +17,17 @@ HIST_BLOCK = 16384
 PIECE_BUFFER_BYTES = 64 << 20
 #: Pieces per thread the reserved buffers allow (:func:`piece_buffers`): a batch of up to
 #: ``FEW_BLOCKS_PER_THREAD`` blocks a thread is cut into at most that many pieces a thread.
+#: A module attribute so that benchmarks can compare values in one process; 1 reserves
+#: what the rule before 4cfbc2c reserved (n + 1), but pieces are still cut by today's
+#: ``piece_rows``, so it is not that code (a batch it cut into 3 pieces now asks for 4).
 PIECE_BUFFERS_PER_THREAD = FEW_BLOCKS_PER_THREAD
 
 
 def piece_buffers(n_threads, hist_bytes):
-    """Partial buffers that let any batch of fewer than ``FEW_BLOCKS_PER_THREAD`` row
-    blocks per thread be cut into pieces (see :func:`boostwood._kernels.histogram.piece_rows`):
+    """Partial buffers that let a batch of one node (or two) of fewer than
+    ``FEW_BLOCKS_PER_THREAD`` row blocks per thread be cut into pieces (see
+    :func:`boostwood._kernels.histogram.piece_rows`; a batch of many nodes may need more
+    pieces than this, and is then cut by feature ranges):
     ``PIECE_BUFFERS_PER_THREAD * n_threads + 1`` histograms of ``hist_bytes``, or, where
     those would pass ``PIECE_BUFFER_BYTES`` (wide data on many threads), ``n_threads + 1``
     for batches of up to a block per thread (like LightGBM's per-thread buffers); none
