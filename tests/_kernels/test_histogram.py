@@ -334,6 +334,48 @@ def test_many_blocks_need_one_partial_per_worker_boundary(n_threads, rows_kind):
                                      seg, nb))
 
 
+@pytest.mark.parametrize("n_threads", [2, 3, 8])
+def test_worker_runs_are_equal_work_not_equal_task_counts(n_threads):
+    """A depth-wise level mixes full blocks with nodes of a few rows: each worker's run of
+    consecutive tasks holds about a 1/n_threads share of the rows (never a whole task
+    more or less than a share), where equal numbers of tasks gave one worker several
+    times another's rows; the build over such a level stays exact within
+    ``partials_needed`` buffers."""
+    from boostwood._kernels.histogram import (_plan_tasks, build_histograms, feature_groups,
+                                              partials_needed)
+    block, F, nb = 300, 4, 16
+    rng = np.random.default_rng(21)
+    counts = np.concatenate([[7 * block + 11, 3 * block], rng.integers(1, 60, size=40),
+                             [5 * block - 7], rng.integers(1, 40, size=30)]).astype(np.int64)
+    n = int(counts.sum())
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    k = counts.size
+    n_blocks = int(sum(max(1, -(-c // block)) for c in counts))
+    n_groups = feature_groups(n_blocks, F, n_threads)
+    assert n_groups == 1
+    plan = _plan_tasks(starts, counts, np.arange(k, dtype=np.int64), np.zeros(k, np.int64),
+                       block, n_groups, F, n_threads)
+    t_count, n_workers, run_first = plan[1], plan[8], plan[9]
+    work = [int(t_count[run_first[w]:run_first[w + 1]].sum()) for w in range(n_workers)]
+    assert sum(work) == n and run_first[0] == 0 and run_first[-1] == t_count.size
+    assert max(work) - n / n_workers <= block and n / n_workers - min(work) <= block
+    X = rng.integers(0, nb, size=(n, F)).astype(np.uint8)
+    gh = _extreme_gh(n, 22)
+    idx = rng.permutation(n).astype(np.int32)
+    need = partials_needed(n_blocks, k, n_threads)
+    hist = np.zeros((k, F, nb, 3), dtype=np.int64)
+    partial = np.full((need + 1, F, nb, 3), -5, dtype=np.int64)
+    build_histograms(X, gh, idx[None, :], np.zeros(k, np.int64), starts, counts,
+                     np.arange(k, dtype=np.int64), np.arange(F, dtype=np.int64), block, 1,
+                     n_threads, hist, partial)
+    assert np.all(partial[need:] == -5)
+    for j in (0, 1, 2, 42, k - 1):
+        seg = np.sort(idx[starts[j]:starts[j] + counts[j]])
+        np.testing.assert_array_equal(
+            hist[j], histogram_naive(X, gh[:, 0].astype(np.int64), gh[:, 1].astype(np.int64),
+                                     seg, nb))
+
+
 def test_more_feature_ranges_than_features_share_one_buffer_per_block():
     """Ranges of one block may be empty (more ranges than features): a block's ranges
     still share its one buffer, within ``partials_needed``, and the sums stay exact."""

@@ -94,8 +94,10 @@ def _n_parts(count, size):
 @njit(cache=True, nogil=True)
 def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features, n_threads):
     """Cut each node into blocks of ``block_size`` rows, each block into ``n_groups``
-    feature ranges: one task per (block, range), and the workers that run them (equal
-    runs of consecutive tasks). Where to each task sums (its destination):
+    feature ranges: one task per (block, range), and the workers that run them: runs of
+    consecutive tasks of about equal work (rows times features, :func:`_runs`; a level of
+    a depth-wise tree mixes full blocks with nodes of a few hundred rows, so equal
+    numbers of tasks were unequal work). Where to each task sums (its destination):
 
     * with one range per block, a worker's consecutive blocks of one node go to one
       histogram: the node's slot when the run holds its first block, else one buffer of
@@ -106,8 +108,9 @@ def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features, 
       block to its slot and every further block to a buffer of its own.
 
     Integer sums: how blocks are grouped never changes a bit of the result. Returns the
-    task arrays, the number of workers and, per node, its first partial buffer and
-    number of buffers (consecutive)."""
+    task arrays, the number of workers, the first task of each worker's run (and the
+    task count at the end) and, per node, its first partial buffer and number of
+    buffers (consecutive)."""
     n_nodes = starts.shape[0]
     n_blocks = 0
     for k in range(n_nodes):
@@ -133,6 +136,7 @@ def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features, 
                 t_fhi[t] = ((grp + 1) * n_features) // n_groups
                 t_side[t] = sides[k]
                 t += 1
+    run_first = _runs(t_count, t_flo, t_fhi, n_workers)
     t_dest = np.empty(n_tasks, dtype=np.int64)
     t_partial = np.zeros(n_tasks, dtype=np.bool_)
     t_add = np.zeros(n_tasks, dtype=np.bool_)
@@ -140,8 +144,8 @@ def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features, 
     part_count = np.zeros(n_nodes, dtype=np.int64)
     n_parts = 0
     for w in range(n_workers):  # tasks in order: a node's buffers come out consecutive
-        first_t = w * n_tasks // n_workers
-        for t in range(first_t, (w + 1) * n_tasks // n_workers):
+        first_t = run_first[w]
+        for t in range(first_t, run_first[w + 1]):
             k = t_node[t]
             if n_groups == 1 and t > first_t and t_node[t - 1] == k:
                 t_dest[t], t_partial[t], t_add[t] = t_dest[t - 1], t_partial[t - 1], True
@@ -156,7 +160,29 @@ def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features, 
                 t_dest[t], t_partial[t] = n_parts, True
                 n_parts += 1
     return (t_start, t_count, t_dest, t_partial, t_add, t_flo, t_fhi, t_side, n_workers,
-            part_first, part_count)
+            run_first, part_first, part_count)
+
+
+@njit(cache=True, nogil=True)
+def _runs(t_count, t_flo, t_fhi, n_workers):
+    """The first task of each worker's run of consecutive tasks, and the number of tasks at
+    the end: worker w starts at the first task whose work before it (rows times features
+    of the tasks before) reaches ``w / n_workers`` of the total, so runs are about equal
+    work, never more apart than one task. A run may be empty (a task larger than a share)."""
+    n_tasks = t_count.shape[0]
+    before = np.empty(n_tasks + 1, dtype=np.int64)
+    before[0] = 0
+    for t in range(n_tasks):
+        before[t + 1] = before[t] + t_count[t] * (t_fhi[t] - t_flo[t])
+    total = before[n_tasks]
+    run_first = np.empty(n_workers + 1, dtype=np.int64)
+    t = 0
+    for w in range(n_workers):
+        while t < n_tasks and before[t] * n_workers < w * total:
+            t += 1
+        run_first[w] = t
+    run_first[n_workers] = n_tasks
+    return run_first
 
 
 @njit(cache=True, nogil=True)
@@ -377,9 +403,9 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
         _build_pieces(X_binned, gh, buf, sides, starts, counts, slots, features, rows, hist,
                       partial)
         return
-    t_start, t_count, t_dest, t_partial, t_add, t_flo, t_fhi, t_side, n_workers, part_first, \
-        part_count = _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_active,
-                                 n_threads)
+    t_start, t_count, t_dest, t_partial, t_add, t_flo, t_fhi, t_side, n_workers, run_first, \
+        part_first, part_count = _plan_tasks(starts, counts, slots, sides, block_size,
+                                             n_groups, n_active, n_threads)
     n_bins_max = hist.shape[2]
     size = hist.shape[1] * n_bins_max * 3
     all_features = n_active == hist.shape[1]  # then features[j] == j
@@ -387,11 +413,11 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     n_tasks = t_start.shape[0]
     # one worker per thread, each with its own scratch for packed blocks, allocated once
     # per call here (an allocation per task costs page faults in the threads' arenas).
-    # Workers take equal runs of consecutive tasks, as prange hands out iterations.
+    # Each worker takes its run of consecutive tasks (about equal work, see _plan_tasks).
     scratch = np.empty((n_workers, _scratch_width(gh, packs, t_count, t_flo, t_fhi, min_packed,
                                                   n_bins_max)), dtype=np.int64)
     for w in prange(n_workers):
-        for t in range(w * n_tasks // n_workers, (w + 1) * n_tasks // n_workers):
+        for t in range(run_first[w], run_first[w + 1]):
             # flat views: cell (f, b, c) is at (f * n_bins_max + b) * 3 + c. Each branch
             # passes its own array so that numba keeps the contiguous layout in the loop.
             indices = buf[t_side[t]]
