@@ -8,7 +8,7 @@ from boostwood._kernels.splits import NO_CATEGORIES
 from boostwood._kernels.reference import partition_naive
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("block", [3, 1024, 2500, 16384])
 def test_partition_is_stable_and_matches_naive(block, threads):
     """Whatever the block size the work-size rule picks (from ``block``, the batch's rows

@@ -71,6 +71,7 @@ import numpy as np
 from numba import njit, prange
 
 from .intrinsics import PREFETCH_DISTANCE, add_pair, prefetch
+from .runs import equal_work_runs
 
 #: Bits of the row count in a packed cell's second channel (see the module docstring).
 COUNT_BITS = 15
@@ -165,24 +166,12 @@ def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features, 
 
 @njit(cache=True, nogil=True)
 def _runs(t_count, t_flo, t_fhi, n_workers):
-    """The first task of each worker's run of consecutive tasks, and the number of tasks at
-    the end: worker w starts at the first task whose work before it (rows times features
-    of the tasks before) reaches ``w / n_workers`` of the total, so runs are about equal
-    work, never more apart than one task. A run may be empty (a task larger than a share)."""
-    n_tasks = t_count.shape[0]
-    before = np.empty(n_tasks + 1, dtype=np.int64)
-    before[0] = 0
-    for t in range(n_tasks):
-        before[t + 1] = before[t] + t_count[t] * (t_fhi[t] - t_flo[t])
-    total = before[n_tasks]
-    run_first = np.empty(n_workers + 1, dtype=np.int64)
-    t = 0
-    for w in range(n_workers):
-        while t < n_tasks and before[t] * n_workers < w * total:
-            t += 1
-        run_first[w] = t
-    run_first[n_workers] = n_tasks
-    return run_first
+    """Each worker's run of consecutive tasks, of about equal rows times features
+    (:func:`~boostwood._kernels.runs.equal_work_runs`)."""
+    work = np.empty(t_count.shape[0], dtype=np.int64)
+    for t in range(t_count.shape[0]):
+        work[t] = t_count[t] * (t_fhi[t] - t_flo[t])
+    return equal_work_runs(work, n_workers)
 
 
 @njit(cache=True, nogil=True)
