@@ -178,13 +178,18 @@ def _objective(lib, task):
     return dict(objective=obj, **extra)
 
 
+def boostwood_params(setting, threads, task="binary"):
+    """boostwood's parameters for a growth policy of ``SETTINGS`` (also bench_setting_ab's)."""
+    s = SETTINGS[setting]
+    return dict(eta=0.1, max_bin=255, nthread=threads,
+                grow_policy=setting, max_leaves=s["leaves"], max_depth=s["depth"],
+                min_child_weight=1e-3, min_data_in_leaf=20, reg_lambda=0.0,
+                **_objective("boostwood", task))
+
+
 def _run_boostwood(Xtr, ytr, Xte, setting, rounds, threads, task, quantized=False):
     import boostwood as bw
-    s = SETTINGS[setting]
-    params = dict(eta=0.1, max_bin=255, nthread=threads,
-                  grow_policy=setting, max_leaves=s["leaves"], max_depth=s["depth"],
-                  min_child_weight=1e-3, min_data_in_leaf=20, reg_lambda=0.0,
-                  **_objective("boostwood", task))
+    params = boostwood_params(setting, threads, task)
     if quantized:
         params["use_quantized_grad"] = True
     w = slice(WARM_UP_ROWS)

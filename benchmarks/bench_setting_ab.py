@@ -24,7 +24,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_higgs import SETTINGS, make_case  # noqa: E402
+from bench_higgs import boostwood_params, make_case  # noqa: E402
 
 import boostwood as bw  # noqa: E402
 from boostwood.boosting import model_io  # noqa: E402
@@ -41,13 +41,6 @@ def parse_setting(text):
     if not hasattr(owner, attr):
         raise SystemExit(f"{target}: no such attribute")
     return owner, attr, [ast.literal_eval(v) for v in values.split(",")]
-
-
-def params_for(setting, threads):
-    s = SETTINGS[setting]
-    return dict(objective="binary:logistic", eta=0.1, max_bin=255, nthread=threads,
-                grow_policy=setting, max_leaves=s["leaves"], max_depth=s["depth"],
-                min_child_weight=1e-3, min_data_in_leaf=20, reg_lambda=0.0)
 
 
 def main():
@@ -67,7 +60,7 @@ def main():
     d = bw.Dataset(X[:n], y[:n]).construct()
     print(f"# {args.set}, {n} rows, {args.rounds} rounds, {args.threads} threads")
     for setting in args.settings.split(","):
-        params = params_for(setting, args.threads)
+        params = boostwood_params(setting, args.threads)
         for v in values:  # compile (or load) and warm what every value runs
             setattr(owner, attr, v)
             bw.train(params, d, 2, verbose_eval=False)

@@ -399,7 +399,6 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     size = hist.shape[1] * n_bins_max * 3
     all_features = n_active == hist.shape[1]  # then features[j] == j
     min_packed = PACKED_MIN_ROWS_PER_BIN * n_bins_max
-    n_tasks = t_start.shape[0]
     # one worker per thread, each with its own scratch for packed blocks, allocated once
     # per call here (an allocation per task costs page faults in the threads' arenas).
     # Each worker takes its run of consecutive tasks (about equal work, see _plan_tasks).
