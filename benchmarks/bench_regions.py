@@ -6,7 +6,10 @@ the mean of many:
 * a fixed team: all regions on ``t`` threads, for t = 1, 2, 4, ... up to numba's
   threads;
 * alternating teams: regions on ``t`` and ``t / 2`` threads by turns (the thread
-  count set in compiled code before each region).
+  count set in compiled code before each region);
+* regions on all threads after serial work of 0 to 500 us each, as a kernel loop
+  runs them (the region's cost beyond the serial work: it grows if idle threads
+  fall asleep between regions).
 
 On a 16-core machine (2026-11-26) a fixed team cost 1.2 us on 1 thread and 6.5-7.1 us
 on 16; giving small kernels fewer threads region by region made leaf-wise training
@@ -26,11 +29,32 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from boostwood._kernels.intrinsics import cycle_count
+
 
 @njit(parallel=True, nogil=True)
 def _region(a):
     for i in prange(a.shape[0]):
         a[i] += 1.0
+
+
+@njit(nogil=True)
+def _spin(cycles):
+    """Serial work: busy until the cycle counter has advanced ``cycles``."""
+    end = cycle_count() + cycles
+    n = 0
+    while cycle_count() < end:
+        n += 1
+    return n
+
+
+@njit(nogil=True)
+def _gapped(a, reps, gap_cycles, with_region):
+    """reps times: serial work of ``gap_cycles``, then (if ``with_region``) a region."""
+    for _ in range(reps):
+        _spin(gap_cycles)
+        if with_region:
+            _region(a)
 
 
 @njit(nogil=True)
@@ -64,6 +88,32 @@ def main():
             _regions(a, args.reps, t, t2)
             cells.append((time.perf_counter() - start) / (2 * args.reps) * 1e6)
         print(f"| {t} | {cells[0]:.2f} | {cells[1]:.2f} |")
+    # a kernel loop runs serial code between regions: do idle threads fall asleep?
+    c0, t0 = cycle_count_py(), time.perf_counter()
+    time.sleep(0.1)
+    rate = (cycle_count_py() - c0) / (time.perf_counter() - t0)
+    t = numba.config.NUMBA_NUM_THREADS
+    print(f"\n| serial work between regions ({t} threads), us | us per region |")
+    print("|---|---|")
+    reps = max(args.reps // 10, 100)
+    for gap_us in (0, 5, 20, 100, 500):
+        gap = int(gap_us * 1e-6 * rate)
+        secs = []
+        for with_region in (False, True):
+            _gapped(a, 10, gap, with_region)
+            start = time.perf_counter()
+            _gapped(a, reps, gap, with_region)
+            secs.append(time.perf_counter() - start)
+        print(f"| {gap_us} | {(secs[1] - secs[0]) / reps * 1e6:.2f} |")
+
+
+@njit(nogil=True)
+def _now():
+    return cycle_count()
+
+
+def cycle_count_py():
+    return _now()
 
 
 if __name__ == "__main__":

@@ -220,3 +220,30 @@ def test_held_histograms_bounds_what_a_tree_holds(policy, max_depth, max_leaves)
     limited by leaves alone holds a level of them, not one histogram)."""
     held, (tree, _, _) = _slots_touched(True, max_leaves, policy=policy, max_depth=max_depth)
     assert tree.n_leaves >= 16 and held >= 4
+
+
+@pytest.mark.parametrize("policy,kw", [CONFIGS[0], CONFIGS[3]])
+def test_profile_clock_counts_every_step_and_changes_no_tree(policy, kw, monkeypatch):
+    """TreeGrower.profile_clock (benchmarks/bench_tree_profile.py): the compiled loop with a
+    clock grows the same tree, and charges one partition and one build to each split
+    batch, a scan to each batch of children, and cycles to every section it ran."""
+    from boostwood._kernels.expand import (C_BOOKKEEP, C_BUILD, C_PARTITION, C_SCAN,
+                                           new_clock)
+    d, gh = _data()
+    plain = _grow(d, gh, policy, kw, compiled=True)
+    clock = new_clock()
+    monkeypatch.setattr(TreeGrower, "profile_clock", clock)
+    timed = _grow(d, gh, policy, kw, compiled=True)
+    _assert_same(timed, plain)
+    tree = plain[0]
+    n_splits = int((tree.left >= 0).sum())
+    calls = clock[:, :, 1].sum(axis=1)
+    steps = calls[C_PARTITION]
+    assert steps == (n_splits if policy == "lossguide" else kw["max_depth"])
+    # a scan per batch whose children may split again, and the root's
+    assert calls[C_BUILD] <= steps and 1 <= calls[C_SCAN] <= steps + 1
+    if policy == "depthwise":  # the children of the last level are never scanned
+        assert calls[C_SCAN] == steps and calls[C_BUILD] == steps - 1
+    assert calls[C_BOOKKEEP] >= steps
+    cycles = clock[:, :, 0].sum(axis=1)
+    assert (cycles[[C_BUILD, C_PARTITION, C_SCAN]] > 0).all()

@@ -36,6 +36,7 @@ from numba import njit
 from .grow import SM_LEFT, SM_SLOT, built_children, node_totals
 from .histogram import build_histograms, feature_groups, partials_bound, subtract_histograms
 from .nodes import N_PICK, ND_COUNT, ND_DEPTH, NF_GAIN, choose_gradient, split_nodes
+from .intrinsics import cycle_count
 from .partition import partition_nodes
 from .split import find_best_splits
 
@@ -51,6 +52,51 @@ N_COUNTERS = 5
 #: What :func:`expand_tree` returns: the tree is finished, or it stopped because the
 #: node table, the slot pool or the partial histograms must hold ``counters[ST_NEED]``.
 DONE, NEED_NODES, NEED_SLOTS, NEED_PARTIALS = range(4)
+#: Sections of the optional profile ``clock`` of :func:`expand_tree`: subtracting
+#: histograms, scanning them for splits, the loop's own bookkeeping (choosing leaves,
+#: slots, node records), partitioning rows and building histograms.
+C_SUBTRACT, C_SCAN, C_BOOKKEEP, C_PARTITION, C_BUILD = range(5)
+N_CLOCK_SECTIONS = 5
+#: Size classes of the profile: a step is counted by the rows of the batch it splits
+#: (its scans by the batch whose children they scan), below each bound, then the rest.
+CLOCK_ROWS = (8192, 32768, 131072)
+
+
+def new_clock():
+    """A zeroed profile for :func:`expand_tree`: (section, size class, (cycles, calls))
+    int64, accumulated over every call it is passed to (see ``CLOCK_ROWS``)."""
+    return np.zeros((N_CLOCK_SECTIONS, len(CLOCK_ROWS) + 1, 2), dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _tick(clock):
+    """The cycle counter, or 0 without a profile (then no counter is read)."""
+    if clock is None:
+        return 0
+    return cycle_count()
+
+
+@njit(cache=True, nogil=True)
+def _lap(clock, section, size_class, t0):
+    """Charge the cycles since ``t0`` to a section of the profile; returns the counter
+    (0 without a profile: numba drops the branch for a None ``clock``)."""
+    if clock is None:
+        return 0
+    t = cycle_count()
+    clock[section, size_class, 0] += t - t0
+    clock[section, size_class, 1] += 1
+    return t
+
+
+@njit(cache=True, nogil=True)
+def _size_class(ints, batch):
+    n = 0
+    for k in batch:
+        n += ints[ND_COUNT, k]
+    c = 0
+    while c < len(CLOCK_ROWS) and n >= CLOCK_ROWS[c]:
+        c += 1
+    return c
 
 
 @njit(cache=True, nogil=True)
@@ -269,7 +315,7 @@ def _shortage(batch, policy, table, n_slots_free, n_partials, hist_block, n_thre
 
 @njit(cache=True, nogil=True)
 def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy, sizes, state,
-                first_scan):
+                first_scan, clock=None):
     """Scan ``first_scan`` (the root, on the first call), then expand the tree's open
     leaves until the policy stops.
 
@@ -279,6 +325,8 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
     policy : tuple, the cells ``P_*``; sizes : (partition_block, hist_block, n_threads)
     state : (slot_of, free, open_ids, counters), see the module docstring   # IN/OUT
     first_scan : (m,) int64, ascending: leaves holding their histograms, to scan first
+    clock : None, or a profile from :func:`new_clock` to add this call's time to,
+        by section and size class (IN/OUT; None compiles without a counter read)
 
     Returns DONE, or the NEED_* code of the buffer to enlarge before calling again.
     It calls the kernels of :func:`split_and_build` and :func:`subtract_and_scan`
@@ -292,11 +340,14 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
     slot_of, free, open_ids, counters = state
     n_active = features.shape[0]
     to_scan, pairs, unused = first_scan, np.zeros((2, 0), dtype=np.int64), first_scan[:0]
+    size_class = len(CLOCK_ROWS)  # the root's scan
+    t = _tick(clock)
     while True:
         m = to_scan.shape[0]
         if m > 0:
             if pairs.shape[1] > 0:
                 subtract_histograms(pairs[0], pairs[1], features, hist)
+                t = _lap(clock, C_SUBTRACT, size_class, t)
             scan_slots = np.empty(m, dtype=np.int64)
             for j in range(m):
                 scan_slots[j] = slot_of[to_scan[j]]
@@ -306,6 +357,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
             find_best_splits(hist, scan_slots, node_totals(stats, to_scan), n_bins, features,
                              np.ones((m, n_active), dtype=np.uint8), settings,
                              (gain, pick, left))
+            t = _lap(clock, C_SCAN, size_class, t)
             found = choose_gradient(gain, pick, left, to_scan, features, ints, floats,
                                     cand_left)
             open_found(to_scan, found, state)
@@ -315,27 +367,31 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         retire_beyond_budget(policy, floats[NF_GAIN], state)
         batch = next_batch(policy, open_ids, counters, floats[NF_GAIN])
         B = batch.shape[0]
-        if B == 0:
-            return DONE
-        status = _shortage(batch, policy, table, counters[ST_FREE], partial.shape[0], sizes[1],
-                           sizes[2], counters)
-        if status != DONE:
+        status = DONE if B == 0 else _shortage(batch, policy, table, counters[ST_FREE],
+                                               partial.shape[0], sizes[1], sizes[2], counters)
+        if B == 0 or status != DONE:  # finished, or stopped for room
+            _lap(clock, C_BOOKKEEP, size_class, t)
             return status
+        size_class = _size_class(ints, batch) if clock is not None else 0
         small, pairs, need = plan_batch(policy, batch, stats, cand_left, ints, state)
         _close(open_ids, counters, slot_of)
         first = counters[ST_NODES]
         counters[ST_NODES] += 2 * B
         counters[ST_LEAVES] += B
         n_left = np.empty(B, dtype=np.int64)
+        t = _lap(clock, C_BOOKKEEP, size_class, t)
         partition_nodes(X_columns, buf, mask, ints, batch, cat_bits, n_bins, sizes[0], sizes[2],
                         n_left)
+        t = _lap(clock, C_PARTITION, size_class, t)
         split_nodes(ints, floats, stats, cand_left, batch, n_left, first)
         b_sides, b_starts, b_counts, b_slots, n_extra = built_children(ints, batch, small,
                                                                        n_left, sizes[1])
+        t = _lap(clock, C_BOOKKEEP, size_class, t)
         if b_slots.shape[0] > 0:
             n_groups = feature_groups(n_extra + b_slots.shape[0], n_active, sizes[2])
             build_histograms(X_binned, gh, buf, b_sides, b_starts, b_counts, b_slots, features,
                              sizes[1], n_groups, sizes[2], hist, partial)
+            t = _lap(clock, C_BUILD, size_class, t)
         to_scan, unused = place_children(small, need, pairs, first, state)
 
 

@@ -1,5 +1,5 @@
 """Low-level helpers for kernels: a software prefetch, a paired add, a bit scan, a
-bitcast.
+bitcast, a cycle counter.
 
 Rows of a deep node are scattered over the training matrix, so the histogram
 and partition loops stall on memory unless the rows a few iterations ahead are
@@ -118,5 +118,22 @@ def bits_of_float(typingctx, x):
 
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], _ir.IntType(64))
+
+    return sig, codegen
+
+
+@intrinsic
+def cycle_count(typingctx):
+    """The CPU's time-stamp counter (``llvm.readcyclecounter``) as an int64: a clock
+    for profiling compiled loops, read in a few cycles (no call out of compiled code).
+    Its rate is the machine's; :mod:`boostwood._kernels.expand`'s profile converts by
+    timing it against the wall clock. Never part of a result."""
+    sig = types.int64()
+
+    def codegen(context, builder, signature, args):
+        i64 = _ir.IntType(64)
+        fn = cgutils.get_or_insert_function(builder.module, _ir.FunctionType(i64, []),
+                                            "llvm.readcyclecounter")
+        return builder.call(fn, [])
 
     return sig, codegen

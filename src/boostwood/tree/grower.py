@@ -84,6 +84,10 @@ class TreeGrower:
     #: Grow single-shard histogram trees in compiled code (see :meth:`_compiled_expansion`);
     #: False steps every expansion from Python (the reference the tests compare against).
     compiled_loop = True
+    #: A profile from :func:`boostwood._kernels.expand.new_clock` that the compiled loop
+    #: adds its time to, by kernel and node size (``benchmarks/bench_tree_profile.py``);
+    #: None (the default) compiles the loop without reading a clock.
+    profile_clock = None
     #: The Python loop retires leaf-wise leaves it can no longer reach, as the compiled
     #: loop does; False keeps every open leaf's histogram (the reference the tests
     #: compare the retirement against).
@@ -267,7 +271,8 @@ class TreeGrower:
             status = expand_tree((self.X_columns, self.X_binned), self._gh, (self.buf, self.mask),
                                  table.record, (builder.hist, builder.partial), self._features,
                                  self.n_bins, self._settings, self._policy, sizes,
-                                 (slot_of, free, open_ids, counters), first_scan)
+                                 (slot_of, free, open_ids, counters), first_scan,
+                                 self.profile_clock)
             first_scan = first_scan[:0]
             builder._free = free[:counters[ST_FREE]].tolist()
             table.n = int(counters[ST_NODES])
