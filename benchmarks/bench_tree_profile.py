@@ -3,8 +3,8 @@
 Trains ``bench_higgs``'s model (1M rows by default, 80 % of them) with a profile clock
 in the compiled loop (``TreeGrower.profile_clock``: the CPU's cycle counter read
 between kernels) and prints, per thread count and growth policy, the milliseconds
-per tree of each section of the loop -- subtracting histograms, scanning them,
-bookkeeping, partitioning rows, building histograms -- split by the rows of the batch
+per tree of each section of the loop -- subtracting and scanning histograms (one
+parallel region), bookkeeping, partitioning rows, building histograms -- split by the rows of the batch
 each step splits (under 8k, 32k, 128k, and more), with the calls and microseconds per
 call; the rest of a round (gradients, the root histogram, updating the scores) is
 the fit's time outside the loop.
@@ -33,7 +33,7 @@ from boostwood._kernels.expand import CLOCK_ROWS, new_clock  # noqa: E402
 from boostwood._kernels.intrinsics import cycle_count  # noqa: E402
 from boostwood.tree.grower import TreeGrower  # noqa: E402
 
-SECTIONS = ("subtract", "scan", "bookkeeping", "partition", "build")
+SECTIONS = ("subtract and scan", "bookkeeping", "partition", "build")
 
 
 @njit(nogil=True)

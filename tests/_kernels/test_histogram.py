@@ -217,6 +217,9 @@ def test_one_lane_block_equals_direct_and_naive(dtype, nb):
     ([5000, 20000], 2, True),  # two nodes (one built child each of a depthwise pair)
     ([1, 3000], 4, True),  # a one-row node beside a cut one
     ([50000], 2, True),  # four blocks: four pieces, two per thread
+    ([4000], 16, True),  # 4 pieces of 5 features in 4 ranges (piece_groups): 16 tasks
+    ([2048], 16, False),  # 2 pieces, the 2 features of the subset one range each
+    ([1, 3000], 16, True),  # 1 + 3 pieces, 4 ranges each
 ])
 def test_small_batch_cut_into_pieces_equals_naive(rows_kind, counts, n_threads, all_features):
     """A small batch built in pieces, one per thread (each summed in packed cells, then
@@ -251,6 +254,18 @@ def test_small_batch_cut_into_pieces_equals_naive(rows_kind, counts, n_threads, 
     assert np.all(hist[0] == -5)
     if counts[0] >= 1 << COUNT_BITS:
         assert hist[1, 1, 3, 2] == counts[0]
+
+
+def test_pieces_fewer_than_threads_share_their_features():
+    """piece_groups: a piece is cut into n_threads // n_pieces feature ranges, at most
+    one per feature, and never on 2 threads (a small batch has 2 pieces or more there)."""
+    from boostwood._kernels.histogram import MIN_PIECE_ROWS, piece_groups, piece_rows
+    assert piece_groups(4, 28, 16) == 4 and piece_groups(5, 28, 16) == 3
+    assert piece_groups(16, 28, 16) == 1 and piece_groups(64, 28, 16) == 1
+    assert piece_groups(2, 5, 16) == 5  # no more ranges than features
+    for total in range(2 * MIN_PIECE_ROWS, 40_000, 997):
+        rows = piece_rows(total, HIST_BLOCK, 2)
+        assert piece_groups(-(-total // rows), 28, 2) == 1
 
 
 def test_pieces_are_a_multiple_of_the_threads():

@@ -32,7 +32,8 @@ def test_worked_exercise_scan_picks_x2_below_2_5_with_its_leaves():
     hist = histogram_naive(Xb, gh[:, 0], gh[:, 1], np.arange(6), 4)[None]
     totals = np.array([[G6.sum(), H6.sum(), 6.0]])
     gain, pick, left = np.empty((1, 2)), np.empty((N_PICK, 1, 2), np.int64), np.empty((1, 2, 3))
-    find_best_splits(hist, np.array([0]), totals, np.array([3, 3], np.int32),
+    find_best_splits(hist, np.array([0]), np.zeros((2, 0), np.int64), totals,
+                     np.array([3, 3], np.int32),
                      np.array([0, 1], np.int64), np.ones((1, 2), np.uint8),
                      split_settings(1.0, 0.0, 0.0, 1.0, 0.0, 1.0), (gain, pick, left))
     b, best = pick[P_BIN], np.empty(1, np.int64)
@@ -255,3 +256,44 @@ def test_pick_takes_each_path_and_keeps_the_rule(deltas, n_near):
     got = _pick(work, n, n + 1, False, 0.0, 0.0)
     assert got == _ordered_pick(work, n, n + 1, False, 0.0, 0.0)
     assert got[1] == (2 if n_near == 1 else 0)
+
+
+def test_scan_subtracts_its_pairs_in_the_same_region():
+    """find_best_splits with pairs: the larger child's slot is its parent's minus the
+    built child's, feature by feature in the scan's tasks, exactly as subtract_histograms
+    then a scan without pairs; masked features are subtracted too (the histogram is a
+    parent later), inactive ones are not, and a pair whose parent no node holds is
+    subtracted on its own."""
+    from boostwood._kernels.histogram import subtract_histograms
+    rng = np.random.default_rng(3)
+    n, F, nb = 3000, 5, 16
+    X = rng.integers(0, nb, size=(n, F)).astype(np.uint8)  # bin nb - 1: missing
+    g, h = rng.integers(-500, 500, n), rng.integers(1, 400, n)
+    rows = rng.permutation(n)
+    A, B, C, D = rows[:1400], rows[1400:2000], rows[2000:2600], rows[2600:]
+    hist = np.stack([histogram_naive(X, g, h, r, nb)
+                     for r in (np.r_[A, B], B, np.r_[C, D], D)])
+    features = np.array([0, 2, 3, 4], dtype=np.int64)  # feature 1 inactive
+    slots = np.array([1, 0], dtype=np.int64)  # the built child B, the larger child A
+    pairs = np.array([[0, 2], [1, 3]], dtype=np.int64)  # (2, 3): its parent is not scanned
+    totals = np.array([[g[r].sum(), h[r].sum(), r.size] for r in (B, A)], dtype=np.int64)
+    mask = np.ones((2, 4), np.uint8)
+    mask[1, 1] = 0  # A may not split on feature 2: subtracted all the same
+    settings_ = split_settings(1.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    results = []
+    for fused in (True, False):
+        hh = hist.copy()
+        out = (np.zeros((2, 4)), np.zeros((N_PICK, 2, 4), np.int64), np.zeros((2, 4, 3), np.int64))
+        if not fused:
+            subtract_histograms(pairs[0], pairs[1], features, hh)
+        find_best_splits(hh, slots, pairs if fused else np.zeros((2, 0), np.int64), totals,
+                         np.full(F, nb - 1, np.int32), features, mask, settings_, out)
+        results.append((hh, out))
+    (h1, o1), (h2, o2) = results
+    np.testing.assert_array_equal(h1, h2)
+    for a, b in zip(o1, o2):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(h1[0][features], histogram_naive(X, g, h, A, nb)[features])
+    np.testing.assert_array_equal(h1[2][features], histogram_naive(X, g, h, C, nb)[features])
+    np.testing.assert_array_equal(h1[0][1], hist[0][1])  # inactive: untouched
+    assert o1[0][1, 1] == -np.inf and np.isfinite(o1[0][0]).all()

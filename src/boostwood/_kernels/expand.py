@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit
 
 from .grow import SM_LEFT, SM_SLOT, built_children, node_totals
-from .histogram import build_histograms, feature_groups, partials_bound, subtract_histograms
+from .histogram import build_histograms, feature_groups, partials_bound
 from .nodes import N_PICK, ND_COUNT, ND_DEPTH, NF_GAIN, choose_gradient, split_nodes
 from .intrinsics import cycle_count
 from .partition import partition_nodes
@@ -52,11 +52,11 @@ N_COUNTERS = 5
 #: What :func:`expand_tree` returns: the tree is finished, or it stopped because the
 #: node table, the slot pool or the partial histograms must hold ``counters[ST_NEED]``.
 DONE, NEED_NODES, NEED_SLOTS, NEED_PARTIALS = range(4)
-#: Sections of the optional profile ``clock`` of :func:`expand_tree`: subtracting
-#: histograms, scanning them for splits, the loop's own bookkeeping (choosing leaves,
-#: slots, node records), partitioning rows and building histograms.
-C_SUBTRACT, C_SCAN, C_BOOKKEEP, C_PARTITION, C_BUILD = range(5)
-N_CLOCK_SECTIONS = 5
+#: Sections of the optional profile ``clock`` of :func:`expand_tree`: scanning histograms
+#: for splits (with the subtractions, in the same region), the loop's own bookkeeping
+#: (choosing leaves, slots, node records), partitioning rows and building histograms.
+C_SCAN, C_BOOKKEEP, C_PARTITION, C_BUILD = range(4)
+N_CLOCK_SECTIONS = 4
 #: Size classes of the profile: a step is counted by the rows of the batch it splits
 #: (its scans by the batch whose children they scan), below each bound, then the rest.
 CLOCK_ROWS = (8192, 32768, 131072)
@@ -345,18 +345,15 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
     while True:
         m = to_scan.shape[0]
         if m > 0:
-            if pairs.shape[1] > 0:
-                subtract_histograms(pairs[0], pairs[1], features, hist)
-                t = _lap(clock, C_SUBTRACT, size_class, t)
             scan_slots = np.empty(m, dtype=np.int64)
             for j in range(m):
                 scan_slots[j] = slot_of[to_scan[j]]
             gain = np.empty((m, n_active))
             pick = np.empty((N_PICK, m, n_active), dtype=np.int64)
             left = np.empty((m, n_active, stats.shape[1]), dtype=stats.dtype)
-            find_best_splits(hist, scan_slots, node_totals(stats, to_scan), n_bins, features,
-                             np.ones((m, n_active), dtype=np.uint8), settings,
-                             (gain, pick, left))
+            find_best_splits(hist, scan_slots, pairs, node_totals(stats, to_scan), n_bins,
+                             features, np.ones((m, n_active), dtype=np.uint8), settings,
+                             (gain, pick, left))  # subtracting the pairs first
             t = _lap(clock, C_SCAN, size_class, t)
             found = choose_gradient(gain, pick, left, to_scan, features, ints, floats,
                                     cand_left)

@@ -23,7 +23,7 @@ they hold no parallel loop is silenced where they are imported (``tree/grower.py
 import numpy as np
 from numba import njit
 
-from .histogram import build_histograms, feature_groups, subtract_histograms
+from .histogram import build_histograms, feature_groups
 from .nodes import ND_COUNT, ND_SIDE, ND_START, choose_gradient, split_nodes
 from .partition import partition_nodes
 from .split import find_best_splits
@@ -124,13 +124,11 @@ def subtract_and_scan(hist, pairs, features, scan_slots, n_bins, feature_mask, s
     """``hist[parent] -= hist[child]`` for each pair (``pairs`` (2, n_pairs) int64: parent
     slots, child slots), then the best split of each node of ``nodes`` (whose histograms
     are in ``scan_slots``), recorded as its candidate in ``table`` (the tuple of
-    :func:`split_and_build`) by :func:`boostwood._kernels.nodes.choose_gradient`. Other
-    arguments as in :func:`subtract_histograms` and :func:`find_best_splits`. Returns the
-    nodes that have a candidate."""
-    if pairs.shape[1] > 0:
-        subtract_histograms(pairs[0], pairs[1], features, hist)
+    :func:`split_and_build`) by :func:`boostwood._kernels.nodes.choose_gradient`; the
+    subtractions run in the scan's parallel region (:func:`find_best_splits`). Other
+    arguments as in :func:`find_best_splits`. Returns the nodes that have a candidate."""
     ints, floats, stats, cand_left, cat_bits = table
-    find_best_splits(hist, scan_slots, node_totals(stats, nodes), n_bins, features, feature_mask,
-                     settings, out)
+    find_best_splits(hist, scan_slots, pairs, node_totals(stats, nodes), n_bins, features,
+                     feature_mask, settings, out)
     gain, pick, left = out
     return choose_gradient(gain, pick, left, nodes, features, ints, floats, cand_left)

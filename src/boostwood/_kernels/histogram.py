@@ -62,6 +62,8 @@ near-equal pieces, as few as the block size allows and, for one node, the same n
 per thread (:func:`piece_rows`, :func:`_pieces_rows`, a work-size rule), when
 ``partial`` has a buffer for every piece (else by feature ranges), each summed into
 packed cells in a buffer of ``partial``, and the pieces are then added cell by cell.
+Fewer pieces than threads (a leaf-wise child of a few thousand rows on many threads)
+have their features cut into ranges as well (:func:`piece_groups`).
 The alternative, feature ranges of one block, leaves every thread reading every row,
 and on scattered rows the reads are the cost: pieces give each thread its own rows (28
 features, 256 bins, 2 threads: 1.75x one thread's speed at 8,000 rows and 2.0x at
@@ -252,12 +254,26 @@ def _plan_pieces(counts, rows):
     return first, node_of
 
 
+@njit(cache=True, nogil=True)
+def piece_groups(n_pieces, n_active, n_threads):
+    """Feature ranges each piece of a small batch is cut into (a work-size rule): with
+    fewer pieces than threads, ``n_threads // n_pieces`` (at most one per feature), so
+    every thread has a share; else 1. Pieces are at least ``MIN_PIECE_ROWS`` rows, so
+    a leaf-wise child of 4,000 rows is 4 pieces: on 16 threads it had kept 12 threads
+    idle, and now each piece is 4 tasks of 7 of 28 features. A range re-reads its
+    piece's rows for fewer features; it zeroes and fills only its features' cells, so
+    a piece's buffer costs the same. Never more than one range on 2 threads (a small
+    batch has at least 2 pieces there)."""
+    return max(1, min(n_active, n_threads // max(n_pieces, 1)))
+
+
 @njit(parallel=True, cache=True, nogil=True)
-def _build_pieces(X_binned, gh, buf, sides, starts, counts, slots, features, rows, hist,
-                  partial):
+def _build_pieces(X_binned, gh, buf, sides, starts, counts, slots, features, rows, n_threads,
+                  hist, partial):
     """Histograms of a small batch, its nodes cut into pieces of about ``rows`` rows
     (:func:`_plan_pieces`) summed in parallel, each into packed cells in its own buffer of
-    ``partial`` (one per piece); then, in parallel over (node, feature), every cell is the
+    ``partial`` (one per piece; with fewer pieces than ``n_threads``, each piece's
+    features are cut into ranges, :func:`piece_groups`); then, in parallel over (node, feature), every cell is the
     sum of its pieces' cells, each unpacked first (a node may pass ``2**COUNT_BITS`` rows).
     Integer sums: the same bits as any other cut. ``gh`` int32 or int16 (the caller's check)."""
     n_active = features.shape[0]
@@ -266,18 +282,23 @@ def _build_pieces(X_binned, gh, buf, sides, starts, counts, slots, features, row
     one_lane = gh.itemsize == 2
     lanes = 1 if one_lane else 2
     first, node_of = _plan_pieces(counts, rows)
+    n_groups = piece_groups(node_of.shape[0], n_active, n_threads)
     flat = partial.reshape(partial.shape[0], hist.shape[1] * n_bins_max * 3)
-    for t in prange(node_of.shape[0]):
+    for task in prange(node_of.shape[0] * n_groups):
+        t, g = task // n_groups, task % n_groups
         k = node_of[t]
         n_k = first[k + 1] - first[k]
         lo = starts[k] + counts[k] * (t - first[k]) // n_k
         hi = starts[k] + counts[k] * (t - first[k] + 1) // n_k
+        # features flo..fhi of the piece, into their own cells of its buffer
+        flo, fhi = n_active * g // n_groups, n_active * (g + 1) // n_groups
+        cells = flat[t, flo * n_bins_max * lanes:]
         if one_lane:
-            _one_lane_rows(X_binned, gh, buf[sides[k]], lo, hi - lo, features, 0, n_active,
-                           all_features, n_bins_max, flat[t])
+            _one_lane_rows(X_binned, gh, buf[sides[k]], lo, hi - lo, features, flo, fhi,
+                           all_features, n_bins_max, cells)
         else:
-            _packed_rows(X_binned, gh, buf[sides[k]], lo, hi - lo, features, 0, n_active,
-                         all_features, n_bins_max, flat[t])
+            _packed_rows(X_binned, gh, buf[sides[k]], lo, hi - lo, features, flo, fhi,
+                         all_features, n_bins_max, cells)
     n_nodes = counts.shape[0]
     for task in prange(n_nodes * n_active):
         k, j = task // n_active, task % n_active
@@ -389,8 +410,8 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     packs = gh.itemsize <= 4 and block_size < (1 << COUNT_BITS)
     rows = _pieces_rows(counts, block_size, n_threads, partial.shape[0]) if packs else 0
     if rows > 0:
-        _build_pieces(X_binned, gh, buf, sides, starts, counts, slots, features, rows, hist,
-                      partial)
+        _build_pieces(X_binned, gh, buf, sides, starts, counts, slots, features, rows,
+                      n_threads, hist, partial)
         return
     t_start, t_count, t_dest, t_partial, t_add, t_flo, t_fhi, t_side, n_workers, run_first, \
         part_first, part_count = _plan_tasks(starts, counts, slots, sides, block_size,
