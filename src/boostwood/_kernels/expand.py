@@ -12,13 +12,31 @@ number of leaves. It serves single-shard training; with several shards the
 histograms of each step must meet in the reducer, and the grower steps the same
 kernels from Python (``tests/test_expand.py`` shows both give identical trees).
 
+*Splitting ahead* (leaf-wise, several threads; off unless the grower's
+``ahead_max_rows`` is set). A leaf-wise tree splits one leaf at a time, and late in a
+tree that leaf is small: its partition, histogram and scan are too little work to share,
+and the other threads wait. So a best leaf of at most ``policy[P_AHEAD_ROWS]`` rows is
+split in one batch with the next ``n_threads - 1`` open leaves by gain, ahead of their
+turn. Their children are scanned but wait
+(``F_WAITING``): the leaves stay open, and when one becomes the best leaf it takes its
+turn with no work, its children opening then. Leaves take turns, and children get
+their node ids, exactly as one leaf at a time would; a leaf whose turn never comes (the
+tree reached ``max_leaves``) is undone at the end (its rows are still in its segment:
+a partition writes the other buffer), and the table is renumbered in that order. So
+the tree is the same, node for node, as the Python loop's; only idle threads did the
+work ahead. (Splitting the next leaves for good instead is not the same tree: their
+children would compete for the remaining leaves earlier than one leaf at a time lets
+them.)
+
 State lives in arrays the caller owns, so the loop can stop when a buffer is
 full, let the caller enlarge it, and go on where it stopped:
 
 * ``slot_of`` (n_capacity,) int64: the histogram slot each node holds, -1 none;
 * ``free`` (n_slots,) int64: a stack of free slots;
 * ``open_ids`` (n_capacity,) int64: the leaves with a candidate split, ascending;
-* ``counters`` (N_COUNTERS,) int64: the named cells ``ST_*``.
+* ``counters`` (N_COUNTERS,) int64: the named cells ``ST_*``;
+* ``logical`` (n_capacity,) int64 and ``flags`` (n_capacity,) uint8: each node's id in
+  the order of one leaf at a time (-1: none yet) and its ``F_*`` bits.
 
 :func:`expand_tree` is compiled serial (it has no parallel loop of its own; the
 kernels it calls are parallel). Not ``parallel=True`` as the drivers of
@@ -35,20 +53,30 @@ from numba import njit
 
 from .grow import SM_LEFT, SM_SLOT, built_children, node_totals
 from .histogram import build_histograms, feature_groups, partials_bound
-from .nodes import N_PICK, ND_COUNT, ND_DEPTH, NF_GAIN, choose_gradient, split_nodes
 from .intrinsics import cycle_count
+from .nodes import (N_PICK, ND_COUNT, ND_DEPTH, ND_LEFT, ND_RIGHT, NF_GAIN, choose_gradient,
+                    split_nodes)
 from .partition import partition_nodes
 from .split import find_best_splits
 
 #: Growth policies (``policy[P_GROW]``).
 DEPTHWISE, LOSSGUIDE = 0, 1
 #: Cells of ``policy``: growth policy, max_depth and max_leaves (0: no limit),
-#: min_data_in_leaf, min_child_weight and one hessian unit (floats).
-P_GROW, P_MAX_DEPTH, P_MAX_LEAVES, P_MIN_DATA, P_MIN_WEIGHT, P_H_UNIT = range(6)
-#: Cells of ``counters``: free slots, open leaves, leaves, nodes in the table, and how
-#: much of the resource named by the return value is needed.
-ST_FREE, ST_OPEN, ST_LEAVES, ST_NODES, ST_NEED = range(5)
-N_COUNTERS = 5
+#: min_data_in_leaf, min_child_weight and one hessian unit (floats), and the most rows of
+#: a best leaf split with others ahead of their turn (leaf-wise; 0: none).
+P_GROW, P_MAX_DEPTH, P_MAX_LEAVES, P_MIN_DATA, P_MIN_WEIGHT, P_H_UNIT, P_AHEAD_ROWS = range(7)
+#: Cells of ``counters``: free slots, open leaves, leaves, nodes in the table, how much
+#: of the resource named by the return value is needed, the next id in the order of one
+#: leaf at a time, and the leaves split ahead of their turn and those undone at the end.
+ST_FREE, ST_OPEN, ST_LEAVES, ST_NODES, ST_NEED, ST_LOGICAL, ST_AHEAD, ST_UNDONE = range(8)
+N_COUNTERS = 8
+#: ``flags`` bits: a leaf split ahead of its turn (its children wait), a waiting child.
+F_AHEAD, F_WAITING = 1, 2
+#: Leaf-wise, a best leaf of at most this many rows is split together with the next
+#: ``n_threads - 1`` open leaves (ahead of their turn): alone, its small kernels leave
+#: threads idle. A value for ``policy[P_AHEAD_ROWS]`` (the grower's ``ahead_max_rows``,
+#: 0 by default).
+AHEAD_MAX_ROWS = 16384
 #: What :func:`expand_tree` returns: the tree is finished, or it stopped because the
 #: node table, the slot pool or the partial histograms must hold ``counters[ST_NEED]``.
 DONE, NEED_NODES, NEED_SLOTS, NEED_PARTIALS = range(4)
@@ -150,7 +178,7 @@ def _best_open(open_ids, n_open, gain, taken):
 
 
 @njit(cache=True, nogil=True)
-def retire_beyond_budget(policy, gain, state):
+def retire_beyond_budget(policy, gain, state, ints, flags):
     """Leaf-wise growth: open leaves that can no longer be expanded leave the open set
     and give their histogram slots back.
 
@@ -161,7 +189,9 @@ def retire_beyond_budget(policy, gain, state):
     it only frees its histogram, so a tree holds at most about ``max_leaves / 2``
     histograms at once (the open leaves and the steps left cannot both pass half of
     it), where it had held one per open leaf: up to ``max_leaves`` (255 leaves of 28
-    features and 256 bins: 44 MB of histograms, now about half)."""
+    features and 256 bins: 44 MB of histograms, now about half). A retired leaf that was
+    split ahead of its turn (``F_AHEAD``, see the module docstring) also frees its
+    waiting children's histograms; :func:`_in_order` undoes its split at the end."""
     slot_of, free, open_ids, counters = state
     if policy[P_GROW] != LOSSGUIDE or policy[P_MAX_LEAVES] <= 0:
         return
@@ -173,8 +203,14 @@ def retire_beyond_budget(policy, gain, state):
             if gain[open_ids[j]] <= gain[open_ids[worst]]:
                 worst = j
         k = open_ids[worst]
-        _release(free, counters, slot_of[k])
-        slot_of[k] = -1
+        if slot_of[k] >= 0:
+            _release(free, counters, slot_of[k])
+            slot_of[k] = -1
+        if flags[k] & F_AHEAD:  # split ahead, its turn will never come: its waiting
+            for c in (ints[ND_LEFT, k], ints[ND_RIGHT, k]):  # children give their slots
+                if slot_of[c] >= 0:  # back (the split is undone at the end)
+                    _release(free, counters, slot_of[c])
+                    slot_of[c] = -1
         for j in range(worst, n_open - 1):
             open_ids[j] = open_ids[j + 1]
         counters[ST_OPEN] = n_open - 1
@@ -268,15 +304,17 @@ def place_children(small, need, pairs, first, state):
 
 
 @njit(cache=True, nogil=True)
-def open_found(nodes, found, state):
+def open_found(nodes, found, state, flags):
     """Nodes of a scan with a candidate (``found``, a subsequence of ``nodes``) become
-    open leaves; the others give up their slots."""
+    open leaves, or keep their slots until their parent's turn (``F_WAITING``); the
+    others give up their slots."""
     slot_of, free, open_ids, counters = state
     j = 0
     for k in nodes:
         if j < found.shape[0] and found[j] == k:
-            open_ids[counters[ST_OPEN]] = k
-            counters[ST_OPEN] += 1
+            if not flags[k] & F_WAITING:
+                open_ids[counters[ST_OPEN]] = k
+                counters[ST_OPEN] += 1
             j += 1
         else:
             _release(free, counters, slot_of[k])
@@ -314,8 +352,25 @@ def _shortage(batch, policy, table, n_slots_free, n_partials, hist_block, n_thre
 
 
 @njit(cache=True, nogil=True)
+def _slots_of(slot_of, nodes):
+    slots = np.empty(nodes.shape[0], dtype=np.int64)
+    for j in range(nodes.shape[0]):
+        slots[j] = slot_of[nodes[j]]
+    return slots
+
+
+@njit(cache=True, nogil=True)
+def _choose_batch(policy, state, order, gain, ints, n_threads):
+    """The next batch: the policy's (:func:`next_batch`), leaf-wise with the leaves split
+    ahead of their turn (:func:`_leafwise_batch`)."""
+    if policy[P_GROW] == LOSSGUIDE:
+        return _leafwise_batch(policy, state, order, gain, ints, n_threads)
+    return next_batch(policy, state[2], state[3], gain)
+
+
+@njit(cache=True, nogil=True)
 def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy, sizes, state,
-                first_scan, clock=None):
+                order, first_scan, clock=None):
     """Scan ``first_scan`` (the root, on the first call), then expand the tree's open
     leaves until the policy stops.
 
@@ -324,6 +379,8 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
     cat_bits); hists : (hist, partial); n_bins, settings : as in :func:`subtract_and_scan`
     policy : tuple, the cells ``P_*``; sizes : (partition_block, hist_block, n_threads)
     state : (slot_of, free, open_ids, counters), see the module docstring   # IN/OUT
+    order : (logical, flags), (n_capacity,) int64 and uint8: each node's id in the
+        order of one leaf at a time (-1: not yet), and the ``F_*`` bits   # IN/OUT
     first_scan : (m,) int64, ascending: leaves holding their histograms, to scan first
     clock : None, or a profile from :func:`new_clock` to add this call's time to,
         by section and size class (IN/OUT; None compiles without a counter read)
@@ -338,6 +395,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
     ints, floats, stats, cand_left, cat_bits = table
     hist, partial = hists
     slot_of, free, open_ids, counters = state
+    logical, flags = order
     n_active = features.shape[0]
     to_scan, pairs, unused = first_scan, np.zeros((2, 0), dtype=np.int64), first_scan[:0]
     size_class = len(CLOCK_ROWS)  # the root's scan
@@ -345,9 +403,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
     while True:
         m = to_scan.shape[0]
         if m > 0:
-            scan_slots = np.empty(m, dtype=np.int64)
-            for j in range(m):
-                scan_slots[j] = slot_of[to_scan[j]]
+            scan_slots = _slots_of(slot_of, to_scan)
             gain = np.empty((m, n_active))
             pick = np.empty((N_PICK, m, n_active), dtype=np.int64)
             left = np.empty((m, n_active, stats.shape[1]), dtype=stats.dtype)
@@ -357,13 +413,15 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
             t = _lap(clock, C_SCAN, size_class, t)
             found = choose_gradient(gain, pick, left, to_scan, features, ints, floats,
                                     cand_left)
-            open_found(to_scan, found, state)
+            open_found(to_scan, found, state, flags)
         for k in unused:
             _release(free, counters, slot_of[k])
             slot_of[k] = -1
-        retire_beyond_budget(policy, floats[NF_GAIN], state)
-        batch = next_batch(policy, open_ids, counters, floats[NF_GAIN])
+        retire_beyond_budget(policy, floats[NF_GAIN], state, ints, flags)
+        batch = _choose_batch(policy, state, order, floats[NF_GAIN], ints, sizes[2])
         B = batch.shape[0]
+        if B == 0:
+            _in_order(table, order, counters)
         status = DONE if B == 0 else _shortage(batch, policy, table, counters[ST_FREE],
                                                partial.shape[0], sizes[1], sizes[2], counters)
         if B == 0 or status != DONE:  # finished, or stopped for room
@@ -371,10 +429,10 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
             return status
         size_class = _size_class(ints, batch) if clock is not None else 0
         small, pairs, need = plan_batch(policy, batch, stats, cand_left, ints, state)
-        _close(open_ids, counters, slot_of)
         first = counters[ST_NODES]
+        n_now = B if policy[P_GROW] != LOSSGUIDE else 1  # leaf-wise: batch[0] takes its turn
+        _take_turns(batch, n_now, first, state, order)
         counters[ST_NODES] += 2 * B
-        counters[ST_LEAVES] += B
         n_left = np.empty(B, dtype=np.int64)
         t = _lap(clock, C_BOOKKEEP, size_class, t)
         partition_nodes(X_columns, buf, mask, ints, batch, cat_bits, n_bins, sizes[0], sizes[2],
@@ -393,11 +451,110 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
 
 
 @njit(cache=True, nogil=True)
-def _close(open_ids, counters, slot_of):
-    """The leaves of a planned batch (which gave up their slots) leave the open set."""
-    n_open = 0
+def _take_turns(batch, n_now, first, state, order):
+    """The first ``n_now`` nodes of a split batch take their turn now: they leave the open
+    set and their children (``first + 2i``, ``+ 1``) get the next ids in the order of
+    one leaf at a time; the others are split ahead (``F_AHEAD``), their children wait."""
+    slot_of, free, open_ids, counters = state
+    logical, flags = order
+    for i in range(batch.shape[0]):
+        if i < n_now:
+            _remove_open(open_ids, counters, batch[i])
+            counters[ST_LEAVES] += 1
+            for c in (first + 2 * i, first + 2 * i + 1):
+                logical[c] = counters[ST_LOGICAL]
+                counters[ST_LOGICAL] += 1
+        else:
+            counters[ST_AHEAD] += 1
+            flags[batch[i]] |= F_AHEAD
+            flags[first + 2 * i] |= F_WAITING
+            flags[first + 2 * i + 1] |= F_WAITING
+
+
+@njit(cache=True, nogil=True)
+def _remove_open(open_ids, counters, k):
+    """Leaf k leaves the open set (the others keep their order)."""
+    n = 0
     for j in range(counters[ST_OPEN]):
-        if slot_of[open_ids[j]] >= 0:
-            open_ids[n_open] = open_ids[j]
-            n_open += 1
-    counters[ST_OPEN] = n_open
+        if open_ids[j] != k:
+            open_ids[n] = open_ids[j]
+            n += 1
+    counters[ST_OPEN] = n
+
+
+@njit(cache=True, nogil=True)
+def _leafwise_batch(policy, state, order, gain, ints, n_threads):
+    """The leaf-wise step: leaves split ahead take their turns while the best open leaf is
+    one (no work: their children were scanned then, and now open in turn); then the best
+    open leaf, and, when it is small (``AHEAD_MAX_ROWS``), the next ``n_threads - 1``
+    open leaves not yet split, to split ahead. Empty: the tree is finished.
+
+    One leaf at a time is what decides: the leaves that take turns, their order and so
+    the node ids are those of one leaf at a time (:func:`_in_order` renumbers the table
+    by them at the end, and undoes splits ahead whose turn never came)."""
+    slot_of, free, open_ids, counters = state
+    logical, flags = order
+    max_leaves = policy[P_MAX_LEAVES]
+    while True:
+        n_open = counters[ST_OPEN]
+        if n_open == 0 or (max_leaves > 0 and counters[ST_LEAVES] >= max_leaves):
+            return np.empty(0, dtype=np.int64)
+        k = open_ids[_best_open(open_ids, n_open, gain, None)]
+        if not flags[k] & F_AHEAD:
+            break
+        flags[k] &= ~F_AHEAD
+        _remove_open(open_ids, counters, k)
+        counters[ST_LEAVES] += 1
+        for c in (ints[ND_LEFT, k], ints[ND_RIGHT, k]):
+            logical[c] = counters[ST_LOGICAL]
+            counters[ST_LOGICAL] += 1
+            flags[c] &= ~F_WAITING
+            if slot_of[c] >= 0:  # scanned, with a candidate: open now
+                open_ids[counters[ST_OPEN]] = c
+                counters[ST_OPEN] += 1
+    n_ahead = n_threads - 1 if ints[ND_COUNT, k] <= policy[P_AHEAD_ROWS] else 0
+    taken = np.zeros(n_open, dtype=np.uint8)
+    for j in range(n_open):
+        if open_ids[j] == k or flags[open_ids[j]] & F_AHEAD:
+            taken[j] = 1
+    batch = np.empty(1 + n_ahead, dtype=np.int64)
+    batch[0] = k
+    m = 1
+    while m <= n_ahead:
+        j = _best_open(open_ids, n_open, gain, taken)
+        if j < 0 or taken[j]:
+            break
+        taken[j] = 1
+        batch[m] = open_ids[j]
+        m += 1
+    return batch[:m]
+
+
+@njit(cache=True, nogil=True)
+def _in_order(table, order, counters):
+    """At the end of a tree: undo the splits ahead whose turn never came (their nodes are
+    leaves again, their children dropped) and renumber the table in the order of one
+    leaf at a time, which it then is, node for node."""
+    ints, floats, stats, cand_left, _ = table
+    logical, flags = order
+    n = counters[ST_NODES]
+    old_ints, old_floats = ints[:, :n].copy(), floats[:, :n].copy()
+    old_stats, old_left = stats[:n].copy(), cand_left[:n].copy()
+    for k in range(n):
+        at = logical[k]
+        if at < 0:
+            continue
+        ints[:, at] = old_ints[:, k]
+        floats[:, at] = old_floats[:, k]
+        stats[at] = old_stats[k]
+        cand_left[at] = old_left[k]
+        if flags[k] & F_AHEAD:
+            counters[ST_UNDONE] += 1
+        if flags[k] & F_AHEAD or old_ints[ND_LEFT, k] < 0:
+            ints[ND_LEFT, at] = -1
+            ints[ND_RIGHT, at] = -1
+        else:
+            ints[ND_LEFT, at] = logical[old_ints[ND_LEFT, k]]
+            ints[ND_RIGHT, at] = logical[old_ints[ND_RIGHT, k]]
+    counters[ST_NODES] = counters[ST_LOGICAL]
+

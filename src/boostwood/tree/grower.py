@@ -28,8 +28,8 @@ from numba.core.errors import NumbaPerformanceWarning
 from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import partials_bound, sum_gradients
 from .._kernels.expand import (DEPTHWISE, LOSSGUIDE, N_COUNTERS, NEED_NODES, NEED_PARTIALS,
-                               NEED_SLOTS, ST_FREE, ST_LEAVES, ST_NEED, ST_NODES, ST_OPEN,
-                               can_split, expand_tree)
+                               NEED_SLOTS, ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES,
+                               ST_OPEN, can_split, expand_tree)
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
 from .._kernels.nodes import ND_COUNT, ND_DEPTH, NF_GAIN
 from .._kernels.split import leaf_values, split_settings
@@ -92,6 +92,12 @@ class TreeGrower:
     #: loop does; False keeps every open leaf's histogram (the reference the tests
     #: compare the retirement against).
     retire_leaves = True
+    #: The compiled leaf-wise loop splits a best leaf of at most this many rows together
+    #: with the next open leaves, ahead of their turn (0: never; the tree is the same
+    #: either way). Off by default: on 2 cores it gained nothing measurable (the 10-class
+    #: case ran 0.99-1.10x as long with it); where more threads idle on small leaves
+    #: set it to ``AHEAD_MAX_ROWS`` and measure.
+    ahead_max_rows = 0
 
     def __init__(self, X_binned, n_bins, n_bins_max, params, reducer=None, X_columns=None):
         self.X_binned = X_binned
@@ -197,7 +203,7 @@ class TreeGrower:
         # the cells P_* of _kernels/expand.py: which leaves are expanded, and may be split
         self._policy = (LOSSGUIDE if p.grow_policy == "lossguide" else DEPTHWISE,
                         int(p.max_depth), int(p.max_leaves), int(p.min_data_in_leaf),
-                        float(p.min_child_weight), self._h_unit)
+                        float(p.min_child_weight), self._h_unit, int(self.ahead_max_rows))
 
     def _new_table(self):
         p = self.params
@@ -261,7 +267,10 @@ class TreeGrower:
         for k, slot in self._slot.items():
             slot_of[k] = slot
         counters = np.zeros(N_COUNTERS, dtype=np.int64)
-        counters[ST_LEAVES], counters[ST_NODES] = 1, table.n
+        counters[ST_LEAVES], counters[ST_NODES], counters[ST_LOGICAL] = 1, table.n, table.n
+        # each node's id in the order of one leaf at a time, and its F_* bits
+        logical, flags = np.full(cap, -1, dtype=np.int64), np.zeros(cap, dtype=np.uint8)
+        logical[:table.n] = np.arange(table.n)
         sizes = (PARTITION_BLOCK, HIST_BLOCK, self._n_threads)
         first_scan = np.zeros(1, dtype=np.int64)  # the root
         while True:
@@ -271,8 +280,8 @@ class TreeGrower:
             status = expand_tree((self.X_columns, self.X_binned), self._gh, (self.buf, self.mask),
                                  table.record, (builder.hist, builder.partial), self._features,
                                  self.n_bins, self._settings, self._policy, sizes,
-                                 (slot_of, free, open_ids, counters), first_scan,
-                                 self.profile_clock)
+                                 (slot_of, free, open_ids, counters), (logical, flags),
+                                 first_scan, self.profile_clock)
             first_scan = first_scan[:0]
             builder._free = free[:counters[ST_FREE]].tolist()
             table.n = int(counters[ST_NODES])
@@ -282,6 +291,8 @@ class TreeGrower:
                 grown = table.stats.shape[0] - slot_of.shape[0]
                 slot_of = np.concatenate([slot_of, np.full(grown, -1, dtype=np.int64)])
                 open_ids = np.concatenate([open_ids, np.zeros(grown, dtype=np.int64)])
+                logical = np.concatenate([logical, np.full(grown, -1, dtype=np.int64)])
+                flags = np.concatenate([flags, np.zeros(grown, dtype=np.uint8)])
             elif status == NEED_SLOTS:
                 builder.ensure_free(need)
             elif status == NEED_PARTIALS:
@@ -290,6 +301,7 @@ class TreeGrower:
                 break
         builder.release_many(slot_of[slot_of >= 0].tolist())
         self._slot, self._open, self._heap = {}, set(), []
+        self.expansion_counters = counters  # the last tree's (ST_AHEAD, ST_UNDONE, ...)
 
     # -- policy ------------------------------------------------------------------------
     def _next_batch(self, table, n_leaves):
