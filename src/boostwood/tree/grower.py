@@ -96,7 +96,10 @@ class TreeGrower:
     #: with the next open leaves, ahead of their turn (0: never; the tree is the same
     #: either way). Off by default: on 2 cores it gained nothing measurable (the 10-class
     #: case ran 0.99-1.10x as long with it); where more threads idle on small leaves
-    #: set it to ``AHEAD_MAX_ROWS`` and measure.
+    #: set it to ``AHEAD_MAX_ROWS`` and measure. A leaf split ahead keeps its waiting
+    #: children's histograms, so a tree may hold up to ``2 (n_threads - 1)`` more than
+    #: :meth:`held_histograms` (the pool grows on demand; the side-by-side memory rule
+    #: does not count them).
     ahead_max_rows = 0
 
     def __init__(self, X_binned, n_bins, n_bins_max, params, reducer=None, X_columns=None):
