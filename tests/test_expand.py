@@ -254,17 +254,19 @@ AHEAD_CASES = [dict(max_depth=0, max_leaves=31),
                dict(max_depth=5, max_leaves=40, min_child_weight=20.0)]
 
 
-def test_leaves_split_ahead_of_their_turn_leave_the_one_at_a_time_tree():
+def test_leaves_split_ahead_of_their_turn_leave_the_one_at_a_time_tree(monkeypatch):
     """Leaf-wise, with several threads a small best leaf is split together with the next
     open leaves, ahead of their turn: they take their turns later in the order of one
     leaf at a time, or are undone when the tree ends first. The tree, node ids and leaf
     segments are those of the Python loop, which splits one leaf at a time; and the
     cases include leaves undone (some of them retired beyond the leaf budget first,
-    their waiting children's histograms freed)."""
+    their waiting children's histograms freed). (By default it takes AHEAD_MIN_THREADS
+    threads; here two are made enough.)"""
     import numba
     from boostwood._kernels.expand import AHEAD_MAX_ROWS, ST_AHEAD, ST_UNDONE
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("splitting ahead needs two threads")
+    monkeypatch.setattr(grower_module, "AHEAD_MIN_THREADS", 2)
     d, gh = _data(seed=7)
     m = d.bin_mapper
     features = np.arange(d.num_feature(), dtype=np.int64)
@@ -289,3 +291,24 @@ def test_leaves_split_ahead_of_their_turn_leave_the_one_at_a_time_tree():
         assert ahead > 0 and 0 <= undone <= ahead, kw
         undone_any += undone
     assert undone_any > 0
+
+
+def test_splitting_ahead_is_on_by_default_from_a_thread_bound_and_counted():
+    """Leaf-wise growers split ahead by default on AHEAD_MIN_THREADS threads or more, with
+    AHEAD_MAX_ROWS, and held_histograms counts the waiting children's 2 (n_threads - 1)
+    histograms there (the side-by-side memory rule reads it); depth-wise never."""
+    from boostwood._kernels.expand import AHEAD_MAX_ROWS, AHEAD_MIN_THREADS
+    d, _ = _data()
+    m = d.bin_mapper
+    leafwise = TreeGrower(d.X_binned, m.n_bins, m.n_bins_max,
+                          GrowerParams(grow_policy="lossguide", max_depth=0, max_leaves=31))
+    depthwise = TreeGrower(d.X_binned, m.n_bins, m.n_bins_max,
+                           GrowerParams(grow_policy="depthwise", max_depth=6))
+    t = AHEAD_MIN_THREADS
+    assert leafwise._ahead_rows(t) == AHEAD_MAX_ROWS and leafwise._ahead_rows(t - 1) == 0
+    assert depthwise._ahead_rows(16) == 0
+    assert leafwise.held_histograms(16) == leafwise.held_histograms(t - 1) + 2 * 15
+    assert leafwise.held_histograms(t - 1) == 31 // 2 + 2
+    assert depthwise.held_histograms(16) == depthwise.held_histograms(1)
+    leafwise.ahead_max_rows = 0
+    assert leafwise.held_histograms(16) == 31 // 2 + 2

@@ -12,8 +12,8 @@ number of leaves. It serves single-shard training; with several shards the
 histograms of each step must meet in the reducer, and the grower steps the same
 kernels from Python (``tests/test_expand.py`` shows both give identical trees).
 
-*Splitting ahead* (leaf-wise, several threads; off unless the grower's
-``ahead_max_rows`` is set). A leaf-wise tree splits one leaf at a time, and late in a
+*Splitting ahead* (leaf-wise, ``AHEAD_MIN_THREADS`` threads or more; the grower's
+``ahead_max_rows``, 0 turns it off). A leaf-wise tree splits one leaf at a time, and late in a
 tree that leaf is small: its partition, histogram and scan are too little work to share,
 and the other threads wait. So a best leaf of at most ``policy[P_AHEAD_ROWS]`` rows is
 split in one batch with the next ``n_threads - 1`` open leaves by gain, ahead of their
@@ -74,9 +74,11 @@ N_COUNTERS = 8
 F_AHEAD, F_WAITING = 1, 2
 #: Leaf-wise, a best leaf of at most this many rows is split together with the next
 #: ``n_threads - 1`` open leaves (ahead of their turn): alone, its small kernels leave
-#: threads idle. A value for ``policy[P_AHEAD_ROWS]`` (the grower's ``ahead_max_rows``,
-#: 0 by default).
+#: threads idle. The grower's default ``ahead_max_rows`` (``policy[P_AHEAD_ROWS]``).
 AHEAD_MAX_ROWS = 16384
+#: Fewest threads the grower splits leaves ahead of their turn on (a work-size rule:
+#: on 2 threads a small leaf's kernels already keep both busy; 0.84x the time on 16).
+AHEAD_MIN_THREADS = 4
 #: What :func:`expand_tree` returns: the tree is finished, or it stopped because the
 #: node table, the slot pool or the partial histograms must hold ``counters[ST_NEED]``.
 DONE, NEED_NODES, NEED_SLOTS, NEED_PARTIALS = range(4)

@@ -27,7 +27,8 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import partials_bound, sum_gradients
-from .._kernels.expand import (DEPTHWISE, LOSSGUIDE, N_COUNTERS, NEED_NODES, NEED_PARTIALS,
+from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOSSGUIDE,
+                               N_COUNTERS, NEED_NODES, NEED_PARTIALS,
                                NEED_SLOTS, ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES,
                                ST_OPEN, can_split, expand_tree)
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
@@ -93,14 +94,13 @@ class TreeGrower:
     #: compare the retirement against).
     retire_leaves = True
     #: The compiled leaf-wise loop splits a best leaf of at most this many rows together
-    #: with the next open leaves, ahead of their turn (0: never; the tree is the same
-    #: either way). Off by default: on 2 cores it gained nothing measurable (the 10-class
-    #: case ran 0.99-1.10x as long with it); where more threads idle on small leaves
-    #: set it to ``AHEAD_MAX_ROWS`` and measure. A leaf split ahead keeps its waiting
-    #: children's histograms, so a tree may hold up to ``2 (n_threads - 1)`` more than
-    #: :meth:`held_histograms` (the pool grows on demand; the side-by-side memory rule
-    #: does not count them).
-    ahead_max_rows = 0
+    #: with the next open leaves, ahead of their turn, on ``AHEAD_MIN_THREADS`` threads or
+    #: more (0: never; the tree is the same either way). On 16 cores it took 0.84x the
+    #: time (0.74-0.88, ``benchmarks/results/tree_profile_16cores.md``); on 2 it gained
+    #: nothing measurable (the 10-class case ran 0.99-1.10x as long with it), hence the
+    #: thread bound. A leaf split ahead keeps its waiting children's histograms:
+    #: :meth:`held_histograms` counts ``2 (n_threads - 1)`` more.
+    ahead_max_rows = AHEAD_MAX_ROWS
 
     def __init__(self, X_binned, n_bins, n_bins_max, params, reducer=None, X_columns=None):
         self.X_binned = X_binned
@@ -124,14 +124,17 @@ class TreeGrower:
         self.splitter = HistogramSplitter(self)
 
     # -- public ------------------------------------------------------------------------
-    def held_histograms(self):
-        """About the most histograms one tree holds at once (the pool grows past it on
-        demand; the memory rule of :mod:`boostwood.boosting._side_by_side` reads it):
+    def held_histograms(self, n_threads=None):
+        """About the most histograms one tree holds at once on ``n_threads`` threads
+        (numba's by default; the pool grows past it on demand; the memory rule of
+        :mod:`boostwood.boosting._side_by_side` reads it):
 
         * leaf-wise with ``max_leaves``: half of it, plus two (the loops retire the
           leaves they can no longer reach, see
           :func:`boostwood._kernels.expand.retire_beyond_budget`);
         * leaf-wise with only ``max_depth``: every leaf of that depth may be open;
+        * leaf-wise, plus ``2 (n_threads - 1)`` where leaves are split ahead of their
+          turn (:attr:`ahead_max_rows`: their waiting children's histograms);
         * depth-wise: one level's smaller children and their parents, ``2**(max_depth -
           1)``, and never more than ``max_leaves``.
 
@@ -139,9 +142,11 @@ class TreeGrower:
         p = self.params
         depth = min(p.max_depth, 12) if p.max_depth > 0 else 12
         if p.grow_policy == "lossguide":
+            n_threads = numba.get_num_threads() if n_threads is None else n_threads
+            ahead = 2 * (n_threads - 1) if self._ahead_rows(n_threads) > 0 else 0
             if p.max_leaves > 0:
-                return p.max_leaves // 2 + 2
-            return 2 ** depth + 2
+                return p.max_leaves // 2 + 2 + ahead
+            return 2 ** depth + 2 + ahead
         bound = 2 ** max(depth - 1, 0) + 2
         return min(bound, p.max_leaves + 2) if p.max_leaves > 0 else bound
 
@@ -206,7 +211,15 @@ class TreeGrower:
         # the cells P_* of _kernels/expand.py: which leaves are expanded, and may be split
         self._policy = (LOSSGUIDE if p.grow_policy == "lossguide" else DEPTHWISE,
                         int(p.max_depth), int(p.max_leaves), int(p.min_data_in_leaf),
-                        float(p.min_child_weight), self._h_unit, int(self.ahead_max_rows))
+                        float(p.min_child_weight), self._h_unit, self._ahead_rows())
+
+    def _ahead_rows(self, n_threads=None):
+        """``ahead_max_rows`` where leaves are split ahead of their turn (leaf-wise, on
+        ``AHEAD_MIN_THREADS`` threads or more), else 0."""
+        n_threads = numba.get_num_threads() if n_threads is None else n_threads
+        if self.params.grow_policy != "lossguide" or n_threads < AHEAD_MIN_THREADS:
+            return 0
+        return int(self.ahead_max_rows)
 
     def _new_table(self):
         p = self.params
