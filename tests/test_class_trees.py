@@ -155,8 +155,9 @@ def test_worker_bytes_counts_a_trees_histograms_and_partials():
     # pieces' buffers: 4 per thread and one (none on one thread)
     assert method.worker_bytes(1) == rows + (held + 4) * slot
     assert method.worker_bytes(2) == rows + (held + 9) * slot
-    # from AHEAD_MIN_THREADS (4) leaves are split ahead: 2 (4 - 1) waiting histograms more
-    assert method.worker_bytes(4) == rows + (held + 2 * 3 + 17) * slot
+    assert method.worker_bytes(4) == rows + (held + 17) * slot
+    # from AHEAD_MIN_THREADS (16) leaves are split ahead: 2 (16 - 1) waiting histograms more
+    assert method.worker_bytes(16) == rows + (held + 2 * 15 + 65) * slot
 
 
 @pytest.mark.parametrize("n_trees, nthread, expected", [

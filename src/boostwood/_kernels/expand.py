@@ -76,9 +76,12 @@ F_AHEAD, F_WAITING = 1, 2
 #: ``n_threads - 1`` open leaves (ahead of their turn): alone, its small kernels leave
 #: threads idle. The grower's default ``ahead_max_rows`` (``policy[P_AHEAD_ROWS]``).
 AHEAD_MAX_ROWS = 16384
-#: Fewest threads the grower splits leaves ahead of their turn on (a work-size rule:
-#: on 2 threads a small leaf's kernels already keep both busy; 0.84x the time on 16).
-AHEAD_MIN_THREADS = 4
+#: Fewest threads the grower splits leaves ahead of their turn on. Measured on a 16-core
+#: machine (HIGGS-like, 800k rows, 100 rounds of 255 leaves, same models): 0.84x the
+#: time at 16 threads (before piece_groups), but 1.12x at 4 and 1.09x at 8 (after it),
+#: and 0.99-1.10x on 2 cores; so only from 16 (``benchmarks/results/
+#: tree_profile_16cores.md``). Between 8 and 16 it is not measured.
+AHEAD_MIN_THREADS = 16
 #: What :func:`expand_tree` returns: the tree is finished, or it stopped because the
 #: node table, the slot pool or the partial histograms must hold ``counters[ST_NEED]``.
 DONE, NEED_NODES, NEED_SLOTS, NEED_PARTIALS = range(4)

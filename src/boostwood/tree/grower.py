@@ -94,11 +94,10 @@ class TreeGrower:
     #: compare the retirement against).
     retire_leaves = True
     #: The compiled leaf-wise loop splits a best leaf of at most this many rows together
-    #: with the next open leaves, ahead of their turn, on ``AHEAD_MIN_THREADS`` threads or
-    #: more (0: never; the tree is the same either way). On 16 cores it took 0.84x the
-    #: time (0.74-0.88, ``benchmarks/results/tree_profile_16cores.md``); on 2 it gained
-    #: nothing measurable (the 10-class case ran 0.99-1.10x as long with it), hence the
-    #: thread bound. A leaf split ahead keeps its waiting children's histograms:
+    #: with the next open leaves, ahead of their turn, on ``AHEAD_MIN_THREADS`` (16)
+    #: threads or more (0: never; the tree is the same either way). On 16 cores it took
+    #: 0.84x the time, at 4 and 8 threads 1.12x and 1.09x (see ``AHEAD_MIN_THREADS``).
+    #: A leaf split ahead keeps its waiting children's histograms:
     #: :meth:`held_histograms` counts ``2 (n_threads - 1)`` more.
     ahead_max_rows = AHEAD_MAX_ROWS
 
