@@ -7,7 +7,8 @@ per tree of each section of the loop -- subtracting and scanning histograms (one
 parallel region), bookkeeping, partitioning rows, building histograms -- split by the rows of the batch
 each step splits (under 8k, 32k, 128k, and more), with the calls and microseconds per
 call; the rest of a round (gradients, the root histogram, updating the scores) is
-the fit's time outside the loop.
+the fit's time outside the loop, broken down by function from a second fit, without
+the clock, under cProfile.
 
 A many-core machine is where this matters: at 16 threads a small node's kernels are
 mostly the cost of starting a parallel region (``bench_regions.py``), and this says
@@ -18,7 +19,9 @@ Usage::
     python benchmarks/bench_tree_profile.py --threads 2,16 --rounds 30
 """
 import argparse
+import cProfile
 import os
+import pstats
 import sys
 import time
 
@@ -74,6 +77,19 @@ def report(clock, rate, n_trees, seconds, setting, threads):
     return ms
 
 
+def outside(profiler, n_trees, top=8):
+    """The fit's time outside the compiled loop, by function (its own time, compiled
+    kernels called from Python included: the root histogram, gradients, quantizing,
+    adding leaf values), from the fit without the clock run under cProfile."""
+    stats = pstats.Stats(profiler).stats
+    rows = sorted(((tt, f"{os.path.basename(file)}:{name}", calls)
+                   for (file, _, name), (_, calls, tt, _, _) in stats.items()
+                   if name != "expand_tree"), reverse=True)[:top]
+    print("outside the loop, ms per tree: " + ", ".join(
+        f"{label} {tt / n_trees * 1e3:.2f} ({calls / n_trees:.0f}/tree)"
+        for tt, label, calls in rows), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", default="2", help="comma-separated thread counts")
@@ -99,10 +115,14 @@ def main():
             seconds = time.perf_counter() - t
             TreeGrower.profile_clock = None
             report(clock, rate, booster.num_boosted_rounds(), seconds, setting, threads)
+            profiler = cProfile.Profile()
             t = time.perf_counter()
+            profiler.enable()
             bw.train(params, d, args.rounds, verbose_eval=False)
+            profiler.disable()
             print(f"(the same fit without the clock: {time.perf_counter() - t:.2f} s, "
-                  f"with it {seconds:.2f} s)", flush=True)
+                  f"with it {seconds:.2f} s)")
+            outside(profiler, booster.num_boosted_rounds())
 
 
 if __name__ == "__main__":

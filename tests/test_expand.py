@@ -198,11 +198,13 @@ def _slots_touched(compiled, max_leaves, retire=True, policy="lossguide", max_de
 
 
 @pytest.mark.parametrize("max_leaves", [16, 64, 127])
-def test_leafwise_retires_leaves_beyond_the_budget(max_leaves):
+def test_leafwise_retires_leaves_beyond_the_budget(max_leaves, monkeypatch):
     """A leaf that ``max_leaves`` leaves no step to reach gives its histogram back: both
     loops hold at most about half of ``max_leaves`` histograms, where the Python loop
     that keeps every open leaf's (the reference) holds nearly one per leaf, and all
-    three grow the same tree."""
+    three grow the same tree. (One leaf at a time: no leaves split ahead, which the
+    compiled loop does by default on 16 threads or more.)"""
+    monkeypatch.setattr(TreeGrower, "ahead_max_rows", 0)
     held, compiled = _slots_touched(True, max_leaves)
     held_python, python = _slots_touched(False, max_leaves)
     held_all, reference = _slots_touched(False, max_leaves, retire=False)
@@ -229,6 +231,7 @@ def test_profile_clock_counts_every_step_and_changes_no_tree(policy, kw, monkeyp
     batch, a scan to each batch of children, and cycles to every section it ran."""
     from boostwood._kernels.expand import (C_BOOKKEEP, C_BUILD, C_PARTITION, C_SCAN,
                                            new_clock)
+    monkeypatch.setattr(TreeGrower, "ahead_max_rows", 0)  # one split per step, any machine
     d, gh = _data()
     plain = _grow(d, gh, policy, kw, compiled=True)
     clock = new_clock()
@@ -287,6 +290,9 @@ def test_leaves_split_ahead_of_their_turn_leave_the_one_at_a_time_tree(monkeypat
         # every slot back exactly once: none lost, none twice, no -1 (a retired leaf that
         # was split ahead must not push its own released slot)
         assert sorted(grower.builder._free) == list(range(grower.builder.hist.shape[0]))
+        # no more leaves split ahead wait at once than held_histograms counts: the pool,
+        # sized by it, never had to grow
+        assert grower.builder.hist.shape[0] <= max(grower.held_histograms(2), 4), kw
         ahead, undone = grower.expansion_counters[[ST_AHEAD, ST_UNDONE]]
         assert ahead > 0 and 0 <= undone <= ahead, kw
         undone_any += undone
@@ -312,3 +318,30 @@ def test_splitting_ahead_is_on_by_default_from_a_thread_bound_and_counted():
     assert depthwise.held_histograms(16) == depthwise.held_histograms(1)
     leafwise.ahead_max_rows = 0
     assert leafwise.held_histograms(16) == 31 // 2 + 2
+
+
+@pytest.mark.parametrize("waiting,expected", [(0, 3), (4, 2), (5, 1), (6, 0), (8, 0)])
+def test_leaves_split_ahead_wait_at_most_twice_the_extra_threads(waiting, expected):
+    """A small best leaf takes n_threads - 1 leaves ahead with it, but no more than
+    2 (n_threads - 1) leaves split ahead wait for their turn at once (the histograms
+    held_histograms counts for them): on 4 threads, with 4 waiting it takes 2, with 6
+    or more none."""
+    from boostwood._kernels.expand import (F_AHEAD, LOSSGUIDE, N_COUNTERS, ST_LEAVES,
+                                           ST_OPEN, _leafwise_batch)
+    from boostwood._kernels.nodes import N_NODE_INTS, ND_COUNT
+    cap, n_open = 32, 14
+    ints = np.zeros((N_NODE_INTS, cap), dtype=np.int64)
+    ints[ND_COUNT] = 100  # every leaf small
+    gain = np.zeros((cap,))
+    open_ids = np.zeros(cap, dtype=np.int64)
+    open_ids[:n_open] = np.arange(1, n_open + 1)
+    gain[1:n_open + 1] = np.arange(n_open, 0, -1)  # leaf 1 is the best
+    flags = np.zeros(cap, dtype=np.uint8)
+    flags[n_open + 1 - waiting:n_open + 1] = F_AHEAD  # the lowest gains wait
+    counters = np.zeros(N_COUNTERS, dtype=np.int64)
+    counters[ST_OPEN], counters[ST_LEAVES] = n_open, n_open
+    policy = (LOSSGUIDE, 0, 255, 1, 0.0, 1.0, 16384)
+    state = (np.zeros(cap, dtype=np.int64), np.zeros(4, dtype=np.int64), open_ids, counters)
+    batch = _leafwise_batch(policy, state, (np.zeros(cap, dtype=np.int64), flags), gain,
+                            ints, 4)
+    assert batch.tolist() == [1] + list(range(2, 2 + expected))

@@ -297,3 +297,17 @@ def test_scan_subtracts_its_pairs_in_the_same_region():
     np.testing.assert_array_equal(h1[2][features], histogram_naive(X, g, h, C, nb)[features])
     np.testing.assert_array_equal(h1[0][1], hist[0][1])  # inactive: untouched
     assert o1[0][1, 1] == -np.inf and np.isfinite(o1[0][0]).all()
+
+
+def test_scan_refuses_pairs_it_would_subtract_twice_or_lose():
+    """Two nodes of a scan on one slot (both would subtract), or two pairs with one parent
+    (one would be lost): an error, never a wrong histogram."""
+    from boostwood._kernels.split import _minus_slots
+    hist = np.zeros((4, 2, 8, 3), np.int64)
+    feats = np.arange(2, dtype=np.int64)
+    with pytest.raises(ValueError, match="hold one histogram slot"):
+        _minus_slots(hist, np.array([0, 0]), np.array([[0], [1]]), feats)
+    with pytest.raises(ValueError, match="share a parent slot"):
+        _minus_slots(hist, np.array([0, 2]), np.array([[0, 0], [1, 3]]), feats)
+    minus = _minus_slots(hist, np.array([2, 0]), np.array([[0], [1]]), feats)
+    assert minus.tolist() == [-1, 1]

@@ -79,7 +79,7 @@ AHEAD_MAX_ROWS = 16384
 #: Fewest threads the grower splits leaves ahead of their turn on. Measured on a 16-core
 #: machine (HIGGS-like, 800k rows, 100 rounds of 255 leaves, same models): 0.84x the
 #: time at 16 threads (before piece_groups), but 1.12x at 4 and 1.09x at 8 (after it),
-#: and 0.99-1.10x on 2 cores; so only from 16 (``benchmarks/results/
+#: and 0.90-1.09x on 2 cores (the 10-class case 0.99-1.10x); so only from 16 (``benchmarks/results/
 #: tree_profile_16cores.md``). Between 8 and 16 it is not measured.
 AHEAD_MIN_THREADS = 16
 #: What :func:`expand_tree` returns: the tree is finished, or it stopped because the
@@ -193,7 +193,7 @@ def retire_beyond_budget(policy, gain, state, ints, flags):
     children can only join the queue, never shorten it. Retiring it changes no tree;
     it only frees its histogram, so a tree holds at most about ``max_leaves / 2``
     histograms at once (the open leaves and the steps left cannot both pass half of
-    it), where it had held one per open leaf: up to ``max_leaves`` (255 leaves of 28
+    it; plus up to ``2 (n_threads - 1)`` for leaves split ahead), where it had held one per open leaf: up to ``max_leaves`` (255 leaves of 28
     features and 256 bins: 44 MB of histograms, now about half). A retired leaf that was
     split ahead of its turn (``F_AHEAD``, see the module docstring) also frees its
     waiting children's histograms; :func:`_in_order` undoes its split at the end."""
@@ -491,8 +491,10 @@ def _remove_open(open_ids, counters, k):
 def _leafwise_batch(policy, state, order, gain, ints, n_threads):
     """The leaf-wise step: leaves split ahead take their turns while the best open leaf is
     one (no work: their children were scanned then, and now open in turn); then the best
-    open leaf, and, when it is small (``AHEAD_MAX_ROWS``), the next ``n_threads - 1``
-    open leaves not yet split, to split ahead. Empty: the tree is finished.
+    open leaf, and, when it is small (``policy[P_AHEAD_ROWS]`` rows or fewer), the next
+    ``n_threads - 1`` open leaves not yet split, to split ahead, as long as no more than
+    ``2 (n_threads - 1)`` leaves split ahead wait for their turn. Empty: the tree is
+    finished.
 
     One leaf at a time is what decides: the leaves that take turns, their order and so
     the node ids are those of one leaf at a time (:func:`_in_order` renumbers the table
@@ -517,11 +519,15 @@ def _leafwise_batch(policy, state, order, gain, ints, n_threads):
             if slot_of[c] >= 0:  # scanned, with a candidate: open now
                 open_ids[counters[ST_OPEN]] = c
                 counters[ST_OPEN] += 1
-    n_ahead = n_threads - 1 if ints[ND_COUNT, k] <= policy[P_AHEAD_ROWS] else 0
     taken = np.zeros(n_open, dtype=np.uint8)
+    waiting = 0  # leaves split ahead whose turn has not come: each holds one slot more
     for j in range(n_open):
         if open_ids[j] == k or flags[open_ids[j]] & F_AHEAD:
             taken[j] = 1
+            waiting += open_ids[j] != k
+    # at most 2 (n_threads - 1) of them at once: the bound held_histograms counts
+    n_ahead = max(0, min(n_threads - 1, 2 * (n_threads - 1) - waiting)) \
+        if ints[ND_COUNT, k] <= policy[P_AHEAD_ROWS] else 0
     batch = np.empty(1 + n_ahead, dtype=np.int64)
     batch[0] = k
     m = 1

@@ -416,23 +416,30 @@ def pick_best_features(gain, out_best):
 
 @njit(cache=True, nogil=True)
 def _minus_slots(hist, slots, pairs, features):
-    """Per node of a scan, the slot to subtract from its own first (-1: none). A pair
-    whose parent slot no node holds is subtracted here (serially: never in the loops,
-    where the larger child of a pair is always scanned)."""
+    """Per node of a scan, the slot to subtract from its own first (-1: none), through a
+    table of the node holding each slot (linear in slots, nodes and pairs). A pair whose
+    parent slot no node holds is subtracted here (serially: never in the loops, where
+    the larger child of a pair is always scanned). Two nodes holding one slot, or two
+    pairs with one parent, would subtract twice or lose one: an error."""
     minus = np.full(slots.shape[0], -1, dtype=np.int64)
+    node_of = np.full(hist.shape[0], -1, dtype=np.int64)
+    for node in range(slots.shape[0]):
+        if node_of[slots[node]] >= 0:
+            raise ValueError("two nodes of a scan hold one histogram slot")
+        node_of[slots[node]] = node
     n_cells = hist.shape[2] * hist.shape[3]
     for p in range(pairs.shape[1]):
-        held = False
-        for node in range(slots.shape[0]):
-            if slots[node] == pairs[0, p]:
-                minus[node] = pairs[1, p]
-                held = True
-        if not held:
-            for f in features:
-                mine = hist[pairs[0, p], f].reshape(n_cells)
-                theirs = hist[pairs[1, p], f].reshape(n_cells)
-                for c in range(n_cells):
-                    mine[c] -= theirs[c]
+        node = node_of[pairs[0, p]]
+        if node >= 0:
+            if minus[node] >= 0:
+                raise ValueError("two subtraction pairs share a parent slot")
+            minus[node] = pairs[1, p]
+            continue
+        for f in features:
+            mine = hist[pairs[0, p], f].reshape(n_cells)
+            theirs = hist[pairs[1, p], f].reshape(n_cells)
+            for c in range(n_cells):
+                mine[c] -= theirs[c]
     return minus
 
 

@@ -96,7 +96,8 @@ class TreeGrower:
     #: The compiled leaf-wise loop splits a best leaf of at most this many rows together
     #: with the next open leaves, ahead of their turn, on ``AHEAD_MIN_THREADS`` (16)
     #: threads or more (0: never; the tree is the same either way). On 16 cores it took
-    #: 0.84x the time, at 4 and 8 threads 1.12x and 1.09x (see ``AHEAD_MIN_THREADS``).
+    #: 0.84x the time (measured before ``piece_groups`` and the scan's fused subtraction),
+    #: at 4 and 8 threads 1.12x and 1.09x (after them; see ``AHEAD_MIN_THREADS``).
     #: A leaf split ahead keeps its waiting children's histograms:
     #: :meth:`held_histograms` counts ``2 (n_threads - 1)`` more.
     ahead_max_rows = AHEAD_MAX_ROWS
@@ -210,7 +211,8 @@ class TreeGrower:
         # the cells P_* of _kernels/expand.py: which leaves are expanded, and may be split
         self._policy = (LOSSGUIDE if p.grow_policy == "lossguide" else DEPTHWISE,
                         int(p.max_depth), int(p.max_leaves), int(p.min_data_in_leaf),
-                        float(p.min_child_weight), self._h_unit, self._ahead_rows())
+                        float(p.min_child_weight), self._h_unit,
+                        self._ahead_rows(self._n_threads))
 
     def _ahead_rows(self, n_threads=None):
         """``ahead_max_rows`` where leaves are split ahead of their turn (leaf-wise, on
