@@ -1,7 +1,9 @@
 #!/bin/sh
 # The many-core benchmark suite, one command: environment and start-up, parallel
-# region costs, the HIGGS scaling table (bench_higgs.py --threads), then the 10-class,
-# 20 % NaN (on all cores) and 1-thread cases, each in the time left. Run from the repository root on
+# region costs, where a tree's time goes on all cores (bench_tree_profile.py), splitting
+# leaves ahead on and off there (bench_setting_ab.py), the HIGGS scaling table
+# (bench_higgs.py --threads), then the 10-class, 20 % NaN, 50-feature regression and
+# 4M-row cases (on all cores) and 1 thread, each in the time left. Run from the repository root on
 # the machine to measure (LightGBM and XGBoost importable); results go to $OUT
 # (default: benchmarks/results/suite) and to stdout.
 #
@@ -35,15 +37,21 @@ print('%.1f' % (time.perf_counter()-t))"
     echo "boostwood compile (the other kernels) s: $(($(date +%s) - t))"
     python3 benchmarks/bench_regions.py --reps 5000
 } 2>&1 | tee "$OUT/env.txt"
-run() {  # file, then bench_higgs arguments; skipped when no time is left
+step() {  # file, then a python script and its arguments; skipped when no time is left
     f=$1; shift
     t=$(left)
     if [ "$t" -le 0 ]; then echo "# $f: skipped, no time left" | tee "$OUT/$f"; return; fi
-    timeout "$t" python3 benchmarks/bench_higgs.py --no-startup "$@" 2>&1 | tee "$OUT/$f"
+    timeout "$t" python3 "$@" 2>&1 | tee "$OUT/$f"
 }
+run() { f=$1; shift; step "$f" benchmarks/bench_higgs.py --no-startup "$@"; }
+step tree_profile.txt benchmarks/bench_tree_profile.py --rows "$ROWS" --threads "$MAXT" --rounds 30
+step ahead_ab.txt benchmarks/bench_setting_ab.py --rows "$ROWS" --threads "$MAXT" --settings lossguide \
+    --set boostwood.tree.grower:TreeGrower.ahead_max_rows=0,16384 --rounds 100 --pairs 2
 run higgs_scaling.txt --rows "$ROWS" --rounds "$ROUNDS" --threads "$THREADS"
 run multiclass10_many.txt --case multiclass10 --rows "$MROWS" --rounds 50 --threads "$MAXT" \
     --settings lossguide
 run nan_many.txt --case nan --rows "$ROWS" --rounds "$ROUNDS" --threads "$MAXT" --settings lossguide
+run regression50_many.txt --case regression50 --rows "$ROWS" --rounds "$ROUNDS" --threads "$MAXT"
+run higgs4M_many.txt --rows 4000000 --rounds 100 --threads "$MAXT" --settings lossguide
 run higgs_1thread.txt --rows "$ROWS" --rounds "$ROUNDS" --threads 1
 echo "suite done in $(($(date +%s) - START)) s"
