@@ -211,11 +211,12 @@ def retire_beyond_budget(policy, gain, state, ints, flags):
         if slot_of[k] >= 0:
             _release(free, counters, slot_of[k])
             slot_of[k] = -1
-        if flags[k] & F_AHEAD:  # split ahead, its turn will never come: its waiting
-            for c in (ints[ND_LEFT, k], ints[ND_RIGHT, k]):  # children give their slots
-                if slot_of[c] >= 0:  # back (the split is undone at the end)
-                    _release(free, counters, slot_of[c])
-                    slot_of[c] = -1
+        if flags is not None:  # (None: no leaves split ahead)
+            if flags[k] & F_AHEAD:  # split ahead, its turn will never come: its waiting
+                for c in (ints[ND_LEFT, k], ints[ND_RIGHT, k]):  # children give their
+                    if slot_of[c] >= 0:  # slots back (the split is undone at the end)
+                        _release(free, counters, slot_of[c])
+                        slot_of[c] = -1
         for j in range(worst, n_open - 1):
             open_ids[j] = open_ids[j + 1]
         counters[ST_OPEN] = n_open - 1
@@ -317,7 +318,10 @@ def open_found(nodes, found, state, flags):
     j = 0
     for k in nodes:
         if j < found.shape[0] and found[j] == k:
-            if not flags[k] & F_WAITING:
+            waiting = False
+            if flags is not None:  # (None: no leaves split ahead, see expand_tree)
+                waiting = flags[k] & F_WAITING != 0
+            if not waiting:
                 open_ids[counters[ST_OPEN]] = k
                 counters[ST_OPEN] += 1
             j += 1
@@ -365,11 +369,20 @@ def _slots_of(slot_of, nodes):
 
 
 @njit(cache=True, nogil=True)
+def _flags_of(order):
+    """The ``F_*`` bits of ``order``, or None without it."""
+    if order is None:
+        return None
+    return order[1]
+
+
+@njit(cache=True, nogil=True)
 def _choose_batch(policy, state, order, gain, ints, n_threads):
     """The next batch: the policy's (:func:`next_batch`), leaf-wise with the leaves split
     ahead of their turn (:func:`_leafwise_batch`)."""
-    if policy[P_GROW] == LOSSGUIDE:
-        return _leafwise_batch(policy, state, order, gain, ints, n_threads)
+    if order is not None:  # None: no leaves split ahead, one leaf at a time
+        if policy[P_GROW] == LOSSGUIDE:
+            return _leafwise_batch(policy, state, order, gain, ints, n_threads)
     return next_batch(policy, state[2], state[3], gain)
 
 
@@ -385,7 +398,8 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
     policy : tuple, the cells ``P_*``; sizes : (partition_block, hist_block, n_threads)
     state : (slot_of, free, open_ids, counters), see the module docstring   # IN/OUT
     order : (logical, flags), (n_capacity,) int64 and uint8: each node's id in the
-        order of one leaf at a time (-1: not yet), and the ``F_*`` bits   # IN/OUT
+        order of one leaf at a time (-1: not yet), and the ``F_*`` bits   # IN/OUT; None
+        where no leaf is split ahead (numba then compiles none of that code)
     first_scan : (m,) int64, ascending: leaves holding their histograms, to scan first
     clock : None, or a profile from :func:`new_clock` to add this call's time to,
         by section and size class (IN/OUT; None compiles without a counter read)
@@ -400,7 +414,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
     ints, floats, stats, cand_left, cat_bits = table
     hist, partial = hists
     slot_of, free, open_ids, counters = state
-    logical, flags = order
+    flags = _flags_of(order)
     n_active = features.shape[0]
     to_scan, pairs, unused = first_scan, np.zeros((2, 0), dtype=np.int64), first_scan[:0]
     size_class = len(CLOCK_ROWS)  # the root's scan
@@ -425,7 +439,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         retire_beyond_budget(policy, floats[NF_GAIN], state, ints, flags)
         batch = _choose_batch(policy, state, order, floats[NF_GAIN], ints, sizes[2])
         B = batch.shape[0]
-        if B == 0:
+        if B == 0 and order is not None:
             _in_order(table, order, counters)
         status = DONE if B == 0 else _shortage(batch, policy, table, counters[ST_FREE],
                                                partial.shape[0], sizes[1], sizes[2], counters)
@@ -461,19 +475,19 @@ def _take_turns(batch, n_now, first, state, order):
     set and their children (``first + 2i``, ``+ 1``) get the next ids in the order of
     one leaf at a time; the others are split ahead (``F_AHEAD``), their children wait."""
     slot_of, free, open_ids, counters = state
-    logical, flags = order
     for i in range(batch.shape[0]):
         if i < n_now:
             _remove_open(open_ids, counters, batch[i])
             counters[ST_LEAVES] += 1
-            for c in (first + 2 * i, first + 2 * i + 1):
-                logical[c] = counters[ST_LOGICAL]
-                counters[ST_LOGICAL] += 1
-        else:
+            if order is not None:
+                for c in (first + 2 * i, first + 2 * i + 1):
+                    order[0][c] = counters[ST_LOGICAL]
+                    counters[ST_LOGICAL] += 1
+        elif order is not None:
             counters[ST_AHEAD] += 1
-            flags[batch[i]] |= F_AHEAD
-            flags[first + 2 * i] |= F_WAITING
-            flags[first + 2 * i + 1] |= F_WAITING
+            order[1][batch[i]] |= F_AHEAD
+            order[1][first + 2 * i] |= F_WAITING
+            order[1][first + 2 * i + 1] |= F_WAITING
 
 
 @njit(cache=True, nogil=True)

@@ -28,7 +28,7 @@ from numba.core.errors import NumbaPerformanceWarning
 from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import partials_bound, sum_gradients
 from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOSSGUIDE,
-                               N_COUNTERS, NEED_NODES, NEED_PARTIALS,
+                               N_COUNTERS, NEED_NODES, NEED_PARTIALS, P_AHEAD_ROWS,
                                NEED_SLOTS, ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES,
                                ST_OPEN, can_split, expand_tree)
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
@@ -285,7 +285,9 @@ class TreeGrower:
             slot_of[k] = slot
         counters = np.zeros(N_COUNTERS, dtype=np.int64)
         counters[ST_LEAVES], counters[ST_NODES], counters[ST_LOGICAL] = 1, table.n, table.n
-        # each node's id in the order of one leaf at a time, and its F_* bits
+        # each node's id in the order of one leaf at a time, and its F_* bits; None when
+        # no leaf is split ahead (the loop is then compiled without that code)
+        ahead = self._policy[P_AHEAD_ROWS] > 0
         logical, flags = np.full(cap, -1, dtype=np.int64), np.zeros(cap, dtype=np.uint8)
         logical[:table.n] = np.arange(table.n)
         sizes = (PARTITION_BLOCK, HIST_BLOCK, self._n_threads)
@@ -297,8 +299,9 @@ class TreeGrower:
             status = expand_tree((self.X_columns, self.X_binned), self._gh, (self.buf, self.mask),
                                  table.record, (builder.hist, builder.partial), self._features,
                                  self.n_bins, self._settings, self._policy, sizes,
-                                 (slot_of, free, open_ids, counters), (logical, flags),
-                                 first_scan, self.profile_clock)
+                                 (slot_of, free, open_ids, counters),
+                                 (logical, flags) if ahead else None, first_scan,
+                                 self.profile_clock)
             first_scan = first_scan[:0]
             builder._free = free[:counters[ST_FREE]].tolist()
             table.n = int(counters[ST_NODES])
