@@ -4,9 +4,9 @@ Trains ``bench_higgs``'s model (1M rows by default, 80 % of them) with a profile
 in the compiled loop (``TreeGrower.profile_clock``: the CPU's cycle counter read
 between kernels) and prints, per thread count and growth policy, the milliseconds
 per tree of each section of the loop -- subtracting and scanning histograms (one
-parallel region), bookkeeping, partitioning rows, building histograms -- split by the rows of the batch
-each step splits (under 8k, 32k, 128k, and more), with the calls and microseconds per
-call; the rest of a round (gradients, the root histogram, updating the scores) is
+parallel region), bookkeeping, partitioning rows, building histograms -- split by the
+rows of the batch each step splits (under 8k, 32k, 128k, and more), with the calls and
+microseconds per call; the rest of a round (gradients, the root histogram, updating the scores) is
 the fit's time outside the loop, broken down by function from a second fit, without
 the clock, under cProfile.
 

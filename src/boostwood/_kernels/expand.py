@@ -193,8 +193,9 @@ def retire_beyond_budget(policy, gain, state, ints, flags):
     children can only join the queue, never shorten it. Retiring it changes no tree;
     it only frees its histogram, so a tree holds at most about ``max_leaves / 2``
     histograms at once (the open leaves and the steps left cannot both pass half of
-    it; plus up to ``2 (n_threads - 1)`` for leaves split ahead), where it had held one per open leaf: up to ``max_leaves`` (255 leaves of 28
-    features and 256 bins: 44 MB of histograms, now about half). A retired leaf that was
+    it; plus up to ``2 (n_threads - 1)`` for leaves split ahead), where it had held one
+    per open leaf: up to ``max_leaves`` (255 leaves of 28 features and 256 bins: 44 MB
+    of histograms, now about half). A retired leaf that was
     split ahead of its turn (``F_AHEAD``, see the module docstring) also frees its
     waiting children's histograms; :func:`_in_order` undoes its split at the end."""
     slot_of, free, open_ids, counters = state
@@ -475,10 +476,10 @@ def _take_turns(batch, n_now, first, state, order):
     set and their children (``first + 2i``, ``+ 1``) get the next ids in the order of
     one leaf at a time; the others are split ahead (``F_AHEAD``), their children wait."""
     slot_of, free, open_ids, counters = state
+    _remove_open(open_ids, counters, np.sort(batch[:n_now]))
+    counters[ST_LEAVES] += n_now
     for i in range(batch.shape[0]):
         if i < n_now:
-            _remove_open(open_ids, counters, batch[i])
-            counters[ST_LEAVES] += 1
             if order is not None:
                 for c in (first + 2 * i, first + 2 * i + 1):
                     order[0][c] = counters[ST_LOGICAL]
@@ -491,13 +492,18 @@ def _take_turns(batch, n_now, first, state, order):
 
 
 @njit(cache=True, nogil=True)
-def _remove_open(open_ids, counters, k):
-    """Leaf k leaves the open set (the others keep their order)."""
+def _remove_open(open_ids, counters, gone):
+    """The leaves ``gone`` (ascending) leave the open set, the others keep their order:
+    one pass, each open leaf looked up in ``gone`` (a depth-wise level of B nodes, one
+    at a time, had cost B passes)."""
     n = 0
     for j in range(counters[ST_OPEN]):
-        if open_ids[j] != k:
-            open_ids[n] = open_ids[j]
-            n += 1
+        k = open_ids[j]
+        at = np.searchsorted(gone, k)
+        if at < gone.shape[0] and gone[at] == k:
+            continue
+        open_ids[n] = k
+        n += 1
     counters[ST_OPEN] = n
 
 
@@ -524,7 +530,7 @@ def _leafwise_batch(policy, state, order, gain, ints, n_threads):
         if not flags[k] & F_AHEAD:
             break
         flags[k] &= ~F_AHEAD
-        _remove_open(open_ids, counters, k)
+        _remove_open(open_ids, counters, np.full(1, k, dtype=np.int64))
         counters[ST_LEAVES] += 1
         for c in (ints[ND_LEFT, k], ints[ND_RIGHT, k]):
             logical[c] = counters[ST_LOGICAL]

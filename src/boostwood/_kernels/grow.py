@@ -3,10 +3,9 @@
 Growing a leaf-wise tree of 255 leaves takes 254 expansions, each of which
 partitions rows, builds a histogram, subtracts one and scans the new nodes (the
 subtraction runs in the scan's parallel region). Called one by one from Python, those
-kernels cost more in dispatch and
-bookkeeping than in work once nodes are small. These drivers run them back to
-back inside compiled code: Python calls :func:`split_and_build`, hands the new
-histograms to the reducer (the only place where shards meet), then calls
+kernels cost more in dispatch and bookkeeping than in work once nodes are small. These
+drivers run them back to back inside compiled code: Python calls :func:`split_and_build`,
+hands the new histograms to the reducer (the only place where shards meet), then calls
 :func:`subtract_and_scan`.
 
 Both only sequence the parallel kernels of ``partition.py``, ``histogram.py``

@@ -273,9 +273,10 @@ def _build_pieces(X_binned, gh, buf, sides, starts, counts, slots, features, row
     """Histograms of a small batch, its nodes cut into pieces of about ``rows`` rows
     (:func:`_plan_pieces`) summed in parallel, each into packed cells in its own buffer of
     ``partial`` (one per piece; with fewer pieces than ``n_threads``, each piece's
-    features are cut into ranges, :func:`piece_groups`); then, in parallel over (node, feature), every cell is the
-    sum of its pieces' cells, each unpacked first (a node may pass ``2**COUNT_BITS`` rows).
-    Integer sums: the same bits as any other cut. ``gh`` int32 or int16 (the caller's check)."""
+    features are cut into ranges, :func:`piece_groups`); then, in parallel over (node,
+    feature), every cell is the sum of its pieces' cells, each unpacked first (a node may
+    pass ``2**COUNT_BITS`` rows). Integer sums: the same bits as any other cut. ``gh``
+    int32 or int16 (the caller's check)."""
     n_active = features.shape[0]
     all_features = n_active == hist.shape[1]
     n_bins_max = hist.shape[2]

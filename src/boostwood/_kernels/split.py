@@ -414,6 +414,17 @@ def pick_best_features(gain, out_best):
         out_best[node] = best
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _subtract_feature(hist, parent, child, f):
+    """``hist[parent, f] -= hist[child, f]``, one feature's cells as one run of unit
+    stride (vector code)."""
+    n_cells = hist.shape[2] * hist.shape[3]
+    mine = hist[parent, f].reshape(n_cells)
+    theirs = hist[child, f].reshape(n_cells)
+    for c in range(n_cells):
+        mine[c] -= theirs[c]
+
+
 @njit(cache=True, nogil=True)
 def _minus_slots(hist, slots, pairs, features):
     """Per node of a scan, the slot to subtract from its own first (-1: none), through a
@@ -427,7 +438,6 @@ def _minus_slots(hist, slots, pairs, features):
         if node_of[slots[node]] >= 0:
             raise ValueError("two nodes of a scan hold one histogram slot")
         node_of[slots[node]] = node
-    n_cells = hist.shape[2] * hist.shape[3]
     for p in range(pairs.shape[1]):
         node = node_of[pairs[0, p]]
         if node >= 0:
@@ -436,10 +446,7 @@ def _minus_slots(hist, slots, pairs, features):
             minus[node] = pairs[1, p]
             continue
         for f in features:
-            mine = hist[pairs[0, p], f].reshape(n_cells)
-            theirs = hist[pairs[1, p], f].reshape(n_cells)
-            for c in range(n_cells):
-                mine[c] -= theirs[c]
+            _subtract_feature(hist, pairs[0, p], pairs[1, p], f)
     return minus
 
 
@@ -484,18 +491,14 @@ def find_best_splits(hist, slots, pairs, totals, n_bins, features, feature_mask,
     # chunks on any machine); every task writes only its own outputs
     n_chunks = (n_tasks + SCAN_CHUNK - 1) // SCAN_CHUNK
     minus = _minus_slots(hist, slots, pairs, features)
-    n_cells = hist.shape[2] * hist.shape[3]
     for chunk in prange(n_chunks):
         sums = np.empty((3, hist.shape[2]), hist.dtype)
         work = np.empty((4, hist.shape[2]))
         for task in range(chunk * n_tasks // n_chunks, (chunk + 1) * n_tasks // n_chunks):
             a = task // n_nodes
             node = task % n_nodes
-            if minus[node] >= 0:  # one feature's cells as one run (vector code)
-                mine = hist[slots[node], features[a]].reshape(n_cells)
-                theirs = hist[minus[node], features[a]].reshape(n_cells)
-                for c in range(n_cells):
-                    mine[c] -= theirs[c]
+            if minus[node] >= 0:
+                _subtract_feature(hist, slots[node], minus[node], features[a])
             out_gain[node, a] = -np.inf
             out_pick[P_BIN, node, a] = -1
             out_pick[P_NEXT, node, a] = -1

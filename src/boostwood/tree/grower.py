@@ -28,9 +28,9 @@ from numba.core.errors import NumbaPerformanceWarning
 from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import partials_bound, sum_gradients
 from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOSSGUIDE,
-                               N_COUNTERS, NEED_NODES, NEED_PARTIALS, P_AHEAD_ROWS,
-                               NEED_SLOTS, ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES,
-                               ST_OPEN, can_split, expand_tree)
+                               N_COUNTERS, NEED_NODES, NEED_PARTIALS, NEED_SLOTS, P_AHEAD_ROWS,
+                               ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES, ST_OPEN,
+                               can_split, expand_tree)
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
 from .._kernels.nodes import ND_COUNT, ND_DEPTH, NF_GAIN
 from .._kernels.split import leaf_values, split_settings

@@ -67,7 +67,7 @@ class HistMethod:
         slot = int(np.prod(hist.shape[1:])) * hist.itemsize
         gq = n * 2 * np.dtype(GQ_LOW_DTYPE if g.stats.low_bits is not None else GQ_DTYPE).itemsize
         n_hist = g.held_histograms(n_threads) + max(partials_bound(n, HIST_BLOCK, n_threads),
-                                           piece_buffers(n_threads, slot))
+                                                    piece_buffers(n_threads, slot))
         return g.buf.nbytes + g.mask.nbytes + gq + n_hist * slot
 
     def grow(self, gh, rows, features, rng):
