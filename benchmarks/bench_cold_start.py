@@ -1,0 +1,91 @@
+"""Start-up on a fresh install: import plus first fit, with and without the kernels that
+setup.py compiles while pip builds the package.
+
+Builds two wheels from a clean copy of this checkout (no ``build/`` and no
+``__pycache__``), one with the build hook and one with ``BOOSTWOOD_COMPILE_ON_INSTALL=0``,
+installs each into its own folder, and times fresh processes on each: ``import
+boostwood``, then the first fit (2,000 rows, 10 rounds) and predict. Also reported:
+numba compilations in that process, the build's seconds, and a warm start (the same
+process again, its cache now filled), for each wheel.
+
+Usage::
+
+    python benchmarks/bench_cold_start.py            # pip builds in an isolated environment
+    python benchmarks/bench_cold_start.py --no-build-isolation   # where there is no network
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBE = """
+import time
+t0 = time.perf_counter()
+from numba.core import event
+n = [0]
+class Count(event.Listener):
+    def on_start(self, ev): n[0] += 1
+    def on_end(self, ev): pass
+event.register("numba:compile", Count())
+import numpy as np
+import boostwood as bw
+t1 = time.perf_counter()
+rng = np.random.default_rng(0)
+X = rng.normal(size=(2000, 6)); y = (X[:, 0] + rng.normal(size=2000) > 0) * 1.0
+bw.train({"objective": "binary:logistic"}, bw.Dataset(X, y), 10, verbose_eval=False).predict(X)
+print(t1 - t0, time.perf_counter() - t1, n[0])
+"""
+
+
+def build(work, hook, isolation):
+    source = work / "source"
+    if not source.exists():
+        shutil.copytree(ROOT / "src", source / "src",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        for name in ("pyproject.toml", "setup.py", "README.md"):
+            shutil.copy(ROOT / name, source / name)
+    shutil.rmtree(source / "build", ignore_errors=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+    env["BOOSTWOOD_COMPILE_ON_INSTALL"] = "1" if hook else "0"
+    wheels, site = work / f"wheel_{hook}", work / f"site_{hook}"
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels),
+                    str(source)] + ([] if isolation else ["--no-build-isolation"]),
+                   check=True, env=env)
+    seconds = time.perf_counter() - t
+    (wheel,) = wheels.glob("boostwood-*.whl")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
+                    str(site), str(wheel)], check=True, env=env)
+    return site, seconds, env
+
+
+def probe(site, env):
+    out = subprocess.run([sys.executable, "-c", PROBE], check=True, capture_output=True,
+                         text=True, env={**env, "PYTHONPATH": str(site)}, cwd=site.parent)
+    imp, fit, n = out.stdout.split()
+    return float(imp), float(fit), int(n)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--no-build-isolation", action="store_true")
+    args = ap.parse_args()
+    print("| wheel | build s | process | import s | first fit + predict s | total s | "
+          "numba compilations |\n|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for hook in (True, False):
+            site, seconds, env = build(Path(tmp), hook, not args.no_build_isolation)
+            label = "compiled at build" if hook else "BOOSTWOOD_COMPILE_ON_INSTALL=0"
+            for which in ("first after install", "second"):
+                imp, fit, n = probe(site, env)
+                print(f"| {label} | {seconds:.1f} | {which} | {imp:.2f} | {fit:.2f} | "
+                      f"{imp + fit:.2f} | {n} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
