@@ -26,7 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_higgs import boostwood_params, make_case  # noqa: E402
+from bench_higgs import TASK, boostwood_params, make_case  # noqa: E402
 
 import numpy as np  # noqa: E402
 from numba import njit  # noqa: E402
@@ -96,7 +96,7 @@ def main():
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--settings", default="lossguide,depthwise")
-    ap.add_argument("--case", default="higgs")
+    ap.add_argument("--case", default="higgs", choices=sorted(TASK))
     args = ap.parse_args()
     X, y = make_case(args.case, args.rows)
     n = int(0.8 * args.rows)
@@ -105,7 +105,7 @@ def main():
     print(f"# {args.case}, {n} rows, {args.rounds} rounds; cycle counter {rate / 1e9:.3f} GHz")
     for threads in (int(t) for t in args.threads.split(",")):
         for setting in args.settings.split(","):
-            params = boostwood_params(setting, threads)
+            params = boostwood_params(setting, threads, TASK[args.case])
             bw.train(params, d, 2, verbose_eval=False)  # compile (or load) and warm both
             TreeGrower.profile_clock = new_clock()
             bw.train(params, d, 2, verbose_eval=False)
