@@ -319,8 +319,9 @@ def main():
         del X, y
         if not args.no_startup:
             st = startup_overhead()
-            print(f"# boostwood import + first fit: cold {st['cold']:.1f} s (compiles kernels), "
-                  f"warm {st['warm']:.1f} s (numba cache)")
+            print(f"# boostwood import + first fit: cold {st['cold']:.1f} s (an empty numba "
+                  f"cache: compiles the kernels; a fresh pip install ships them, see "
+                  f"bench_cold_start.py), warm {st['warm']:.1f} s (numba cache)")
         if "boostwood" in args.libs.split(","):
             # fill numba's cache first, so that every boostwood worker loads its kernels:
             # one that compiled them in its warm-up kept the compiler's memory resident,
