@@ -19,7 +19,7 @@ Two things decide whether they can (numba's rules):
   running (portable code, somewhat slower kernels).
 
 It fits and predicts tiny models along the paths most fits take: binary, weighted,
-multiclass and regression objectives, leaf-wise and depth-wise growth, quantized
+multiclass and (weighted) regression objectives, leaf-wise and depth-wise growth, quantized
 gradients, float64 and float32 data with missing values, row subsampling with an
 evaluation set and early stopping. Other paths (exact and approximate splits, forests,
 SHAP) still compile on their first use.
@@ -45,6 +45,8 @@ _WORKLOADS = (
                                          use_quantized_grad=True), ""),
     ("multiclass", dict(objective="multi:softprob", num_class=3), ""),
     ("regression", dict(objective="reg:squarederror"), ""),
+    # the scikit-learn estimators always pass sample weights (ones by default)
+    ("regression, weighted", dict(objective="reg:squarederror"), "weighted"),
     ("float32 data, subsample, evaluation set", dict(objective="binary:logistic",
                                                     subsample=0.8),
      "float32, evaluation set"),
