@@ -97,6 +97,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--settings", default="lossguide,depthwise")
     ap.add_argument("--case", default="higgs", choices=sorted(TASK))
+    ap.add_argument("--quantized", action="store_true", help="use_quantized_grad")
     args = ap.parse_args()
     X, y = make_case(args.case, args.rows)
     n = int(0.8 * args.rows)
@@ -106,6 +107,7 @@ def main():
     for threads in (int(t) for t in args.threads.split(",")):
         for setting in args.settings.split(","):
             params = boostwood_params(setting, threads, TASK[args.case])
+            params["use_quantized_grad"] = args.quantized
             bw.train(params, d, 2, verbose_eval=False)  # compile (or load) and warm both
             TreeGrower.profile_clock = new_clock()
             bw.train(params, d, 2, verbose_eval=False)
