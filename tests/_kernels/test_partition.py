@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from boostwood._kernels.partition import (MIN_PARTITION_BLOCK, partition_block_size,
+from boostwood._kernels.partition import (MIN_PARTITION_BLOCK, all_rows, partition_block_size,
                                           partition_nodes)
 from boostwood._kernels.nodes import node_records
 from boostwood._kernels.splits import NO_CATEGORIES
@@ -74,3 +74,10 @@ def test_one_small_node_takes_the_serial_path_and_matches_naive(count, side):
     assert np.array_equal(buf[side], before[side])
     rest = np.r_[0:start, start + count:n]
     assert np.array_equal(buf[1 - side, rest], before[1 - side, rest])
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 100_003])
+def test_all_rows_writes_the_root_segment_in_place(n):
+    out = np.full(n + 5, -7, dtype=np.int32)
+    all_rows(out, n)
+    assert np.array_equal(out[:n], np.arange(n)) and np.all(out[n:] == -7)

@@ -33,6 +33,7 @@ from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOS
                                can_split, expand_tree)
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
 from .._kernels.nodes import ND_COUNT, ND_DEPTH, NF_GAIN
+from .._kernels.partition import all_rows
 from .._kernels.split import leaf_values, split_settings
 from .histogram import HIST_BLOCK, HistogramBuilder
 from .nodes import NodeTable
@@ -169,7 +170,7 @@ class TreeGrower:
         """
         n = self._n_rows() if rows is None else rows.shape[0]
         if rows is None:
-            self.buf[0] = np.arange(n, dtype=INDEX_DTYPE)
+            all_rows(self.buf[0], n)
         else:
             self.buf[0, :n] = rows
         self._features, self._rng = features, rng
