@@ -78,6 +78,20 @@ def test_draws_follow_global_row_ids_not_positions_or_threads():
     assert np.mean(other != full) > 0.2
 
 
+def test_no_row_ids_means_ids_0_to_n_minus_1():
+    """One process holding every row passes no id array (None): the draws of ids 0..n-1,
+    without an array of 8 bytes a row allocated every round."""
+    gh = _gh(20_000, seed=3)
+    scales = np.array([8.0, 64.0])
+    given, implied = (np.empty((20_000, 2), dtype=np.int16) for _ in range(2))
+    quantize_gh_low(gh, scales, True, 5, 9, np.arange(20_000, dtype=np.int64), given)
+    quantize_gh_low(gh, scales, True, 5, 9, None, implied)
+    np.testing.assert_array_equal(implied, given)
+    shifted = np.empty_like(given)
+    quantize_gh_low(gh, scales, True, 5, 9, np.arange(20_000, dtype=np.int64) + 1, shifted)
+    assert np.mean(shifted != given) > 0.2  # the ids do matter
+
+
 def _auc(y, p):
     from sklearn.metrics import roc_auc_score
     return roc_auc_score(y, p)

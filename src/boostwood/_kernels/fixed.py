@@ -110,7 +110,8 @@ def quantize_gh_low(gh, scales, stochastic, seed, counter, row_ids, out):
         keep every ``|gh * scale|`` within the range of ``out``'s dtype minus one
     stochastic : bool
     seed, counter : int >= 0   # the run's seed; a number per (round, output)
-    row_ids : ndarray of shape (n_rows,), int64   # IN, global row ids
+    row_ids : ndarray of shape (n_rows,), int64, or None   # IN, global row ids (None:
+        0..n_rows-1, without an array of them)
     out : ndarray of shape (n_rows, 2), int16   # OUT
     """
     n = gh.shape[0]
@@ -121,7 +122,11 @@ def quantize_gh_low(gh, scales, stochastic, seed, counter, row_ids, out):
             ug = 0.5
             uh = 0.5
             if stochastic:
-                z = counter_hash(seed, STREAM_QUANTIZE, counter, row_ids[i])
+                if row_ids is None:  # one process holding every row: the id is i
+                    rid = np.int64(i)
+                else:
+                    rid = row_ids[i]
+                z = counter_hash(seed, STREAM_QUANTIZE, counter, rid)
                 ug = np.float64(z >> uint64(32)) * _TO_UNIT
                 uh = np.float64(z & _LOW32) * _TO_UNIT
             out[i, 0] = np.floor(np.float64(gh[i, 0]) * sg + ug)

@@ -214,7 +214,7 @@ class TrainingState:
             self.friedman.prepare(self.gh)
         rows, feats = self._sample()
         columns = self._class_columns(rows)
-        ids = self.info.ids() if self.method.stats.low_bits is not None else None
+        ids = self.info.row_ids  # None: 0..n-1 (no array of 8 bytes a row each round)
         K = self.obj.n_outputs
 
         def grow_one(method, k):  # keys the rounding of quantized gradients: (round, k)

@@ -105,7 +105,7 @@ class FixedPointStats:
     def quantize(self, gh, row_ids=None, counter=0):
         """Fixed-point copy of ``gh`` (shape (n_rows, 2)); sets :attr:`units`.
 
-        ``row_ids`` (global ids, default 0..n-1) and ``counter`` (one number per round
+        ``row_ids`` (global ids; None: 0..n-1) and ``counter`` (one number per round
         and output) key the stochastic rounding of quantized gradients.
 
         Raises ValueError when a gradient or hessian is NaN or infinite (a custom
@@ -133,7 +133,5 @@ class FixedPointStats:
         self.units = 1.0 / scales
         if self.gq is None:
             self.gq = np.empty((self.n_rows, 2), dtype=GQ_LOW_DTYPE)
-        if row_ids is None:
-            row_ids = np.arange(self.n_rows, dtype=np.int64)
         quantize_gh_low(gh, scales, stochastic, seed, int(counter), row_ids, self.gq)
         return self.gq
