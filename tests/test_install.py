@@ -93,6 +93,69 @@ def test_the_hook_can_be_turned_off(tmp_path, monkeypatch, capsys, value):
     assert "compile on the first fit" in capsys.readouterr().out
 
 
+def test_stale_caches_are_deleted_before_compiling(tmp_path, monkeypatch):
+    """numba misses changes in a kernel's callees in other files: a reused build folder's
+    cache files must not be shipped, so every one under the package goes first."""
+    _fake_package(tmp_path, "import os, sys\nsys.exit(0 if not any(n.endswith(('.nbi', "
+                            "'.nbc')) for _, _, f in os.walk(os.path.dirname(__file__)) "
+                            "for n in f) else 4)\n")
+    cache = tmp_path / "boostwood" / "__pycache__"
+    cache.mkdir()
+    for name in ("k.f-1.py311.nbi", "k.f-1.py311.1.nbc", "keep.pyc"):
+        (cache / name).write_text("old")
+    monkeypatch.delenv("BOOSTWOOD_COMPILE_ON_INSTALL", raising=False)
+    assert _hook().compile_kernels(str(tmp_path)) is True  # the fake exits 4 if any is left
+    assert sorted(p.name for p in cache.iterdir()) == ["keep.pyc"]
+    (cache / "k.f-1.py311.nbi").write_text("old")  # not compiling: still none shipped
+    monkeypatch.setenv("BOOSTWOOD_COMPILE_ON_INSTALL", "0")
+    assert _hook().compile_kernels(str(tmp_path)) is False
+    assert sorted(p.name for p in cache.iterdir()) == ["keep.pyc"]
+
+
+def test_build_py_compiles_the_built_tree_or_src(tmp_path, monkeypatch):
+    from setuptools.dist import Distribution
+    hook = _hook()
+    seen = []
+    monkeypatch.setattr(hook.build_py, "run", lambda self: None)
+    monkeypatch.setattr(hook, "compile_kernels", lambda root, editable: seen.append(
+        (root, editable)))
+    cmd = hook.BuildPyCompilingKernels(Distribution())
+    cmd.build_lib = os.path.relpath(tmp_path)
+    cmd.run()
+    cmd.editable_mode = True
+    cmd.run()
+    assert seen == [(str(tmp_path), False), (str(ROOT / "src"), True)]
+
+
+def test_numba_before_068_is_not_compiled_for_an_install(tmp_path, monkeypatch, capsys):
+    """Before 0.68 numba keyed its cache by file times, which an install does not keep."""
+    monkeypatch.delenv("BOOSTWOOD_COMPILE_ON_INSTALL", raising=False)
+    hook = _hook()
+    monkeypatch.setattr(hook, "_numba_version", lambda: (0, 67))
+    monkeypatch.setattr(hook.subprocess, "run", lambda *a, **k: pytest.fail("compiled"))
+    assert hook.compile_kernels(str(tmp_path)) is False
+    assert "file times" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("value, extra", [(None, True), ("1", True), ("0", False),
+                                          ("off", False)])
+def test_the_build_needs_numba_only_to_compile(monkeypatch, value, extra):
+    sys.path.insert(0, str(ROOT / "_build"))
+    try:
+        import backend
+    finally:
+        sys.path.remove(str(ROOT / "_build"))
+    if value is None:
+        monkeypatch.delenv("BOOSTWOOD_COMPILE_ON_INSTALL", raising=False)
+    else:
+        monkeypatch.setenv("BOOSTWOOD_COMPILE_ON_INSTALL", value)
+    for name in ("get_requires_for_build_wheel", "get_requires_for_build_editable"):
+        # setuptools' own answer (it would run setup.py here) stands in as "wheel"
+        monkeypatch.setattr(backend._setuptools, name, lambda config_settings=None: ["wheel"])
+        assert getattr(backend, name)() == ["wheel"] + (backend.COMPILE_REQUIRES if extra
+                                                        else [])
+
+
 @pytest.mark.slow
 def test_a_fresh_install_fits_without_compiling(tmp_path):
     """``pip wheel`` runs the hook: the wheel carries numba's cache, and the first fits
@@ -104,8 +167,16 @@ def test_a_fresh_install_fits_without_compiling(tmp_path):
     source = tmp_path / "source"  # without the checkout's build/ and __pycache__ caches
     shutil.copytree(ROOT / "src", source / "src",
                     ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    for name in ("pyproject.toml", "setup.py", "README.md"):
+    shutil.copytree(ROOT / "_build", source / "_build",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "setup.py", "README.md", "MANIFEST.in"):
         shutil.copy(ROOT / name, source / name)
+    # the isolated build compiles with this environment's numba and numpy (a cache made
+    # by another numba is not loaded)
+    import numba
+    (tmp_path / "pins.txt").write_text(f"numba=={numba.__version__}\n"
+                                       f"numpy=={np.__version__}\n")
+    env["PIP_CONSTRAINT"] = str(tmp_path / "pins.txt")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
                     str(tmp_path / "wheel"), str(source)], check=True, env=env)
     (wheel,) = (tmp_path / "wheel").glob("boostwood-*.whl")
@@ -119,6 +190,10 @@ def test_a_fresh_install_fits_without_compiling(tmp_path):
                          text=True, cwd=tmp_path, env={**env, "PYTHONPATH": str(site)})
     where, compilations, total = out.stdout.split()
     assert Path(where).is_relative_to(site) and int(compilations) == 0
-    here = {}
-    exec(FIRST_FIT.replace("print(", "here['out'] = ("), {"here": here})
-    assert float(total) == float(here["out"][2]) and np.isfinite(float(total))
+    assert not any(n.endswith(".pyc") for n in names)
+    import boostwood as bw
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 6))
+    y = (X[:, 0] + rng.normal(size=2000) > 0) * 1.0
+    b = bw.train({"objective": "binary:logistic"}, bw.Dataset(X, y), 10, verbose_eval=False)
+    assert float(total) == float(b.predict(X).sum())

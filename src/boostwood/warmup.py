@@ -3,8 +3,9 @@
 boostwood's kernels are compiled by numba the first time they run and kept in numba's
 cache (``__pycache__`` beside the package's sources, or ``NUMBA_CACHE_DIR``), so only
 the first fit on a machine pays for compiling them: about a minute on two cores.
-``pip install`` runs this while it builds the package (``setup.py``), so the cache is
-part of the installed package. Run it again where the install's cache cannot serve,
+``pip install`` runs this while it builds the package (``setup.py``), so a package
+built on the machine that runs it carries the cache. Run it again where the install's
+cache cannot serve (another processor or numba version than the build's),
 for example as a step of a Docker image build (``RUN boostwood compile``) or of a CI
 job that keeps its cache: later processes load every kernel it compiled from the
 cache.
