@@ -23,6 +23,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: What a clean copy of the checkout leaves out (tests/test_install.py copies the same way).
+NOT_SOURCE = (".git", "build", "__pycache__", "*.egg-info", "*.nbi", "*.nbc", ".whl", ".gl",
+              ".pytest_cache", ".hypothesis", ".benchmarks", "tests", "benchmarks", "examples",
+              "docs")
 PROBE = """
 import time
 t0 = time.perf_counter()
@@ -44,14 +48,17 @@ print(t1 - t0, time.perf_counter() - t1, n[0])
 
 def build(work, hook, isolation):
     source = work / "source"
-    if not source.exists():
-        shutil.copytree(ROOT / "src", source / "src",
-                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        for name in ("pyproject.toml", "setup.py", "README.md"):
-            shutil.copy(ROOT / name, source / name)
+    if not source.exists():  # the checkout without its build/, caches and tests
+        shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_SOURCE))
     shutil.rmtree(source / "build", ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
     env["BOOSTWOOD_COMPILE_ON_INSTALL"] = "1" if hook else "0"
+    # the isolated build compiles with this environment's numba and numpy (a cache made by
+    # another numba version is not loaded: see setup.py)
+    import numba
+    import numpy
+    (work / "pins.txt").write_text(f"numba=={numba.__version__}\nnumpy=={numpy.__version__}\n")
+    env["PIP_CONSTRAINT"] = str(work / "pins.txt")
     wheels, site = work / f"wheel_{hook}", work / f"site_{hook}"
     t = time.perf_counter()
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels),

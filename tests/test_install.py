@@ -15,6 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not (ROOT / "setup.py").is_file(),
                                 reason="not a source checkout (no setup.py)")
 
+#: What a clean copy of the checkout leaves out (as benchmarks/bench_cold_start.py).
+NOT_SOURCE = (".git", "build", "__pycache__", "*.egg-info", "*.nbi", "*.nbc", ".whl", ".gl",
+              ".pytest_cache", ".hypothesis", ".benchmarks", "tests", "benchmarks", "examples",
+              "docs")
+
 #: A fresh process: counts numba compilations during import + first fit + predict and
 #: prints them with the predictions' checksum.
 FIRST_FIT = """
@@ -165,12 +170,7 @@ def test_a_fresh_install_fits_without_compiling(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
     env.pop("BOOSTWOOD_COMPILE_ON_INSTALL", None)
     source = tmp_path / "source"  # without the checkout's build/ and __pycache__ caches
-    shutil.copytree(ROOT / "src", source / "src",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    shutil.copytree(ROOT / "_build", source / "_build",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "setup.py", "README.md", "MANIFEST.in"):
-        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_SOURCE))
     # the isolated build compiles with this environment's numba and numpy (a cache made
     # by another numba is not loaded)
     import numba
