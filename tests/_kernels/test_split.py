@@ -169,22 +169,24 @@ def _one_pass_scan(cell, nb, Gt, Ht, Ct, lam, gamma, mcw, mdl, ug, uh):
 @given(st.integers(0, 10**6), st.integers(2, 300), st.sampled_from([0.0, 1.0]),
        st.sampled_from([0.0, 0.4]), st.sampled_from([0.0, 3.0]),
        st.sampled_from([1, 2, 3, 5, 2.5, 20]), st.sampled_from([0, 1, 6]),
-       st.sampled_from([0.7, 0.1]))
+       st.sampled_from([0.7, 0.1]), st.sampled_from([20, 42]))
 def test_vectorized_scan_equals_the_one_pass_loop_to_the_bit(seed, nb, lam, gamma, mcw, mdl,
-                                                             n_missing, filled):
+                                                             n_missing, filled, bits):
     """Empty bins (the last one too), bins of zero hessian (zero-weight rows: with
     lambda 0 a child's denominator is 0 and the score takes the per-child form), missing
     rows or none, every constraint: the same gain to the last bit, the same bin,
     default direction and left sums, on nodes with most bins filled and on nodes with a
-    tenth of them filled (a small node of a late leaf-wise tree)."""
+    tenth of them filled (a small node of a late leaf-wise tree). Sums past 2**32 and 2**53
+    too (``bits``), where the scan's conversion of int64 sums (two halves on AVX2, see
+    :func:`~boostwood._kernels.intrinsics.float_of_halves`) rounds."""
     r = np.random.default_rng(seed)
     cell = np.zeros((nb + 1, 3), np.int64)
     count = np.append(r.integers(0, 4, nb) * (r.random(nb) < filled), n_missing)
     cell[:, 2] = count
-    cell[:, 0] = r.integers(-2 ** 20, 2 ** 20, nb + 1) * (count > 0)
-    cell[:, 1] = r.integers(0, 2 ** 20, nb + 1) * (count > 0) * (r.random(nb + 1) < 0.8)
+    cell[:, 0] = r.integers(-2 ** bits, 2 ** bits, nb + 1) * (count > 0)
+    cell[:, 1] = r.integers(0, 2 ** bits, nb + 1) * (count > 0) * (r.random(nb + 1) < 0.8)
     Gt, Ht, Ct = (int(v) for v in cell.sum(axis=0))
-    ug, uh = 2.0 ** -20, 2.0 ** -18
+    ug, uh = 2.0 ** -bits, 2.0 ** (2 - bits)
     left = np.empty(3, np.int64)
     got = scan_feature(cell, nb, Gt, Ht, Ct,
                        split_settings(lam, 0.0, 0.0, gamma, mcw, mdl, (ug, uh)), left)

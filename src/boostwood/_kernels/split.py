@@ -8,7 +8,7 @@ of one more leaf.
 import numpy as np
 from numba import njit, prange
 
-from .intrinsics import float_of_bits
+from .intrinsics import as_float, float_of_bits
 from .splits import P_BIN, P_DEFAULT_LEFT, P_NEXT
 
 
@@ -188,8 +188,9 @@ def _boundary(sums, b, Gt, Ht, Ct, Gm, Hm, Cm, ug, uh, lam, mcw, mdl):
     children's gradients and denominators, and 1.0 when the candidate meets the
     constraints (0.0 otherwise)."""
     GL, HL, CL = sums[0, b] + Gm, sums[1, b] + Hm, sums[2, b] + Cm
-    gl, gr = GL * ug, (Gt - GL) * ug
-    hl, hr = HL * uh, (Ht - HL) * uh
+    # as_float: the conversions of int64 sums as vector code on AVX2 too (the same values)
+    gl, gr = as_float(GL) * ug, as_float(Gt - GL) * ug
+    hl, hr = as_float(HL) * uh, as_float(Ht - HL) * uh
     bad = (CL < mdl) | (Ct - CL < mdl) | (hl < mcw) | (hr < mcw)
     return gl, gr, hl + lam, hr + lam, 0.0 if bad else 1.0
 
