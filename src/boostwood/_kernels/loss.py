@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .intrinsics import float_of_bits
+from .intrinsics import bits_of_float, float_of_bits
 
 # Hessians are floored here so that a leaf of confidently classified rows
 # never divides by (almost) zero when lambda = 0.
@@ -50,6 +50,10 @@ _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
 _INV_LN2 = 1.44269504088896338700e+00
 _EXP_MIN = -700.0
+#: 1023 + 2**52: adding it to an integral k in [-1010, 0] puts k + 1023 in the low bits of
+#: the double's mantissa, above the bits of 2**52 (``_BITS_52``)
+_EXP_BIAS_52 = 1023.0 + 4503599627370496.0
+_BITS_52 = 0x4330000000000000
 _C2, _C3, _C4, _C5, _C6, _C7 = (1.0 / math.factorial(k) for k in range(2, 8))
 _C8, _C9, _C10, _C11, _C12, _C13 = (1.0 / math.factorial(k) for k in range(8, 14))
 
@@ -61,7 +65,11 @@ def exp_nonpositive(t):
     bits on every machine. Below -700 it gives exp(-700) (about 1e-304: zero in float32,
     where gradients are stored); NaN stays NaN."""
     t = _EXP_MIN if t < _EXP_MIN else t
-    k = math.floor(t * _INV_LN2 + 0.5)
+    # k stays a float (math.floor would give an int64) and its exponent field comes from
+    # the bits of k + 1023 + 2**52 (an exact integer in the mantissa): no int64/float64
+    # conversion, which x86-64 has in vector form only with AVX-512DQ (on AVX2 the two
+    # conversions a row kept it at 6.8 ns a row on one thread instead of about 3)
+    k = np.floor(t * _INV_LN2 + 0.5)
     r = (t - k * _LN2_HI) - k * _LN2_LO
     p = _C13 * r + _C12
     p = p * r + _C11
@@ -76,7 +84,7 @@ def exp_nonpositive(t):
     p = p * r + _C2
     p = p * r + 1.0
     p = p * r + 1.0
-    return p * float_of_bits((np.int64(k) + 1023) << 52)
+    return p * float_of_bits((bits_of_float(k + _EXP_BIAS_52) - _BITS_52) << 52)
 
 
 @njit(parallel=True, cache=True, nogil=True)
