@@ -14,6 +14,7 @@ binned traversal takes ``threshold_bin`` in the threshold's place).
 import numpy as np
 from numba import njit, prange
 
+from .intrinsics import PREFETCH_DISTANCE, prefetch
 from .splits import goes_left, goes_left_binned, goes_right_numeric
 
 #: Rows per block of the raw-value traversals (at most): each block runs the trees one
@@ -156,7 +157,10 @@ def add_leaf_values(buf, leaf_sides, leaf_starts, leaf_counts, leaf_values, out,
     """Add each leaf's value to the rows of its partition segment.
 
     Used on the training rows right after a tree is grown: the partition
-    already knows every row's leaf, so no traversal is needed.
+    already knows every row's leaf, so no traversal is needed. A leaf's rows are spread
+    over all of ``out``, which the tree's work has pushed out of cache: each row asks for
+    its line ``PREFETCH_DISTANCE`` rows ahead (800k rows in 255 leaves, 2 threads, after
+    a 64 MB sweep, medians of three paired runs: 2.1-2.9 ms against 3.0-6.7 without).
 
     buf : ndarray of shape (2, n_partition), int32   # IN, the partition's two index buffers
     leaf_sides, leaf_starts, leaf_counts : ndarray of shape (n_leaves,), int64   # IN
@@ -166,8 +170,11 @@ def add_leaf_values(buf, leaf_sides, leaf_starts, leaf_counts, leaf_values, out,
     for k in prange(leaf_starts.shape[0]):
         v = leaf_values[k]
         s = leaf_starts[k]
+        e = s + leaf_counts[k]
         indices = buf[leaf_sides[k]]
-        for i in range(s, s + leaf_counts[k]):
+        for i in range(s, e):
+            if i + PREFETCH_DISTANCE < e:
+                prefetch(out[np.uint64(indices[i + PREFETCH_DISTANCE])], group)
             out[np.uint64(indices[i]), group] += v
 
 
@@ -180,7 +187,7 @@ def set_leaf_values(buf, leaf_sides, leaf_starts, leaf_counts, leaf_values, out)
         v = leaf_values[k]
         s = leaf_starts[k]
         indices = buf[leaf_sides[k]]
-        for i in range(s, s + leaf_counts[k]):
+        for i in range(s, s + leaf_counts[k]):  # stores only: a prefetch gained nothing
             out[np.uint64(indices[i])] = v
 
 
