@@ -348,12 +348,15 @@ class TreeGrower:
         p = self.params
         if p.grow_policy != "lossguide" or p.max_leaves <= 0:
             return
-        budget = max(p.max_leaves - n_leaves, 0)
-        gain = table.floats[NF_GAIN]
-        while len(self._open) > budget:
-            worst = min(self._open, key=lambda k: (float(gain[k]), -k))
-            self._open.discard(worst)
-            self._drop([worst])
+        excess = len(self._open) - max(p.max_leaves - n_leaves, 0)
+        if excess <= 0:
+            return
+        # the `excess` last in the heap's order, worst first: one sort in NumPy, not a
+        # Python key call per open leaf and retired leaf (15,000 calls a 255-leaf tree)
+        ids = np.fromiter(self._open, dtype=np.int64, count=len(self._open))
+        worst = ids[np.lexsort((-ids, table.floats[NF_GAIN][ids]))[:excess]].tolist()
+        self._open.difference_update(worst)
+        self._drop(worst)
 
     def _add_candidates(self, found):
         """Queue the nodes of a :class:`SplitBatch` for expansion."""
