@@ -112,3 +112,34 @@ def test_padded_and_general_searches_bin_alike_at_every_edge(monkeypatch, dtype)
         assert mapper._padded_edges() is None
         assert np.array_equal(mapper.transform(as_feature_matrix(P)), expect)
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("n", [1, 4095, 4096 * 3 + 17])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_feature_major_is_the_transpose(n, dtype):
+    """Blocks of rows cut anywhere (a last partial block, fewer rows than a block), both
+    bin widths, and a strided view of a wider matrix."""
+    from boostwood._kernels.binning import feature_major
+    r = np.random.default_rng(n)
+    wide = r.integers(0, np.iinfo(dtype).max, size=(n, 9)).astype(dtype)
+    for X in (wide, wide[:, ::2]):
+        out = np.empty(X.shape[::-1], dtype=dtype)
+        feature_major(X, out)
+        np.testing.assert_array_equal(out, X.T)
+
+
+@pytest.mark.parametrize("n", [1, 4096 * 2 + 5])
+def test_missing_features_flags_each_feature_with_a_missing_bin_row(n):
+    """One row in the missing bin, in the last block, is enough; a feature whose rows all
+    sit below its missing bin, or whose missing bin is a value no row has, is not flagged."""
+    from boostwood._kernels.binning import missing_features
+    r = np.random.default_rng(n)
+    missing_bins = np.array([5, 5, 9, 200], dtype=np.int32)
+    X = r.integers(0, 5, size=(n, 4)).astype(np.uint8)
+    X[-1, 1] = 5          # the very last row of feature 1
+    X[:, 2] = 9 * (r.random(n) < 0.5)
+    out = np.empty(4, np.bool_)
+    missing_features(X, missing_bins, out)
+    want = np.any(X == missing_bins.astype(np.uint8)[None, :], axis=0)
+    np.testing.assert_array_equal(out, want)
+    assert out[1] and not out[0] and not out[3]

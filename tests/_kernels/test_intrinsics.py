@@ -54,7 +54,7 @@ def test_as_float_gives_float_of_any_number(dtype):
 def test_native_conversion_rule(monkeypatch):
     """x86-64 converts a vector of int64 only with AVX-512DQ, 64-bit ARM always; a target
     named by NUMBA_CPU_NAME is judged by NUMBA_CPU_FEATURES, not by the host."""
-    monkeypatch.setattr(intrinsics.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(intrinsics._llvm, "get_process_triple", lambda: "x86_64-unknown-linux-gnu")
     monkeypatch.setattr(intrinsics.config, "CPU_NAME", "generic")
     monkeypatch.setattr(intrinsics.config, "CPU_FEATURES", "")
     assert not intrinsics._native_int64_to_float()
@@ -62,5 +62,5 @@ def test_native_conversion_rule(monkeypatch):
     assert intrinsics._native_int64_to_float()
     monkeypatch.setattr(intrinsics.config, "CPU_FEATURES", "+avx2,-avx512dq")
     assert not intrinsics._native_int64_to_float()
-    monkeypatch.setattr(intrinsics.platform, "machine", lambda: "aarch64")
+    monkeypatch.setattr(intrinsics._llvm, "get_process_triple", lambda: "aarch64-unknown-linux-gnu")
     assert intrinsics._native_int64_to_float()

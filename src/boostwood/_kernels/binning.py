@@ -97,3 +97,50 @@ def bin_dense_padded(X, table, n_bins, out):
             x = X[i, f]
             b = count_below_padded(table, f * PADDED_EDGES, x)
             out[i, f] = n_bins[f] if np.isnan(x) else b
+
+
+#: Rows per task of :func:`feature_major` and :func:`missing_features`: a block of
+#: 28 one-byte features is 112 KiB, read once per feature from the second-level cache.
+LAYOUT_BLOCK = 4096
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def feature_major(X_binned, out):
+    """``out[f, i] = X_binned[i, f]``: the feature-major copy of a binned matrix that the
+    partition kernel reads, a block of rows per task (``np.ascontiguousarray(X.T)`` runs
+    on one thread and strides through memory: 58-108 ms at 800k rows of 28 features on
+    this project's 2-core VM).
+
+    X_binned : ndarray of shape (n_rows, n_features), uint8 or uint16   # IN
+    out : ndarray of shape (n_features, n_rows), of X_binned's type   # OUT
+    """
+    n, p = X_binned.shape
+    for t in prange((n + LAYOUT_BLOCK - 1) // LAYOUT_BLOCK):
+        lo = t * LAYOUT_BLOCK
+        hi = min(n, lo + LAYOUT_BLOCK)
+        for f in range(p):
+            col = out[f]
+            for i in range(lo, hi):
+                col[i] = X_binned[i, f]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def missing_features(X_binned, missing_bins, out):
+    """``out[f]`` = does any row of ``X_binned`` fall in feature f's missing bin, a block
+    of rows per task (each block's flags, then their union).
+
+    X_binned : ndarray of shape (n_rows, n_features), uint8 or uint16   # IN
+    missing_bins : ndarray of shape (n_features,), integer   # IN
+    out : ndarray of shape (n_features,), bool   # OUT
+    """
+    n, p = X_binned.shape
+    n_blocks = (n + LAYOUT_BLOCK - 1) // LAYOUT_BLOCK
+    flags = np.zeros((n_blocks, p), dtype=np.uint8)
+    for t in prange(n_blocks):
+        for i in range(t * LAYOUT_BLOCK, min(n, (t + 1) * LAYOUT_BLOCK)):
+            for f in range(p):
+                flags[t, f] |= X_binned[i, f] == missing_bins[f]
+    for f in range(p):
+        out[f] = False
+        for t in range(n_blocks):
+            out[f] |= flags[t, f] != 0

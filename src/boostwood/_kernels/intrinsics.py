@@ -11,8 +11,6 @@ Caveat: numba's on-disk cache of a kernel is invalidated when the kernel's own
 source file changes, not when this module changes. After editing this file,
 clear the caches (delete the ``__pycache__`` folders of ``_kernels``).
 """
-import platform
-
 import numpy as np
 from llvmlite import binding as _llvm
 from numba import njit, types
@@ -148,7 +146,7 @@ def _native_int64_to_float():
     is the host, or numba's ``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES`` where set (a
     cache compiled for other machines). numba keys its cache by the same CPU name and
     features, so a cached kernel never meets a host this answer was not made for."""
-    if platform.machine().lower() in ("aarch64", "arm64"):
+    if _llvm.get_process_triple().split("-")[0] in ("aarch64", "arm64"):
         return True
     features = (config.CPU_FEATURES or "") if config.CPU_NAME else \
         _llvm.get_host_cpu_features().flatten()

@@ -2,6 +2,7 @@
 import numpy as np
 
 from .._config import HIST_CHANNELS
+from .._kernels.binning import missing_features
 from .._kernels.checksum import fingerprint_words
 from .binning import BinMapper
 from .columns import SortedColumns
@@ -243,8 +244,9 @@ class Dataset:
     def has_missing(self):
         """Per feature: does any row fall in the missing bin?"""
         self._bin()
-        return np.any(self.X_binned == self.bin_mapper.missing_bins[None, :].astype(
-            self.X_binned.dtype), axis=0)
+        out = np.empty(self.X_binned.shape[1], dtype=np.bool_)
+        missing_features(self.X_binned, np.asarray(self.bin_mapper.missing_bins), out)
+        return out
 
 
 def fingerprint(dense):

@@ -27,6 +27,7 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._kernels.histogram import partials_bound, sum_gradients
+from .._kernels.binning import feature_major
 from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOSSGUIDE,
                                N_COUNTERS, NEED_NODES, NEED_PARTIALS, NEED_SLOTS, P_AHEAD_ROWS,
                                ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES, ST_OPEN,
@@ -117,7 +118,10 @@ class TreeGrower:
         n_rows = X_binned.shape[0]
         # a feature-major copy for the partition kernel, which reads one feature of many rows
         # (given when the caller re-bins the data between trees and keeps both up to date)
-        self.X_columns = np.ascontiguousarray(X_binned.T) if X_columns is None else X_columns
+        if X_columns is None:
+            X_columns = np.empty(X_binned.shape[::-1], dtype=X_binned.dtype)
+            feature_major(X_binned, X_columns)
+        self.X_columns = X_columns
         # two index buffers; a node's rows are a segment of one of them (its side)
         self.buf = np.empty((2, n_rows), dtype=INDEX_DTYPE)
         self.mask = np.empty(n_rows, dtype=np.uint8)
