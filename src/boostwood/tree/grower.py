@@ -26,8 +26,8 @@ import numpy as np
 from numba.core.errors import NumbaPerformanceWarning
 
 from .._config import HIST_DTYPE, INDEX_DTYPE
-from .._kernels.histogram import partials_bound, sum_gradients
 from .._kernels.binning import feature_major
+from .._kernels.histogram import partials_bound, sum_gradients
 from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOSSGUIDE,
                                N_COUNTERS, NEED_NODES, NEED_PARTIALS, NEED_SLOTS, P_AHEAD_ROWS,
                                ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES, ST_OPEN,
