@@ -149,7 +149,7 @@ def test_worker_bytes_counts_a_trees_histograms_and_partials():
     p = resolve_params({"grow_policy": "lossguide", "max_leaves": 31, "max_depth": 0})
     method = make_tree_method("hist", d, _grower_params(p), None)
     slot = method.grower.builder.hist[0].nbytes
-    rows = 100000 * (2 * 4 + 1 + 2 * 4)  # two index buffers, the mask, int32 g and h
+    rows = 100000 * (3 * 4 + 2 * 4)  # two index buffers, the staging ids, int32 g and h
     held = 31 // 2 + 2
     # partials: 6 extra blocks of 16,384 rows, at most 4 per thread; or, where more, the
     # pieces' buffers: 4 per thread and one (none on one thread)

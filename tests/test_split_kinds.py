@@ -111,7 +111,7 @@ def test_partition_of_a_categorical_split(n):
     for dl in (0, 1):
         buf = np.stack([idx, np.full(n, -1, np.int32)])
         n_left = np.empty(1, dtype=np.int64)
-        partition_nodes(Xc, buf, np.empty(n, np.uint8),
+        partition_nodes(Xc, buf, np.empty(n, np.int32),
                         *node_records([0], [n], [0], [0], [0], [dl], [CATEGORICAL], [0],
                                       [words.size]),
                         words, np.array([11], np.int32), 512, 2, n_left)

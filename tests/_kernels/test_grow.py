@@ -45,7 +45,7 @@ def test_split_build_subtract_scan_match_naive(build_left, hist_block):
     table.cand_left[0] = [5, 6, 7]
     small = np.array([[int(build_left)], [1]], dtype=np.int64)  # SM_LEFT, SM_SLOT
     first = table.grow(2)
-    split_and_build((np.ascontiguousarray(X.T), X), gh, buf, np.empty(n, np.uint8), table.record,
+    split_and_build((np.ascontiguousarray(X.T), X), gh, buf, np.empty(n, np.int32), table.record,
                     nodes, first, np.full(F, nb, np.int32), small, feats,
                     (128, hist_block, 2),
                     (hist, np.empty((2000 // hist_block + 2, F, nb + 1, 3), np.int64)), n_left)

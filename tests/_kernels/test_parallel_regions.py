@@ -38,7 +38,7 @@ def _call_partition():
     n = 6000
     Xc = r.integers(0, 6, size=(2, n)).astype(np.uint8)
     buf = np.stack([r.permutation(n).astype(np.int32), np.zeros(n, np.int32)])
-    partition_nodes(Xc, buf, np.empty(n, np.uint8),
+    partition_nodes(Xc, buf, np.empty(n, np.int32),
                     *node_records([0, 3000], [3000, 3000], [0, 0], [0, 1], [2, 3], [0, 1]),
                     NO_CATEGORIES, np.full(2, 5, np.int32), 1024, 2, np.empty(2, np.int64))
 

@@ -30,14 +30,14 @@ def test_partition_is_stable_and_matches_naive(block, threads):
         nl_expect.append(nl)
     n_left = np.empty(3, dtype=np.int64)
     buf = np.stack([idx, np.full(n, -1, np.int32)])
-    partition_nodes(Xc, buf, np.empty(n, np.uint8),
+    partition_nodes(Xc, buf, np.empty(n, np.int32),
                     *node_records(starts, counts, np.zeros(3), feats, bins, dl), NO_CATEGORIES,
                     missing, block, threads, n_left)
     assert np.array_equal(buf[1], expect) and n_left.tolist() == nl_expect
     assert np.array_equal(buf[0], idx)  # the source side is left as it was
     # and back again from side 1: a node whose rows are in buf[1] writes buf[0]
     buf[0] = -1
-    partition_nodes(Xc, buf, np.empty(n, np.uint8), *node_records([0], [n], [1], [0], [2], [0]),
+    partition_nodes(Xc, buf, np.empty(n, np.int32), *node_records([0], [n], [1], [0], [2], [0]),
                     NO_CATEGORIES, missing, block, threads, n_left[:1])
     col = Xc[0, buf[1]]
     assert np.array_equal(buf[0], np.concatenate([buf[1][col <= 2], buf[1][col > 2]]))
@@ -64,7 +64,7 @@ def test_one_small_node_takes_the_serial_path_and_matches_naive(count, side):
     buf[side, start:start + count] = seg
     before = buf.copy()
     n_left = np.empty(1, dtype=np.int64)
-    partition_nodes(Xc, buf, np.empty(n, np.uint8),
+    partition_nodes(Xc, buf, np.empty(n, np.int32),
                     *node_records([start], [count], [side], [1], [2], [1]), NO_CATEGORIES,
                     np.full(2, 5, np.int32), 16384, 2, n_left)
     col = Xc[1, seg]
@@ -81,3 +81,17 @@ def test_all_rows_writes_the_root_segment_in_place(n):
     out = np.full(n + 5, -7, dtype=np.int32)
     all_rows(out, n)
     assert np.array_equal(out[:n], np.arange(n)) and np.all(out[n:] == -7)
+
+
+@pytest.mark.parametrize("count", [37, 5000])
+def test_a_staging_workspace_narrower_than_the_row_ids_is_refused(count):
+    """The partition stages row ids in its workspace: one of narrower integers (the
+    byte mask it once took) would keep only their low bits, so it is an error, on the
+    serial and on the parallel path."""
+    n = 6000
+    Xc = np.zeros((1, n), np.uint8)
+    buf = np.stack([np.arange(n, dtype=np.int32), np.zeros(n, np.int32)])
+    with pytest.raises(TypeError, match="staging"):
+        partition_nodes(Xc, buf, np.empty(n, np.uint8),
+                        *node_records([0], [count], [0], [0], [0], [0]), NO_CATEGORIES,
+                        np.full(1, 5, np.int32), 1024, 2, np.empty(1, np.int64))

@@ -393,7 +393,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
     """Scan ``first_scan`` (the root, on the first call), then expand the tree's open
     leaves until the policy stops.
 
-    data, gh, features : as in :func:`split_and_build`; bufs : (buf, mask), its
+    data, gh, features : as in :func:`split_and_build`; bufs : (buf, staging), its
     partition buffers; table : the node table record (ints, floats, stats, cand_left,
     cat_bits); hists : (hist, partial); n_bins, settings : as in :func:`subtract_and_scan`
     policy : tuple, the cells ``P_*``; sizes : (partition_block, hist_block, n_threads)
@@ -411,7 +411,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
     caller, and one level less keeps the first fit's compile time as it was.
     """
     X_columns, X_binned = data
-    buf, mask = bufs
+    buf, staging = bufs
     ints, floats, stats, cand_left, cat_bits = table
     hist, partial = hists
     slot_of, free, open_ids, counters = state
@@ -455,7 +455,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         counters[ST_NODES] += 2 * B
         n_left = np.empty(B, dtype=np.int64)
         t = _lap(clock, C_BOOKKEEP, size_class, t)
-        partition_nodes(X_columns, buf, mask, ints, batch, cat_bits, n_bins, sizes[0], sizes[2],
+        partition_nodes(X_columns, buf, staging, ints, batch, cat_bits, n_bins, sizes[0], sizes[2],
                         n_left)
         t = _lap(clock, C_PARTITION, size_class, t)
         split_nodes(ints, floats, stats, cand_left, batch, n_left, first)

@@ -34,7 +34,7 @@ SM_LEFT, SM_SLOT = range(2)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def split_and_build(data, gh, buf, mask, table, nodes, first, missing_bins, small, features,
+def split_and_build(data, gh, buf, staging, table, nodes, first, missing_bins, small, features,
                     sizes, hists, out_left_counts):
     """Partition a batch of nodes, add their children to the node table, then build the
     histogram of each one's smaller child.
@@ -46,7 +46,7 @@ def split_and_build(data, gh, buf, mask, table, nodes, first, missing_bins, smal
     table : tuple (ints, floats, stats, cand_left, cat_bits), the node table
         (:class:`boostwood.tree.nodes.NodeTable`), with room for two children per node   # IN/OUT
     first : int, id of the first child (see :func:`boostwood._kernels.nodes.split_nodes`)
-    buf, mask, nodes, missing_bins : as in
+    buf, staging, nodes, missing_bins : as in
         :func:`boostwood._kernels.partition.partition_nodes`
     gh, features : as in :func:`boostwood._kernels.histogram.build_histograms`
     small : ndarray of shape (2, n_nodes), int64   # IN, per node: SM_LEFT (1 = the left
@@ -62,7 +62,7 @@ def split_and_build(data, gh, buf, mask, table, nodes, first, missing_bins, smal
     partition_block, hist_block, n_threads = sizes
     hist, partial = hists
     ints, floats, stats, cand_left, cat_bits = table
-    partition_nodes(X_columns, buf, mask, ints, nodes, cat_bits, missing_bins, partition_block,
+    partition_nodes(X_columns, buf, staging, ints, nodes, cat_bits, missing_bins, partition_block,
                     n_threads, out_left_counts)
     split_nodes(ints, floats, stats, cand_left, nodes, out_left_counts, first)
     b_sides, b_starts, b_counts, b_slots, n_extra = built_children(ints, nodes, small,

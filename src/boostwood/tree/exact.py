@@ -49,7 +49,7 @@ class ExactTreeGrower(TreeGrower):
         n_rows = columns.codes.shape[1]
         self.n_rows = n_rows
         self.buf = np.empty((2, n_rows), dtype=INDEX_DTYPE)
-        self.mask = np.empty(n_rows, dtype=np.uint8)
+        self.staging = np.empty(n_rows, dtype=np.int32)
         self.node_of = np.empty(n_rows, dtype=np.int32)
         self.stats = FixedPointStats(n_rows, self.reducer)
         self.splitter = SortedSplitter(self, local_eps)
@@ -68,7 +68,7 @@ class ExactTreeGrower(TreeGrower):
     def _expand(self, table, batch):
         """Partition the batch's rows by their candidates, then scan the children."""
         n_left = np.empty(batch.shape[0], dtype=np.int64)
-        partition_nodes(self.X_columns, self.buf, self.mask, table.ints, batch, table.cat_bits,
+        partition_nodes(self.X_columns, self.buf, self.staging, table.ints, batch, table.cat_bits,
                         self.missing_bins, PARTITION_BLOCK, numba.get_num_threads(), n_left)
         first = table.split(batch, n_left)
         to_scan = [c for c in range(first, table.n) if self._splittable(table, c)]

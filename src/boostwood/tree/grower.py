@@ -124,7 +124,7 @@ class TreeGrower:
         self.X_columns = X_columns
         # two index buffers; a node's rows are a segment of one of them (its side)
         self.buf = np.empty((2, n_rows), dtype=INDEX_DTYPE)
-        self.mask = np.empty(n_rows, dtype=np.uint8)
+        self.staging = np.empty(n_rows, dtype=np.int32)
         self.stats = FixedPointStats(n_rows, self.reducer)
         self.splitter = HistogramSplitter(self)
 
@@ -301,8 +301,8 @@ class TreeGrower:
             free = np.empty(builder.hist.shape[0], dtype=np.int64)
             free[:len(builder._free)] = builder._free
             counters[ST_FREE] = len(builder._free)
-            status = expand_tree((self.X_columns, self.X_binned), self._gh, (self.buf, self.mask),
-                                 table.record, (builder.hist, builder.partial), self._features,
+            status = expand_tree((self.X_columns, self.X_binned), self._gh,
+                                 (self.buf, self.staging), table.record, (builder.hist, builder.partial), self._features,
                                  self.n_bins, self._settings, self._policy, sizes,
                                  (slot_of, free, open_ids, counters),
                                  (logical, flags) if ahead else None, first_scan,
@@ -418,7 +418,7 @@ class TreeGrower:
         n_left = np.empty(B, dtype=np.int64)
         builder.reserve_partials(partials_bound(n_rows, HIST_BLOCK, self._n_threads))
         first = table.grow(2 * B)  # the children: first + 2i (left), first + 2i + 1
-        split_and_build((self.X_columns, self.X_binned), self._gh, self.buf, self.mask,
+        split_and_build((self.X_columns, self.X_binned), self._gh, self.buf, self.staging,
                         table.record, batch, first, self.missing_bins, small, self._features,
                         (PARTITION_BLOCK, HIST_BLOCK, self._n_threads),
                         (builder.hist, builder.partial), n_left)

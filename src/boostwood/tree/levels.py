@@ -137,7 +137,7 @@ def grow_levels(g, n_root):
         if not g.random_splits:
             set_sorted_thresholds(table, split, g.columns)
         n_left = np.empty(split.size, dtype=np.int64)
-        partition_nodes(g.X_columns, g.buf, g.mask, table.ints, split, table.cat_bits,
+        partition_nodes(g.X_columns, g.buf, g.staging, table.ints, split, table.cat_bits,
                         g.missing_bins, PARTITION_BLOCK, numba.get_num_threads(), n_left)
         first = table.split(split, n_left)
         level = level_children(table.ints, table.stats, table.const, split, first,

@@ -57,7 +57,7 @@ class HistMethod:
 
     def worker_bytes(self, n_threads):
         """About the memory a :meth:`worker` of ``n_threads`` threads holds while it grows
-        a tree: its index buffers and row mask, its fixed-point gradients, the histograms
+        a tree: its index buffers and staging ids, its fixed-point gradients, the histograms
         one tree holds at once (:meth:`TreeGrower.held_histograms`) and its partial
         histograms (:func:`~boostwood._kernels.histogram.partials_bound`, or the pieces'
         :func:`~boostwood.tree.histogram.piece_buffers` where more)."""
@@ -68,7 +68,7 @@ class HistMethod:
         gq = n * 2 * np.dtype(GQ_LOW_DTYPE if g.stats.low_bits is not None else GQ_DTYPE).itemsize
         n_hist = g.held_histograms(n_threads) + max(partials_bound(n, HIST_BLOCK, n_threads),
                                                     piece_buffers(n_threads, slot))
-        return g.buf.nbytes + g.mask.nbytes + gq + n_hist * slot
+        return g.buf.nbytes + g.staging.nbytes + gq + n_hist * slot
 
     def grow(self, gh, rows, features, rng):
         """Grow one tree from fixed-point ``gh`` (see :meth:`TreeGrower.grow`); its raw
