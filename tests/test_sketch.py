@@ -112,3 +112,25 @@ def test_weighted_bin_edges_equal_repeated_rows(sparse):
     for f in range(3):
         np.testing.assert_array_equal(weighted.edges[f], repeated.edges[f])
     assert any(not np.array_equal(weighted.edges[f], plain.edges[f]) for f in range(3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.integers(-30, 30), min_size=1, max_size=60, unique=True),
+       extra=st.lists(st.integers(-40, 40), max_size=8), data=st.data())
+def test_approx_bins_of_sorted_values_are_searchsorted(values, extra, data):
+    """``tree_method="approx"`` bins each feature's distinct values (ascending) by cuts
+    searched among the values, run by run: the same bins as searching every value among
+    the cuts, for cuts on values, between them, beyond both ends, and the last cut the
+    largest value (as the proposal sets it) or not."""
+    from boostwood.tree.approx import _bins_of_sorted
+    v = np.array(sorted(values), dtype=np.float64) / 4
+    pool = np.unique(np.concatenate([v, np.array(extra, dtype=np.float64) / 4 + 0.125]))
+    k = data.draw(st.integers(1, min(pool.size, 12)))
+    cuts = np.sort(data.draw(st.permutations(pool.tolist()))[:k])
+    if data.draw(st.booleans()):
+        cuts[-1] = v[-1]
+        cuts = np.unique(cuts)
+    for dtype in (np.uint8, np.uint16):
+        got = _bins_of_sorted(cuts, v, dtype)
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, np.searchsorted(cuts, v, side="left"))

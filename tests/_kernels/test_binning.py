@@ -128,6 +128,24 @@ def test_feature_major_is_the_transpose(n, dtype):
         np.testing.assert_array_equal(out, X.T)
 
 
+@pytest.mark.parametrize("n", [0, 1, 4096 * 2 + 5])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_bins_of_codes_against_numpy(n, dtype):
+    """Tables of different lengths one after another (one feature with no values but the
+    missing code), each feature's codes through its own table, against NumPy's gather per
+    feature."""
+    from boostwood._kernels.binning import bins_of_codes
+    r = np.random.default_rng(n)
+    n_values = np.array([7, 0, 300, 1])
+    tables = [r.integers(0, np.iinfo(dtype).max, size=k + 1).astype(dtype) for k in n_values]
+    codes = np.stack([r.integers(0, k + 1, size=n) for k in n_values]).astype(np.uint32)
+    starts = np.concatenate([[0], np.cumsum(n_values + 1)[:-1]]).astype(np.int64)
+    X_columns = np.empty((4, n), dtype)
+    bins_of_codes(codes, np.concatenate(tables), starts, X_columns)
+    want = np.stack([tables[f][codes[f]] for f in range(4)]).reshape(4, n)
+    np.testing.assert_array_equal(X_columns, want)
+
+
 @pytest.mark.parametrize("n", [1, 4096 * 2 + 5])
 def test_missing_features_flags_each_feature_with_a_missing_bin_row(n):
     """One row in the missing bin, in the last block, is enough; a feature whose rows all

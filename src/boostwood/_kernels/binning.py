@@ -125,6 +125,34 @@ def feature_major(X_binned, out):
 
 
 @njit(parallel=True, cache=True, nogil=True)
+def bins_of_codes(codes, luts, lut_starts, X_columns):
+    """``X_columns[f, i] = luts[lut_starts[f] + codes[f, i]]``: a matrix of value codes
+    re-binned through one table per feature, a feature per task (``tree_method="approx"``
+    re-bins its training matrix before every tree). A feature's table (one entry per
+    distinct value: 800 KB for a continuous feature of 800k rows) is read at random, so
+    it stays in cache only while one task runs through its feature: 28 ms at 800k rows of
+    28 features, where blocks of rows across all features took 265 and a NumPy gather
+    per feature about 100 (2 threads, this project's 2-core VM). The row-major copy is
+    NumPy's transpose into the existing array (12-13 ms: no page faults, unlike a new
+    array's, see :func:`feature_major`).
+
+    codes : ndarray of shape (n_features, n_rows), unsigned or integer   # IN, each row's
+        value code per feature
+    luts : ndarray of shape (sum of the tables' lengths,), uint8 or uint16   # IN, the
+        tables one after another: feature f's bin of code c at ``lut_starts[f] + c``
+    lut_starts : ndarray of shape (n_features,), int64   # IN
+    X_columns : ndarray of shape (n_features, n_rows), of luts' type   # OUT
+    """
+    p, n = codes.shape
+    for f in prange(p):
+        base = np.uint64(lut_starts[f])
+        col = X_columns[f]
+        code = codes[f]
+        for i in range(n):
+            col[i] = luts[base + np.uint64(code[i])]
+
+
+@njit(parallel=True, cache=True, nogil=True)
 def missing_features(X_binned, missing_bins, out):
     """``out[f]`` = does any row of ``X_binned`` fall in feature f's missing bin, a block
     of rows per task (each block's flags, then their union).

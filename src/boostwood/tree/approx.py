@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .._kernels.binning import bins_of_codes
 from .._kernels.fixed import code_weight_sums
 from ..data.sketch import Summary
 
@@ -60,6 +61,9 @@ class GlobalProposal:
             bag[rows] = w[rows]
             w = bag
         code_weight_sums(c.codes, np.ascontiguousarray(w), self._n_values, self._sums)
+        lut_starts = np.zeros(c.codes.shape[0], dtype=np.int64)
+        lut_starts[1:] = np.cumsum(self._n_values + 1)[:-1]
+        luts = np.empty(int(np.sum(self._n_values + 1)), dtype=self.dtype)
         for f in range(c.codes.shape[0]):
             n_values = int(self._n_values[f])
             values, weight = self._merged(c.values[f][:n_values], self._sums[f, :n_values])
@@ -70,11 +74,11 @@ class GlobalProposal:
                 cuts = summary.cuts(self.n_cand)
                 cuts[-1] = values[-1]  # the last bin reaches the largest value
             self.cut_values[f] = cuts
-            lut = np.empty(n_values + 1, dtype=self.dtype)
-            lut[:n_values] = np.searchsorted(cuts, c.values[f][:n_values], side="left")
+            lut = luts[lut_starts[f]:lut_starts[f] + n_values + 1]
+            lut[:n_values] = _bins_of_sorted(cuts, c.values[f][:n_values], self.dtype)
             lut[n_values] = cuts.size  # missing bin
-            self.X_columns[f] = lut[c.codes[f]]
             self.n_bins[f] = cuts.size
+        bins_of_codes(c.codes, luts, lut_starts, self.X_columns)
         self.X_binned[:] = self.X_columns.T
         return self
 
@@ -92,3 +96,13 @@ class GlobalProposal:
         """Raw thresholds of splits "bin <= b": the candidate value s_b itself, so the
         split is "x <= s_b" (buckets are (s_{b-1}, s_b], as in the paper's Alg. 2)."""
         return np.array([self.cut_values[f][b] for f, b in zip(features, bins)])
+
+
+def _bins_of_sorted(cuts, values, dtype):
+    """``np.searchsorted(cuts, values, side="left")`` for ascending ``values``: the bins
+    are runs, so this searches the cuts among the values (a few hundred searches, not one
+    per distinct value: 800k of them per continuous feature, 13 ms a feature) and writes
+    each run."""
+    ends = np.searchsorted(values, cuts, side="right")  # values <= cuts[k]: bins 0..k
+    runs = np.diff(ends, prepend=0, append=values.size)
+    return np.repeat(np.arange(cuts.size + 1, dtype=dtype), runs)
