@@ -134,3 +134,22 @@ def test_approx_bins_of_sorted_values_are_searchsorted(values, extra, data):
         got = _bins_of_sorted(cuts, v, dtype)
         assert got.dtype == dtype
         np.testing.assert_array_equal(got, np.searchsorted(cuts, v, side="left"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.integers(-60, 60), min_size=1, max_size=80, unique=True),
+       data=st.data())
+def test_exact_cuts_are_the_exact_summarys_cuts(values, data):
+    """The compiled cuts of ``tree_method="approx"`` are, to the bit, the cuts of
+    ``Summary.from_value_weights`` (zero weights left out, every value of zero weight,
+    ties of the query rule on integer weights, fewer values than ranks and more)."""
+    from boostwood._kernels.fixed import exact_cuts
+    v = np.array(sorted(values), dtype=np.float64) / 8
+    w = np.array(data.draw(st.lists(st.integers(0, 50), min_size=v.size, max_size=v.size)),
+                 dtype=np.int64)
+    unit = data.draw(st.sampled_from([1.0, 0.37, 2.0 ** -20, 1e-3]))
+    n = data.draw(st.integers(1, 40))
+    summary = Summary.from_value_weights(v, w * unit)
+    want = summary.cuts(n) if len(summary) else np.zeros(0)
+    got = exact_cuts(v, w, unit, n)
+    assert got.dtype == np.float64 and np.array_equal(got, want)

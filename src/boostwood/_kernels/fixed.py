@@ -151,3 +151,50 @@ def code_weight_sums(codes, weights, n_values, out):
             c = np.int64(col[i])
             if c < nv:
                 out[f, c] += weights[i]
+
+
+@njit(cache=True, nogil=True)
+def exact_cuts(values, weights, unit, n):
+    """The cuts :meth:`boostwood.data.sketch.Summary.cuts` gives for the exact summary of
+    sorted distinct ``values`` with the fixed-point weights ``weights`` (one unit =
+    ``unit``): ``Summary.from_value_weights(values, weights * unit).cuts(n)``, the same
+    floats by the same operations in the same order, in one compiled pass over the values
+    and a binary search per rank (``tree_method="approx"`` proposes them for every
+    feature before every tree; the NumPy form made five passes of temporaries over each
+    feature's 800k values). Values of zero weight are left out; returns an empty array
+    when no value has weight.
+
+    values : ndarray of shape (k,), float64, ascending   # IN
+    weights : ndarray of shape (k,), int64, non-negative   # IN
+    unit : float, the weight of one fixed-point unit
+    n : int, the number of ranks, ``total * j / n`` for j = 1..n
+    """
+    m = 0
+    for i in range(values.shape[0]):
+        m += weights[i] > 0
+    kept = np.empty(m, dtype=np.float64)
+    wmin = np.empty(m, dtype=np.float64)
+    rmax = np.empty(m, dtype=np.float64)
+    mid = np.empty(m, dtype=np.float64)
+    running = 0.0
+    k = 0
+    for i in range(values.shape[0]):
+        if weights[i] > 0:
+            w = weights[i] * unit
+            running += w
+            kept[k], wmin[k], rmax[k] = values[i], w, running
+            mid[k] = (running - w) + running  # rmin + rmax
+            k += 1
+    if m == 0:
+        return kept
+    total = rmax[m - 1]
+    out = np.empty(n + 1, dtype=np.float64)
+    for r in range(n):
+        d2 = 2.0 * (total * (r + 1) / n)
+        i = min(max(np.searchsorted(mid, d2, side="right") - 1, 0), m - 1)
+        j = min(i + 1, m - 1)
+        take_next = (d2 >= (rmax[i] - wmin[i]) + wmin[i] + rmax[j] - wmin[j]) and j > i \
+            and d2 >= mid[0]
+        out[r] = kept[j] if take_next else kept[i]
+    out[n] = kept[m - 1]
+    return np.unique(out)

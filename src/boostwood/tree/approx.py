@@ -4,8 +4,9 @@ Before every tree, each feature's candidate split points are re-proposed as
 hessian-weighted percentiles of its values over the rows in the bag (Chen &
 Guestrin 2016, Alg. 2 with global proposals, eq. 8-9: the hessians weight the
 ranks because the objective is a weighted squared loss with weights h_i). The
-candidates come from a weighted quantile summary
-(:class:`boostwood.data.sketch.Summary`) and become that tree's bins; the tree
+candidates are the answers of the exact weighted quantile summary of its distinct
+values (:class:`boostwood.data.sketch.Summary`'s query rule, compiled as
+:func:`boostwood._kernels.fixed.exact_cuts`) and become that tree's bins; the tree
 is then grown by the histogram grower on them (bucket statistics, subtraction
 trick, the same split scan). Local proposals, re-proposed at every node, are
 :class:`~boostwood.tree.exact.ExactTreeGrower` with ``local_eps``.
@@ -15,8 +16,7 @@ import math
 import numpy as np
 
 from .._kernels.binning import bins_of_codes
-from .._kernels.fixed import code_weight_sums
-from ..data.sketch import Summary
+from .._kernels.fixed import code_weight_sums, exact_cuts
 
 
 class GlobalProposal:
@@ -67,11 +67,12 @@ class GlobalProposal:
         for f in range(c.codes.shape[0]):
             n_values = int(self._n_values[f])
             values, weight = self._merged(c.values[f][:n_values], self._sums[f, :n_values])
-            summary = Summary.from_value_weights(values, weight * unit)
-            if len(summary) == 0:
+            # Summary.from_value_weights(values, weight * unit).cuts(n_cand), compiled
+            cuts = exact_cuts(values, np.asarray(weight, dtype=np.int64), float(unit),
+                              self.n_cand)
+            if cuts.size == 0:
                 cuts = values[-1:] if values.size else np.array([np.inf])
             else:
-                cuts = summary.cuts(self.n_cand)
                 cuts[-1] = values[-1]  # the last bin reaches the largest value
             self.cut_values[f] = cuts
             lut = luts[lut_starts[f]:lut_starts[f] + n_values + 1]
