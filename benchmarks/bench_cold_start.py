@@ -6,7 +6,10 @@ Builds two wheels from a clean copy of this checkout (no ``build/`` and no
 installs each into its own folder, and times fresh processes on each: ``import
 boostwood``, then the first fit (2,000 rows, 10 rounds) and predict. Also reported:
 numba compilations in that process, the build's seconds, and a warm start (the same
-process again, its cache now filled), for each wheel.
+process again, its cache now filled), for each wheel. A last row is numba's own floor: a
+fresh process that imports numpy and numba and calls one trivial cached parallel kernel
+(its cache filled by a run before), which pays numba's first-use costs (its typing and
+lowering registries, and scipy.linalg where scipy is installed) and no boostwood code.
 
 Usage::
 
@@ -44,6 +47,40 @@ X = rng.normal(size=(2000, 6)); y = (X[:, 0] + rng.normal(size=2000) > 0) * 1.0
 bw.train({"objective": "binary:logistic"}, bw.Dataset(X, y), 10, verbose_eval=False).predict(X)
 print(t1 - t0, time.perf_counter() - t1, n[0])
 """
+
+
+FLOOR_KERNEL = """
+from numba import njit, prange
+@njit(cache=True, parallel=True, nogil=True)
+def total(x):
+    s = 0.0
+    for i in prange(x.shape[0]):
+        s += x[i]
+    return s
+"""
+FLOOR = """
+import time
+t0 = time.perf_counter()
+import numpy as np
+import numba
+t1 = time.perf_counter()
+import floor_kernel
+floor_kernel.total(np.ones(100))
+print(t1 - t0, time.perf_counter() - t1)
+"""
+
+
+def numba_floor(work):
+    """Seconds to import numpy and numba, and to load and run one cached parallel kernel."""
+    folder = work / "floor"
+    folder.mkdir()
+    (folder / "floor_kernel.py").write_text(FLOOR_KERNEL)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+    env["PYTHONPATH"] = str(folder)
+    for _ in range(2):  # the first run compiles and caches, the second loads
+        out = subprocess.run([sys.executable, "-c", FLOOR], check=True, capture_output=True,
+                             text=True, env=env, cwd=folder)
+    return [float(v) for v in out.stdout.split()]
 
 
 def build(work, hook, isolation):
@@ -92,6 +129,9 @@ def main():
                 imp, fit, n = probe(site, env)
                 print(f"| {label} | {seconds:.1f} | {which} | {imp:.2f} | {fit:.2f} | "
                       f"{imp + fit:.2f} | {n} |", flush=True)
+        imp, call = numba_floor(Path(tmp))
+        print(f"| numba alone: one cached parallel kernel | | warm | {imp:.2f} | {call:.2f} | "
+              f"{imp + call:.2f} | 0 |", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The many-core benchmark suite, one command: environment and start-up, parallel
-# region costs, where a tree's time goes on all cores (bench_tree_profile.py), splitting
+# region costs, prediction on 500-tree models (bench_predict.py, all cores and 2), where a
+# tree's time goes on all cores (bench_tree_profile.py), splitting
 # leaves ahead on and off there (bench_setting_ab.py), the HIGGS scaling table
 # (bench_higgs.py --threads), then the 10-class, 20 % NaN, 50-feature regression and
 # 4M-row cases (on all cores) and 1 thread, each in the time left. Run from the repository root on
@@ -44,6 +45,7 @@ step() {  # file, then a python script and its arguments; skipped when no time i
     timeout "$t" python3 "$@" 2>&1 | tee "$OUT/$f"
 }
 run() { f=$1; shift; step "$f" benchmarks/bench_higgs.py --no-startup "$@"; }
+step predict500.txt benchmarks/bench_predict.py --threads "$MAXT,2"
 step tree_profile.txt benchmarks/bench_tree_profile.py --rows "$ROWS" --threads "$MAXT" --rounds 30
 step ahead_ab.txt benchmarks/bench_setting_ab.py --rows "$ROWS" --threads "$MAXT" --settings lossguide \
     --set boostwood.tree.grower:TreeGrower.ahead_max_rows=0,16384 --rounds 100 --pairs 2
