@@ -410,7 +410,7 @@ def scaling(results, counts):
     for t in counts:
         print(f"| {t} | " + " | ".join(f"{train[s, lib, t]:.1f} s" if (s, lib, t) in train
                                        else "-" for s, lib in keys) + " |")
-    lo, hi = counts[0], counts[-1]
+    lo, hi = min(counts), max(counts)  # --threads 16,2 runs 16 first; the speed-up is 2 -> 16
     print(f"| speed-up {lo} -> {hi} | " + " | ".join(
         f"{train[s, lib, lo] / train[s, lib, hi]:.2f}x"
         if (s, lib, lo) in train and (s, lib, hi) in train else "-" for s, lib in keys) + " |")
