@@ -161,7 +161,11 @@ def _score_candidates(sums, n, Gt, Ht, Ct, s, score_parent, Gm, Hm, Cm, work, ro
     scalar form computes (same operations in the same order, no fused multiply-add);
     ``error_model="numpy"`` lets a zero denominator give inf instead of raising, and such
     a value is never used (``_children_score``'s rule picks the other form)."""
-    lam, mcw, mdl = s[S_LAMBDA], s[S_MIN_CHILD_WEIGHT], s[S_MIN_DATA_IN_LEAF]
+    lam, mcw = s[S_LAMBDA], s[S_MIN_CHILD_WEIGHT]
+    # counts are whole numbers, so count < mdl is count < ceil(mdl): an integer compare for
+    # integer cells, not two int64 -> float conversions a boundary (no vector conversion
+    # on AVX2)
+    mdl = np.int64(np.ceil(min(s[S_MIN_DATA_IN_LEAF], 2.0 ** 62)))
     ug, uh = s[S_G_UNIT], s[S_H_UNIT]
     # with mcw > 0 and lambda >= 0 a valid candidate has h >= mcw > 0 on both sides, so
     # both denominators are positive and the common form is its score: that loop does
