@@ -4,7 +4,8 @@ import pytest
 from numba import njit
 
 from boostwood._kernels import intrinsics
-from boostwood._kernels.intrinsics import as_float, float_of_halves
+from boostwood._kernels.intrinsics import (SMALL_INT_BOUND, as_float, as_float_small,
+                                           float_of_halves)
 
 
 @njit
@@ -17,6 +18,12 @@ def _halves(a, out):
 def _as_float(a, out):
     for i in range(a.shape[0]):
         out[i] = as_float(a[i])
+
+
+@njit
+def _as_float_small(a, out):
+    for i in range(a.shape[0]):
+        out[i] = as_float_small(a[i])
 
 
 def _int64_cases():
@@ -49,6 +56,26 @@ def test_as_float_gives_float_of_any_number(dtype):
     got = np.empty(a.shape[0])
     _as_float(a, got)
     assert np.array_equal(got.view(np.int64), a.astype(np.float64).view(np.int64))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64])
+def test_as_float_small_is_exact_below_its_bound(dtype):
+    """Every integer of magnitude below 2**51 (both extremes, every magnitude, many low
+    bits set) converts to its own value; a float passes through. Just past the bound the
+    short route is wrong, which is why callers check it (:func:`split._small_sums`)."""
+    r = np.random.default_rng(11)
+    bound = SMALL_INT_BOUND
+    edges = np.array([0, 1, -1, bound - 1, -bound, -bound + 1, 2 ** 31, -2 ** 31 - 1,
+                      2 ** 50 + 2 ** 49 + 7], dtype=np.int64)
+    spread = r.integers(-bound, bound, 4000) >> r.integers(0, 52, 4000)
+    a = np.concatenate([edges, spread, r.integers(-bound, bound, 4000) | 0xFFF])
+    a = a.astype(dtype) if dtype is not np.int32 else (a >> 21).astype(np.int32)
+    got = np.empty(a.shape[0])
+    _as_float_small(a, got)
+    assert np.array_equal(got.view(np.int64), a.astype(np.float64).view(np.int64))
+    if dtype is np.int64:
+        _as_float_small(np.array([bound + 1], np.int64), got[:1])
+        assert got[0] != float(bound + 1)
 
 
 def test_native_conversion_rule(monkeypatch):

@@ -199,6 +199,66 @@ def test_vectorized_scan_equals_the_one_pass_loop_to_the_bit(seed, nb, lam, gamm
         assert got[0] == -np.inf
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 300), st.sampled_from([0.0, 1.0]),
+       st.sampled_from([0.0, 3.0]), st.sampled_from([1, 2.5, 20]), st.sampled_from([0, 1, 6]),
+       st.sampled_from([20, 31, 40, 47]), st.sampled_from([1, 8]))
+def test_scan_with_a_row_bound_equals_the_one_pass_loop_to_the_bit(seed, nb, lam, mcw, mdl,
+                                                                  n_missing, bits, rows):
+    """Cells of ``c`` rows of at most ``2**bits`` each, the bound stated as ``row_max``:
+    nodes whose sums stay below 2**51 (``c * 2**bits`` below 2**50) take the short
+    conversion, larger ones the general one, and both give the one-pass loop's gain,
+    bin, direction and left sums to the bit (``bits`` 40 and 47 put nodes on either
+    side of the rule, with sums past 2**51 on the far side, where the short route would
+    be wrong)."""
+    r = np.random.default_rng(seed)
+    cell = np.zeros((nb + 1, 3), np.int64)
+    count = np.append(r.integers(0, rows + 1, nb) * (r.random(nb) < 0.7), n_missing)
+    bound = 2 ** bits
+    cell[:, 2] = count
+    # a cell of c rows sums c values of magnitude at most 2**bits; half the cells at
+    # that extreme, so that sums reach the rule's bound
+    extreme = r.random((nb + 1, 2)) < 0.5
+    cell[:, 0] = [c * bound * int(r.choice([-1, 1])) if e else int(r.integers(-c * bound,
+                  c * bound + 1)) for c, e in zip(count, extreme[:, 0])]
+    cell[:, 1] = [c * bound if e else int(r.integers(0, c * bound + 1))
+                  for c, e in zip(count, extreme[:, 1])]
+    Gt, Ht, Ct = (int(v) for v in cell.sum(axis=0))
+    ug, uh = 2.0 ** -bits, 2.0 ** (2 - bits)
+    left = np.empty(3, np.int64)
+    got = scan_feature(cell, nb, Gt, Ht, Ct,
+                       split_settings(lam, 0.0, 0.0, 0.0, mcw, mdl, (ug, uh), float(bound)),
+                       left)
+    want = _one_pass_scan(cell, nb, Gt, Ht, Ct, lam, 0.0, mcw, mdl, ug, uh)
+    assert got[1] == want[1]
+    if want[1] >= 0:
+        assert got[0] == want[0] and got[2] == want[2]
+        assert tuple(left) == want[3]
+    else:
+        assert got[0] == -np.inf
+
+
+@pytest.mark.parametrize("counts", [(2, 3), (8, 23), (23, 8), (100, 200)])
+def test_row_bound_rule_at_its_edge(counts):
+    """Two bins of rows at the bound (2**47 each): 5 rows (sums below 2**51, the short
+    conversion), 31 rows (sums up to 23 * 2**47 > 2**51 with the node's bound between
+    2**50 and 2**52: only the general conversion is exact there), 300 rows. The gain
+    is the one-pass loop's to the bit."""
+    bound = 2 ** 47
+    cell = np.zeros((3, 3), np.int64)
+    cell[:2, 2] = counts
+    cell[:2, 0] = (counts[0] * bound, -counts[1] * bound)
+    cell[:2, 1] = (counts[0] * bound, counts[1] * bound)
+    Gt, Ht, Ct = (int(v) for v in cell.sum(axis=0))
+    ug, uh = 2.0 ** -47, 2.0 ** -45
+    left = np.empty(3, np.int64)
+    got = scan_feature(cell, 2, Gt, Ht, Ct,
+                       split_settings(1.0, 0.0, 0.0, 0.0, 0.0, 1, (ug, uh), float(bound)), left)
+    want = _one_pass_scan(cell, 2, Gt, Ht, Ct, 1.0, 0.0, 0.0, 1, ug, uh)
+    assert want[1] == 0 and got[1] == 0
+    assert got[0] == want[0]
+
+
 def _ordered_pick(work, n, nb, missing, tol, gamma):
     """The pick of the scans as the tie rule defines it: candidates in scan order (each
     boundary with the missing rows right, then left), a valid one above ``tol`` taken

@@ -174,6 +174,27 @@ def _as_float(x):
     return lambda x: np.float64(x)
 
 
+#: Integers of magnitude below this bound convert exactly in :func:`as_float_small`.
+SMALL_INT_BOUND = 1 << 51
+
+
+def as_float_small(x):
+    """``float(x)`` of an integer with ``|x| < SMALL_INT_BOUND`` (2**51), exact: the
+    caller guarantees the bound (a float passes through). In compiled code, one
+    integer add, a bitcast and a float subtract, vector code on AVX2 too, where
+    :func:`float_of_halves` takes about three times the operations."""
+    return float(x)
+
+
+@overload(as_float_small, inline="always")
+def _as_float_small(x):
+    if isinstance(x, types.Integer):
+        # x + bits(1.5 * 2**52) is the double 1.5 * 2**52 + x while -2**51 <= x < 2**51
+        # (the sum stays in [2**52, 2**53), whose doubles are the integers)
+        return lambda x: float_of_bits(np.int64(x) + 0x4338000000000000) - _THREE_2_51
+    return lambda x: np.float64(x)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def float_of_halves(x):
     """The float64 nearest the int64 ``x`` (ties to even), as ``float(x)`` gives it, from

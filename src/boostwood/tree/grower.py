@@ -209,9 +209,13 @@ class TreeGrower:
         self._gh = gh
         self._h_unit = float(self.stats.units[1])  # one hessian unit, for min_child_weight
         p = self.params
+        # a fixed-point row is an int32 (int16 quantized): its magnitude bounds the sums
+        # (the scan converts small ones to float by a shorter route)
+        row_max = 2.0 ** (8 * gh.itemsize - 1) if gh is not None and gh.dtype.kind == "i" \
+            else 0.0
         self._settings = split_settings(p.reg_lambda, p.reg_alpha, p.max_delta_step, p.gamma,
                                         p.min_child_weight, p.min_data_in_leaf,
-                                        self.stats.units)
+                                        self.stats.units, row_max)
         self._n_threads = numba.get_num_threads()
         # the cells P_* of _kernels/expand.py: which leaves are expanded, and may be split
         self._policy = (LOSSGUIDE if p.grow_policy == "lossguide" else DEPTHWISE,
