@@ -1,9 +1,9 @@
 #!/bin/sh
 # The many-core benchmark suite, one command: environment and start-up, parallel
-# region costs, prediction on 500-tree models (bench_predict.py, all cores and 2), where a
-# tree's time goes on all cores (bench_tree_profile.py), splitting
+# region costs, where a tree's time goes on all cores (bench_tree_profile.py), splitting
 # leaves ahead on and off there (bench_setting_ab.py), the HIGGS scaling table
-# (bench_higgs.py --threads), then the 10-class, 20 % NaN, 50-feature regression and
+# (bench_higgs.py --threads), prediction on 500-tree models (bench_predict.py, all cores
+# and 2), then the 10-class, 20 % NaN, 50-feature regression and
 # 4M-row cases (on all cores) and 1 thread, each in the time left. Run from the repository root on
 # the machine to measure (LightGBM and XGBoost importable); results go to $OUT
 # (default: benchmarks/results/suite) and to stdout.
@@ -45,11 +45,12 @@ step() {  # file, then a python script and its arguments; skipped when no time i
     timeout "$t" python3 "$@" 2>&1 | tee "$OUT/$f"
 }
 run() { f=$1; shift; step "$f" benchmarks/bench_higgs.py --no-startup "$@"; }
-step predict500.txt benchmarks/bench_predict.py --threads "$MAXT,2"
 step tree_profile.txt benchmarks/bench_tree_profile.py --rows "$ROWS" --threads "$MAXT" --rounds 30
 step ahead_ab.txt benchmarks/bench_setting_ab.py --rows "$ROWS" --threads "$MAXT" --settings lossguide \
     --set boostwood.tree.grower:TreeGrower.ahead_max_rows=0,16384 --rounds 100 --pairs 2
 run higgs_scaling.txt --rows "$ROWS" --rounds "$ROUNDS" --threads "$THREADS"
+PT=$MAXT; [ "$MAXT" -gt 2 ] && PT="$MAXT,2"  # six 500-tree models: after the scaling table
+step predict500.txt benchmarks/bench_predict.py --threads "$PT"
 run multiclass10_many.txt --case multiclass10 --rows "$MROWS" --rounds 50 --threads "$MAXT" \
     --settings lossguide
 run nan_many.txt --case nan --rows "$ROWS" --rounds "$ROUNDS" --threads "$MAXT" --settings lossguide

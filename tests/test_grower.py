@@ -46,6 +46,18 @@ def test_children_partition_parent_and_sums_add_up(policy, kw):
     assert np.array_equal(b.predict(d.features.dense, pred_leaf=True)[:, 0], leaf_of)
 
 
+def test_the_scan_is_told_the_bound_of_a_row():
+    """The split settings carry the magnitude bound of one fixed-point row, from the rows'
+    dtype (int32: 2**31; quantized int16: 2**15), which lets the scan convert the sums
+    of small nodes by its short exact route (split._small_sums); 0 would turn it off."""
+    from boostwood._kernels.split import S_ROW_MAX
+    d, gh, grower, *_ = _grow("lossguide", max_depth=0, max_leaves=7)
+    assert grower._gh.dtype == np.int32 and grower._settings[S_ROW_MAX] == 2.0 ** 31
+    grower.stats.use_quantized(16)
+    grower.grow(gh, None, np.arange(5, dtype=np.int64), np.random.default_rng(0))
+    assert grower._gh.dtype == np.int16 and grower._settings[S_ROW_MAX] == 2.0 ** 15
+
+
 def test_policies_respect_their_limits():
     *_, tree, _ = _grow("depthwise", max_depth=3)
     assert tree.depth() <= 3 and tree.n_leaves <= 8

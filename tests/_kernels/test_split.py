@@ -238,6 +238,18 @@ def test_scan_with_a_row_bound_equals_the_one_pass_loop_to_the_bit(seed, nb, lam
         assert got[0] == -np.inf
 
 
+def test_small_sums_rule_at_its_edge():
+    """Rows of at most 2**47: 7 rows keep every sum below 2**50 + 2**50 (the short
+    conversion), 8 do not; totals at 2**50 or no stated bound (0) turn it off too."""
+    from boostwood._kernels.split import _small_sums
+    assert _small_sums(7, 0, 7 * 2 ** 47, 2.0 ** 47)
+    assert not _small_sums(8, 0, 8 * 2 ** 47, 2.0 ** 47)
+    assert not _small_sums(7, 2 ** 50, 0, 2.0 ** 47)
+    assert not _small_sums(7, 0, -2 ** 50, 2.0 ** 47)
+    assert not _small_sums(7, 0, 0, 0.0)
+    assert _small_sums(2 ** 18, -2 ** 49, 2 ** 49, 2.0 ** 31)
+
+
 @pytest.mark.parametrize("counts", [(2, 3), (8, 23), (23, 8), (100, 200)])
 def test_row_bound_rule_at_its_edge(counts):
     """Two bins of rows at the bound (2**47 each): 5 rows (sums below 2**51, the short

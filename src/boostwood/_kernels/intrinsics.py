@@ -1,5 +1,6 @@
 """Low-level helpers for kernels: a software prefetch, a paired add, a bit scan, a
-bitcast, an int64-to-float64 conversion that vectorizes, a cycle counter.
+bitcast, two int64-to-float64 conversions that vectorize (any int64, and a shorter one
+for magnitudes below 2**51), a cycle counter.
 
 Rows of a deep node are scattered over the training matrix, so the histogram
 and partition loops stall on memory unless the rows a few iterations ahead are
@@ -182,13 +183,14 @@ def as_float_small(x):
     """``float(x)`` of an integer with ``|x| < SMALL_INT_BOUND`` (2**51), exact: the
     caller guarantees the bound (a float passes through). In compiled code, one
     integer add, a bitcast and a float subtract, vector code on AVX2 too, where
-    :func:`float_of_halves` takes about three times the operations."""
+    :func:`float_of_halves` takes about three times the operations; the plain
+    conversion where the target has a vector one (:data:`NATIVE_INT64_TO_FLOAT`)."""
     return float(x)
 
 
 @overload(as_float_small, inline="always")
 def _as_float_small(x):
-    if isinstance(x, types.Integer):
+    if isinstance(x, types.Integer) and not NATIVE_INT64_TO_FLOAT:
         # x + bits(1.5 * 2**52) is the double 1.5 * 2**52 + x while -2**51 <= x < 2**51
         # (the sum stays in [2**52, 2**53), whose doubles are the integers)
         return lambda x: float_of_bits(np.int64(x) + 0x4338000000000000) - _THREE_2_51

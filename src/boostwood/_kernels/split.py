@@ -20,7 +20,7 @@ from .splits import P_BIN, P_DEFAULT_LEFT, P_NEXT
 TIE_RTOL = 1e-6
 
 #: Named positions of the split-settings array that the scan kernels take instead
-#: of eight scalar arguments (see :func:`split_settings`).
+#: of nine scalar arguments (see :func:`split_settings`).
 S_LAMBDA, S_ALPHA, S_MAX_DELTA_STEP, S_GAMMA, S_MIN_CHILD_WEIGHT, S_MIN_DATA_IN_LEAF, \
     S_G_UNIT, S_H_UNIT, S_ROW_MAX = range(9)
 N_SETTINGS = 9
@@ -358,7 +358,9 @@ def scan_feature_into(cell, nb, Gt, Ht, Ct, s, best_left, sums, work):
 
     The left sums run in the cells' own type (int64 fixed point in training, so
     the right child ``total - left`` is exact); each candidate is converted to
-    float with the units of ``s`` only to be scored.
+    float with the units of ``s`` only to be scored. Counts are whole numbers (a
+    cell counts rows, float cells too): the plain scan compares them with
+    ``ceil(min_data_in_leaf)``, the same test as ``count < min_data_in_leaf`` then.
 
     Parameters
     ----------
