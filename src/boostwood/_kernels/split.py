@@ -349,18 +349,16 @@ def scan_feature(cell, nb, Gt, Ht, Ct, s, best_left):
 def scan_feature_into(cell, nb, Gt, Ht, Ct, s, best_left, sums, work):
     """Best threshold of one feature of one node from its histogram.
 
-    Scans the value bins left to right; at each boundary ``b`` (left child =
-    bins 0..b) the missing bin ``nb`` is tried on the right and, when the node
-    has missing values, on the left (sparsity-aware split finding, Chen &
-    Guestrin Alg. 3). When it has none, NaN at prediction time follows the
-    child with the larger hessian sum. Finally, with missing values present,
-    "all values left, missing right" is tried too.
+    Scans the value bins left to right; at each boundary ``b`` (left child = bins
+    0..b) the missing bin ``nb`` is tried on the right and, when the node has missing
+    values, on the left (sparsity-aware split finding, Chen & Guestrin Alg. 3). When it
+    has none, NaN at prediction time follows the child with the larger hessian sum.
+    With missing values, "all values left, missing right" is tried too.
 
     The left sums run in the cells' own type (int64 fixed point in training, so
     the right child ``total - left`` is exact); each candidate is converted to
-    float with the units of ``s`` only to be scored. Counts are whole numbers (a
-    cell counts rows, float cells too): the plain scan compares them with
-    ``ceil(min_data_in_leaf)``, the same test as ``count < min_data_in_leaf`` then.
+    float with the units of ``s`` only to be scored. Counts are whole numbers (rows,
+    float cells too): the plain scan tests ``count < ceil(min_data_in_leaf)``.
 
     Parameters
     ----------
