@@ -165,6 +165,23 @@ def _one_pass_scan(cell, nb, Gt, Ht, Ct, lam, gamma, mcw, mdl, ug, uh):
     return best, best_bin, best_dl, left
 
 
+def _assert_scan_is_the_one_pass_loop(cell, nb, bits, lam, gamma, mcw, mdl, row_max=0.0):
+    """The kernel's scan of ``cell`` (units 2**-bits and 2**(2 - bits)) gives the one-pass
+    loop's gain, bin, default direction and left sums, to the bit."""
+    Gt, Ht, Ct = (int(v) for v in cell.sum(axis=0))
+    ug, uh = 2.0 ** -bits, 2.0 ** (2 - bits)
+    left = np.empty(3, np.int64)
+    got = scan_feature(cell, nb, Gt, Ht, Ct,
+                       split_settings(lam, 0.0, 0.0, gamma, mcw, mdl, (ug, uh), row_max), left)
+    want = _one_pass_scan(cell, nb, Gt, Ht, Ct, lam, gamma, mcw, mdl, ug, uh)
+    assert got[1] == want[1]
+    if want[1] >= 0:
+        assert got[0] == want[0] and got[2] == want[2]
+        assert tuple(left) == want[3]
+    else:
+        assert got[0] == -np.inf
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 10**6), st.integers(2, 300), st.sampled_from([0.0, 1.0]),
        st.sampled_from([0.0, 0.4]), st.sampled_from([0.0, 3.0]),
@@ -185,18 +202,7 @@ def test_vectorized_scan_equals_the_one_pass_loop_to_the_bit(seed, nb, lam, gamm
     cell[:, 2] = count
     cell[:, 0] = r.integers(-2 ** bits, 2 ** bits, nb + 1) * (count > 0)
     cell[:, 1] = r.integers(0, 2 ** bits, nb + 1) * (count > 0) * (r.random(nb + 1) < 0.8)
-    Gt, Ht, Ct = (int(v) for v in cell.sum(axis=0))
-    ug, uh = 2.0 ** -bits, 2.0 ** (2 - bits)
-    left = np.empty(3, np.int64)
-    got = scan_feature(cell, nb, Gt, Ht, Ct,
-                       split_settings(lam, 0.0, 0.0, gamma, mcw, mdl, (ug, uh)), left)
-    want = _one_pass_scan(cell, nb, Gt, Ht, Ct, lam, gamma, mcw, mdl, ug, uh)
-    assert got[1] == want[1]
-    if want[1] >= 0:
-        assert got[0] == want[0] and got[2] == want[2]
-        assert tuple(left) == want[3]
-    else:
-        assert got[0] == -np.inf
+    _assert_scan_is_the_one_pass_loop(cell, nb, bits, lam, gamma, mcw, mdl)
 
 
 @settings(max_examples=200, deadline=None)
@@ -223,19 +229,7 @@ def test_scan_with_a_row_bound_equals_the_one_pass_loop_to_the_bit(seed, nb, lam
                   c * bound + 1)) for c, e in zip(count, extreme[:, 0])]
     cell[:, 1] = [c * bound if e else int(r.integers(0, c * bound + 1))
                   for c, e in zip(count, extreme[:, 1])]
-    Gt, Ht, Ct = (int(v) for v in cell.sum(axis=0))
-    ug, uh = 2.0 ** -bits, 2.0 ** (2 - bits)
-    left = np.empty(3, np.int64)
-    got = scan_feature(cell, nb, Gt, Ht, Ct,
-                       split_settings(lam, 0.0, 0.0, 0.0, mcw, mdl, (ug, uh), float(bound)),
-                       left)
-    want = _one_pass_scan(cell, nb, Gt, Ht, Ct, lam, 0.0, mcw, mdl, ug, uh)
-    assert got[1] == want[1]
-    if want[1] >= 0:
-        assert got[0] == want[0] and got[2] == want[2]
-        assert tuple(left) == want[3]
-    else:
-        assert got[0] == -np.inf
+    _assert_scan_is_the_one_pass_loop(cell, nb, bits, lam, 0.0, mcw, mdl, float(bound))
 
 
 def test_small_sums_rule_at_its_edge():
