@@ -1,7 +1,11 @@
-"""Layer 0: the dtypes every layer agrees on, and thread resolution.
+"""Layer 0: the dtypes every layer agrees on, thread resolution, and a shorter start-up
+for numba (:class:`_ScipyFoundIsEnough`).
 
 Each dtype carries the reason it was chosen; change one here and nowhere else.
 """
+import importlib.util
+import sys
+
 import numba
 import numpy as np
 
@@ -69,3 +73,50 @@ def set_threads(nthread):
     numba.set_num_threads(n)
     return n
 
+
+
+
+class _ScipyFoundIsEnough:
+    """Spare numba's start-up the import of ``scipy.linalg`` (0.25 s of a 1 s warm start).
+
+    On the first call of any compiled function, cached ones included, numba imports
+    ``numba.np.arraymath``, whose import checks once whether a BLAS is there by importing
+    ``scipy.linalg.cython_blas``: where scipy is installed that import takes about 0.25 s
+    on a 2-core Zen 3, for kernels that never call BLAS. This import hook waits for that
+    module; just before it loads, it hands ``numba.np.linalg`` an ``ensure_blas`` whose
+    first call, made by that check, only asks whether scipy can be found, and which then
+    puts numba's own function back. Every later call, in particular when numba compiles
+    a function that calls BLAS (``np.dot``), runs numba's own check in full (scipy's BLAS
+    imported; numba 0.68.1 also compares its integer width). The hook does nothing where
+    numba is laid out otherwise, and leaves the import path after its one use.
+    """
+
+    MODULE = "numba.np.arraymath"
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.MODULE:
+            return None
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:  # another thread's import got here first and acts
+            return None
+        linalg = sys.modules.get("numba.np.linalg")
+        full_check = getattr(linalg, "ensure_blas", None)
+        if full_check is None:
+            return None
+
+        def ensure_blas():
+            if linalg.ensure_blas is ensure_blas:
+                linalg.ensure_blas = full_check
+                if sys._getframe(1).f_globals.get("__name__") == self.MODULE:
+                    if importlib.util.find_spec("scipy") is None:
+                        raise ImportError("scipy is not installed")
+                    return
+            full_check()
+
+        linalg.ensure_blas = ensure_blas
+        return None  # the usual finders load the module
+
+
+if "numba.np.arraymath" not in sys.modules:
+    sys.meta_path.insert(0, _ScipyFoundIsEnough())
