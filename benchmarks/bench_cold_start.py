@@ -9,7 +9,9 @@ numba compilations in that process, the build's seconds, and a warm start (the s
 process again, its cache now filled), for each wheel. A last row is numba's own floor: a
 fresh process that imports numpy and numba and calls one trivial cached parallel kernel
 (its cache filled by a run before), which pays numba's first-use costs (its typing and
-lowering registries, and scipy.linalg where scipy is installed) and no boostwood code.
+lowering registries, and scipy.linalg where scipy is installed, which boostwood's start-up
+skips) and no boostwood code. The warm rows of the compiled wheel and of the floor are
+medians of several processes taken in turn (``--warm``).
 
 Usage::
 
@@ -19,6 +21,7 @@ Usage::
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -71,16 +74,23 @@ print(t1 - t0, time.perf_counter() - t1)
 
 
 def numba_floor(work):
-    """Seconds to import numpy and numba, and to load and run one cached parallel kernel."""
+    """Prepare numba's floor: a folder with one cached parallel kernel, its cache filled.
+
+    Returns a function that runs one fresh process on it and gives its import seconds
+    and its first call's."""
     folder = work / "floor"
     folder.mkdir()
     (folder / "floor_kernel.py").write_text(FLOOR_KERNEL)
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
     env["PYTHONPATH"] = str(folder)
-    for _ in range(2):  # the first run compiles and caches, the second loads
+
+    def run():
         out = subprocess.run([sys.executable, "-c", FLOOR], check=True, capture_output=True,
                              text=True, env=env, cwd=folder)
-    return [float(v) for v in out.stdout.split()]
+        return [float(v) for v in out.stdout.split()]
+
+    run()  # compiles and caches
+    return run
 
 
 def build(work, hook, isolation):
@@ -118,20 +128,34 @@ def probe(site, env):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--no-build-isolation", action="store_true")
+    ap.add_argument("--warm", type=int, default=7,
+                    help="warm processes of the compiled wheel and of numba's floor, taken "
+                         "in turn; the rows give the median of each (default 7)")
     args = ap.parse_args()
     print("| wheel | build s | process | import s | first fit + predict s | total s | "
           "numba compilations |\n|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
+        sites = {}
         for hook in (True, False):
             site, seconds, env = build(Path(tmp), hook, not args.no_build_isolation)
+            sites[hook] = site, env
             label = "compiled at build" if hook else "BOOSTWOOD_COMPILE_ON_INSTALL=0"
             for which in ("first after install", "second"):
                 imp, fit, n = probe(site, env)
                 print(f"| {label} | {seconds:.1f} | {which} | {imp:.2f} | {fit:.2f} | "
                       f"{imp + fit:.2f} | {n} |", flush=True)
-        imp, call = numba_floor(Path(tmp))
-        print(f"| numba alone: one cached parallel kernel | | warm | {imp:.2f} | {call:.2f} | "
-              f"{imp + call:.2f} | 0 |", flush=True)
+        floor = numba_floor(Path(tmp))
+        warm, bare = [], []
+        for _ in range(args.warm):  # in turn, so that a drift of the machine hits both
+            warm.append(probe(*sites[True])[:2])
+            bare.append(floor())
+        for label, runs in (("compiled at build", warm),
+                            ("numba alone: one cached parallel kernel", bare)):
+            imp, call = (statistics.median(r[i] for r in runs) for i in (0, 1))
+            total = statistics.median(sum(r) for r in runs)
+            lo, hi = min(sum(r) for r in runs), max(sum(r) for r in runs)
+            print(f"| {label} | | warm, median of {len(runs)} (total {lo:.2f}-{hi:.2f}) | "
+                  f"{imp:.2f} | {call:.2f} | {total:.2f} | 0 |", flush=True)
 
 
 if __name__ == "__main__":
