@@ -132,13 +132,15 @@ def main():
                     help="warm processes of the compiled wheel and of numba's floor, taken "
                          "in turn; the rows give the median of each (default 7)")
     args = ap.parse_args()
+    if args.warm < 1:
+        ap.error("--warm takes at least 1")
     print("| wheel | build s | process | import s | first fit + predict s | total s | "
           "numba compilations |\n|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        sites = {}
         for hook in (True, False):
             site, seconds, env = build(Path(tmp), hook, not args.no_build_isolation)
-            sites[hook] = site, env
+            if hook:
+                compiled = site, env
             label = "compiled at build" if hook else "BOOSTWOOD_COMPILE_ON_INSTALL=0"
             for which in ("first after install", "second"):
                 imp, fit, n = probe(site, env)
@@ -147,15 +149,15 @@ def main():
         floor = numba_floor(Path(tmp))
         warm, bare = [], []
         for _ in range(args.warm):  # in turn, so that a drift of the machine hits both
-            warm.append(probe(*sites[True])[:2])
-            bare.append(floor())
+            warm.append(probe(*compiled))
+            bare.append(floor() + [0])
         for label, runs in (("compiled at build", warm),
                             ("numba alone: one cached parallel kernel", bare)):
             imp, call = (statistics.median(r[i] for r in runs) for i in (0, 1))
-            total = statistics.median(sum(r) for r in runs)
-            lo, hi = min(sum(r) for r in runs), max(sum(r) for r in runs)
-            print(f"| {label} | | warm, median of {len(runs)} (total {lo:.2f}-{hi:.2f}) | "
-                  f"{imp:.2f} | {call:.2f} | {total:.2f} | 0 |", flush=True)
+            totals = [r[0] + r[1] for r in runs]  # the median total: not imp + call
+            print(f"| {label} | | warm, median of {len(runs)} (total {min(totals):.2f}-"
+                  f"{max(totals):.2f}) | {imp:.2f} | {call:.2f} | "
+                  f"{statistics.median(totals):.2f} | {sum(r[2] for r in runs)} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """Layer 0: the dtypes every layer agrees on, thread resolution, and a shorter start-up
-for numba (:class:`_ScipyFoundIsEnough`).
+for numba (:class:`_LightBlasCheck`).
 
 Each dtype carries the reason it was chosen; change one here and nowhere else.
 """
+import importlib.machinery
 import importlib.util
+import os
 import sys
 
 import numba
@@ -76,7 +78,7 @@ def set_threads(nthread):
 
 
 
-class _ScipyFoundIsEnough:
+class _LightBlasCheck:
     """Spare numba's start-up the import of ``scipy.linalg`` (0.25 s of a 1 s warm start).
 
     On the first call of any compiled function, cached ones included, numba imports
@@ -84,22 +86,28 @@ class _ScipyFoundIsEnough:
     ``scipy.linalg.cython_blas``: where scipy is installed that import takes about 0.25 s
     on a 2-core Zen 3, for kernels that never call BLAS. This import hook waits for that
     module; just before it loads, it hands ``numba.np.linalg`` an ``ensure_blas`` whose
-    first call, made by that check, only asks whether scipy can be found, and which then
-    puts numba's own function back. Every later call, in particular when numba compiles
-    a function that calls BLAS (``np.dot``), runs numba's own check in full (scipy's BLAS
-    imported; numba 0.68.1 also compares its integer width). The hook does nothing where
-    numba is laid out otherwise, and leaves the import path after its one use.
+    first call, made by that check, looks for the file of scipy's BLAS module instead of
+    importing it, then runs the rest of numba's check (numba 0.68.1 compares the integer
+    width scipy was built for, from ``scipy.__config__``), and puts numba's own function
+    back. Wherever it cannot tell (no such file, no module spec for scipy), and for every
+    later call (when numba compiles a function that calls BLAS, ``np.dot``), numba's own
+    check runs in full. What differs from numba alone: a scipy whose BLAS module is there
+    but fails to import now gives an error where numba compiles a BLAS call (for example
+    ``np.correlate`` on floats) instead of numba's plain-loop fallback. Where numba is laid
+    out otherwise (0.61's arraymath is a redirect), the caller is not the check and numba's
+    own check runs.
     """
 
     MODULE = "numba.np.arraymath"
 
+    def __init__(self):
+        self.done = False  # acts once; stays in sys.meta_path (removing it races with
+        # other threads that walk the list)
+
     def find_spec(self, name, path=None, target=None):
-        if name != self.MODULE:
+        if name != self.MODULE or self.done:
             return None
-        try:
-            sys.meta_path.remove(self)
-        except ValueError:  # another thread's import got here first and acts
-            return None
+        self.done = True
         linalg = sys.modules.get("numba.np.linalg")
         full_check = getattr(linalg, "ensure_blas", None)
         if full_check is None:
@@ -108,9 +116,11 @@ class _ScipyFoundIsEnough:
         def ensure_blas():
             if linalg.ensure_blas is ensure_blas:
                 linalg.ensure_blas = full_check
-                if sys._getframe(1).f_globals.get("__name__") == self.MODULE:
-                    if importlib.util.find_spec("scipy") is None:
-                        raise ImportError("scipy is not installed")
+                if sys._getframe(1).f_globals.get("__name__") == self.MODULE \
+                        and _scipy_blas_file_found():
+                    width_check = getattr(linalg, "_check_lapack_int_width", None)
+                    if width_check is not None:
+                        width_check()
                     return
             full_check()
 
@@ -118,5 +128,18 @@ class _ScipyFoundIsEnough:
         return None  # the usual finders load the module
 
 
+def _scipy_blas_file_found():
+    """Is scipy's compiled ``linalg/cython_blas`` module on disk (no import of it)?"""
+    try:
+        spec = importlib.util.find_spec("scipy")
+    except (ImportError, ValueError):  # a stand-in module without a spec
+        return False
+    for folder in (spec.submodule_search_locations or ()) if spec else ():
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            if os.path.isfile(os.path.join(folder, "linalg", "cython_blas" + suffix)):
+                return True
+    return False
+
+
 if "numba.np.arraymath" not in sys.modules:
-    sys.meta_path.insert(0, _ScipyFoundIsEnough())
+    sys.meta_path.insert(0, _LightBlasCheck())
