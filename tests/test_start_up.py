@@ -34,8 +34,11 @@ def test_the_first_fit_does_not_import_scipy_linalg():
     out = _run(FIT + """
 hooks = [f for f in sys.meta_path if type(f).__name__ == "_LightBlasCheck"]
 print("scipy.linalg" in sys.modules, arraymath._HAVE_BLAS, [h.done for h in hooks],
-      linalg.ensure_blas.__qualname__)
+      linalg.ensure_blas.__qualname__, hasattr(arraymath, "_check_blas"))
 """)
+    if out[-1] == "False":
+        pytest.skip("this numba's arraymath does not check BLAS itself (0.61 redirects it)")
+    out = out[:-1]
     # scipy's BLAS found: numba still counts BLAS as there; the hook has acted once and
     # numba.np.linalg has its own function back
     assert out == ["False", "True", "[True]", "ensure_blas"]
