@@ -129,13 +129,15 @@ def test_any_lock_steps_from_none_to_the_depth_give_the_same_sums(policy):
         assert np.array_equal(out, general)
 
 
-@pytest.mark.parametrize("policy,n_class", [("lossguide", 1), ("depthwise", 1),
-                                             ("lossguide", 3)])
-def test_calls_of_a_few_rows_walk_eight_trees_at_once_with_the_same_sums(policy, n_class):
-    """Blocks of fewer than eight rows (calls of fewer than 64 rows: they are cut into
-    eight blocks or more) walk eight trees at a time per row: every row alone and in runs
-    of up to 63 rows gets the general kernel's sums to the bit, on rows at, and one ulp around, the thresholds, with NaN and +-inf, for a
-    number of trees that is not a multiple of eight (the last ones one at a time)."""
+@pytest.mark.parametrize("policy,n_class,rounds", [("lossguide", 1, 19), ("depthwise", 1, 16),
+                                                    ("lossguide", 3, 7)])
+def test_calls_of_a_few_rows_walk_eight_trees_at_once_with_the_same_sums(policy, n_class,
+                                                                          rounds):
+    """Blocks of fewer than eight rows (every block of a call of up to 56 rows, the last
+    block of some longer ones) walk eight trees at a time per row: every row alone and in
+    runs of up to 65 rows gets the general kernel's sums to the bit, on rows at, and one
+    ulp around, the thresholds, with NaN and +-inf, for 16 trees (two groups of eight)
+    and for 19 and 21 (the last ones one at a time)."""
     r = np.random.default_rng(21)
     X = _data(r, 3000, 5)
     y = np.nan_to_num(X[:, 0]) * 3 - np.nan_to_num(X[:, 2]) ** 2 + r.normal(size=3000)
@@ -144,12 +146,12 @@ def test_calls_of_a_few_rows_walk_eight_trees_at_once_with_the_same_sums(policy,
     if n_class > 1:
         params.update(objective="multi:softprob", num_class=n_class)
         y = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
-    b = bw.train(params, bw.Dataset(X, y), 7 if n_class > 1 else 19, verbose_eval=False)
+    b = bw.train(params, bw.Dataset(X, y), rounds, verbose_eval=False)
     packed = pack_trees(b.trees, b.n_outputs)
-    assert len(b.trees) % 8 != 0 and len(b.trees) > 8
+    assert len(b.trees) == rounds * n_class
     Xp = _hard_rows(r, packed, 400, 5)
     general = _general(Xp, packed, 0.25)
-    for size in (1, 2, 7, 20, 63):
+    for size in (1, 2, 7, 20, 63, 65):  # 65 rows: blocks of 9 and a last block of 2
         for lo in range(0, 140, size):
             part = Xp[lo:lo + size]
             assert np.array_equal(_binned(part, packed, 0.25), general[lo:lo + len(part)])

@@ -42,11 +42,11 @@ about 23 but whose typical row stops at about 4. (2) Rows not yet on a leaf (onl
 until all four stand on leaves. Walking four rows until all four were on leaves, as
 before, took 7.0 steps per row and tree on the leaf-wise HIGGS model where 4.2 suffice.
 
-Blocks of fewer than eight rows (calls of fewer than 64 rows, cut into eight blocks or
-more so that every thread has one) cannot fill the lock-step: each of their rows walks
-eight trees at a time instead, until all eight stand on leaves, which overlaps the trees'
-chains of loads the same way (calls of 4 and 7 rows: the kernel in about half the time
-on 200-tree HIGGS models).
+Blocks of fewer than eight rows (every block of a call of up to 56 rows, which is cut into
+up to eight blocks so that threads share it, and the last block of some longer calls)
+cannot fill the lock-step: each of their rows walks eight trees at a time instead, until
+all eight stand on leaves, which overlaps the trees' chains of loads the same way (calls
+of 4 and 20 rows: the kernel in 0.5-0.7x the time on 200-tree HIGGS models).
 
 Each row adds its trees' leaf values in tree order to what ``out`` held, the same
 additions as :func:`boostwood._kernels.predict.predict_raw`: results are equal
@@ -90,8 +90,10 @@ _LEAF_FLAG = np.uint64(1 << 16)
 
 @njit(cache=True, nogil=True, inline="always")
 def _block_rows(n_rows, n_used):
-    """Rows per block: BLOCK_BYTES of bins (16 to 4096 rows), and at least 8 blocks
-    when the input is small enough that threads would otherwise idle."""
+    """Rows per block: BLOCK_BYTES of bins (16 to 4096 rows), and no more than an
+    eighth of the rows (so up to eight blocks) when the input is small enough that
+    threads would otherwise idle: blocks of fewer than eight rows for calls of up to 56
+    rows."""
     rows = min(4096, max(16, BLOCK_BYTES // (4 * max(n_used, 1))))
     return max(1, min(rows, (n_rows + 7) // 8))
 
@@ -220,9 +222,10 @@ def _eight_trees(nodes, x, b0, b1, b2, b3, b4, b5, b6, b7):
 
 @njit(cache=True, nogil=True)
 def _few_rows(nodes, xb, m, value, tree_offsets, tree_group, acc):
-    """Blocks of fewer than eight rows (a call of fewer than 64 rows, cut into eight
-    blocks or more by :func:`_block_rows`): each row walks eight trees at a time, so the trees' chains of dependent loads overlap as eight rows' do in
-    :func:`_lock_step`, and adds their leaf values in tree order (the same additions)."""
+    """Blocks of fewer than eight rows (short calls, see :func:`_block_rows`, and some
+    calls' last block): each row walks eight trees at a time, so the trees' chains of
+    dependent loads overlap as eight rows' do in :func:`_lock_step`, and adds their leaf
+    values in tree order (the same additions)."""
     n_trees = tree_offsets.shape[0]
     for i in range(m):
         x = xb[i]
