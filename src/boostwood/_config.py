@@ -76,8 +76,6 @@ def set_threads(nthread):
     return n
 
 
-
-
 class _LightBlasCheck:
     """Spare numba's start-up the import of ``scipy.linalg`` (0.25 s of a 1 s warm start).
 

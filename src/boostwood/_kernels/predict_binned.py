@@ -164,6 +164,15 @@ def _to_leaves(N, xb, L, j, K):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _to_leaf(N, x, k):
+    """The leaf (id within the tree ``N``) that the row with slots ``x`` reaches from
+    node ``k``."""
+    while (N[k] & _LEAF_FLAG) == 0:
+        k = _next(N[k], x)
+    return k
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _walk_tree(N, xb, m, steps, complete, K, L):
     """The leaf (id within the tree) of each of the block's m rows, into K[:m]."""
     i = 0
@@ -187,22 +196,7 @@ def _walk_tree(N, xb, m, steps, complete, K, L):
         j += 4
     for q in range(j, n):
         r = L[q]
-        k = K[r]
-        while (N[k] & _LEAF_FLAG) == 0:
-            k = _next(N[k], xb[r])
-        K[r] = k
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _leaf_of(nodes, base, x):
-    """Global id of the leaf that the row with slots ``x`` reaches in the tree at
-    ``base``."""
-    k = np.uint64(0)
-    e = nodes[base]
-    while (e & _LEAF_FLAG) == 0:
-        k = _next(e, x)
-        e = nodes[base + k]
-    return base + k
+        K[r] = _to_leaf(N, xb[r], K[r])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -240,7 +234,8 @@ def _few_rows(nodes, xb, m, value, tree_offsets, tree_group, acc):
                 acc[i, tree_group[t + j]] += value[leaves[j]]
             t += 8
         for u in range(t, n_trees):
-            acc[i, tree_group[u]] += value[_leaf_of(nodes, np.uint64(tree_offsets[u]), x)]
+            base = tree_offsets[u]
+            acc[i, tree_group[u]] += value[base + _to_leaf(nodes[base:], x, np.uint64(0))]
 
 
 @njit(cache=True, nogil=True, inline="always")
