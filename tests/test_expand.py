@@ -358,6 +358,54 @@ def test_leaves_split_ahead_wait_at_most_twice_the_extra_threads(waiting, expect
     assert batch.tolist() == [1] + list(range(2, 2 + expected))
 
 
+def test_turns_taken_before_a_batch_retire_the_leaves_they_put_out_of_reach():
+    """Each leaf split ahead that takes its turn before the next batch is chosen uses up
+    one leaf of ``max_leaves``: the loop retires again after each turn, so the open
+    leaves never pass the leaves left to take, and the waiting children that cannot be
+    reached give their histograms back (without it, four turns left 14 leaves open
+    against 6 left to take: on 16 threads the pool outgrew held_histograms, doubled, and
+    the peak memory of a 255-leaf fit rose by 28 MiB)."""
+    from boostwood._kernels.expand import (F_AHEAD, F_WAITING, LOSSGUIDE, N_COUNTERS,
+                                           ST_FREE, ST_LEAVES, ST_OPEN, _leafwise_batch)
+    from boostwood._kernels.nodes import N_NODE_INTS, ND_COUNT, ND_LEFT, ND_RIGHT
+    cap, n_open, n_waiting, max_leaves = 64, 10, 4, 20
+    ints = np.full((N_NODE_INTS, cap), -1, dtype=np.int64)
+    ints[ND_COUNT] = 100  # every leaf small
+    gain = np.zeros(cap)
+    open_ids = np.zeros(cap, dtype=np.int64)
+    open_ids[:n_open] = np.arange(1, n_open + 1)
+    gain[1:n_open + 1] = np.arange(n_open, 0, -1) + 1.0  # leaf 1 is the best
+    flags = np.zeros(cap, dtype=np.uint8)
+    slot_of = np.full(cap, -1, dtype=np.int64)
+    slot_of[1:n_open + 1] = np.arange(n_open)  # the open leaves' own slots
+    for i, k in enumerate(range(1, n_waiting + 1)):  # the best four were split ahead:
+        flags[k] = F_AHEAD  # their slots went to their children, which wait
+        slot_of[k] = -1
+        left = 20 + 2 * i
+        ints[ND_LEFT, k], ints[ND_RIGHT, k] = left, left + 1
+        flags[left:left + 2] = F_WAITING
+        slot_of[left:left + 2] = (30 + 2 * i, 31 + 2 * i)
+        gain[left:left + 2] = (0.5, 0.25)  # below every open leaf
+    counters = np.zeros(N_COUNTERS, dtype=np.int64)
+    counters[ST_OPEN], counters[ST_LEAVES] = n_open, n_open
+    policy = (LOSSGUIDE, 0, max_leaves, 1, 0.0, 1.0, 16384)
+    free = np.zeros(cap, dtype=np.int64)
+    state = (slot_of, free, open_ids, counters)
+    batch = _leafwise_batch(policy, state, (np.full(cap, -1, dtype=np.int64), flags), gain,
+                            ints, 2)
+    assert counters[ST_LEAVES] == n_open + n_waiting  # the four took their turns
+    left_to_take = max_leaves - counters[ST_LEAVES]
+    assert batch[0] == n_waiting + 1  # then the best leaf not split ahead
+    assert counters[ST_OPEN] <= left_to_take, (counters[ST_OPEN], left_to_take)
+    held = set(slot_of[slot_of >= 0].tolist())
+    released = free[:counters[ST_FREE]].tolist()
+    assert len(released) == len(set(released)) and not held & set(released)
+    assert len(held) + len(released) == n_open - n_waiting + 2 * n_waiting
+    open_now = open_ids[:counters[ST_OPEN]]
+    assert all(slot_of[k] >= 0 for k in open_now)
+    assert len(held) == counters[ST_OPEN]  # only open leaves hold histograms now
+
+
 def test_without_leaves_split_ahead_the_loop_is_compiled_without_that_code(monkeypatch):
     """Below AHEAD_MIN_THREADS (or with ahead_max_rows 0) the grower passes no order to
     expand_tree, so numba compiles the loop without the splitting-ahead code (the

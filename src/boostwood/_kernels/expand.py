@@ -539,6 +539,9 @@ def _leafwise_batch(policy, state, order, gain, ints, n_threads):
             if slot_of[c] >= 0:  # scanned, with a candidate: open now
                 open_ids[counters[ST_OPEN]] = c
                 counters[ST_OPEN] += 1
+        # a turn uses up a leaf of the budget: retire again before choosing, or the open
+        # leaves (and the slots they hold) pass it by one for each turn taken here
+        retire_beyond_budget(policy, gain, state, ints, flags)
     taken = np.zeros(n_open, dtype=np.uint8)
     waiting = 0  # leaves split ahead whose turn has not come: each holds one slot more
     for j in range(n_open):
