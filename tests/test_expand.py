@@ -358,28 +358,26 @@ def test_leaves_split_ahead_wait_at_most_twice_the_extra_threads(waiting, expect
     assert batch.tolist() == [1] + list(range(2, 2 + expected))
 
 
-def test_turns_taken_before_a_batch_retire_the_leaves_they_put_out_of_reach():
-    """Each leaf split ahead that takes its turn before the next batch is chosen uses up
-    one leaf of ``max_leaves``: the loop retires again after each turn, so the open
-    leaves never pass the leaves left to take, and the waiting children that cannot be
-    reached give their histograms back (without it, four turns left 14 leaves open
-    against 6 left to take: on 16 threads the pool outgrew held_histograms, doubled, and
-    the peak memory of a 255-leaf fit rose by 28 MiB)."""
-    from boostwood._kernels.expand import (F_AHEAD, F_WAITING, LOSSGUIDE, N_COUNTERS,
-                                           ST_FREE, ST_LEAVES, ST_OPEN, _leafwise_batch)
+def _ahead_state(n_open, n_waiting, far_ahead):
+    """A leaf-wise state of ``n_open`` open leaves 1..n_open (leaf 1 the best) whose best
+    ``n_waiting`` were split ahead of their turn, and, with ``far_ahead``, the worst one
+    too: an ahead leaf's slot went to its two children, which wait with slots of their
+    own and gains below every open leaf's. Returns (ints, gain, state, flags, its slots)."""
+    from boostwood._kernels.expand import F_AHEAD, F_WAITING, N_COUNTERS, ST_LEAVES, ST_OPEN
     from boostwood._kernels.nodes import N_NODE_INTS, ND_COUNT, ND_LEFT, ND_RIGHT
-    cap, n_open, n_waiting, max_leaves = 64, 10, 4, 20
+    cap = 64
     ints = np.full((N_NODE_INTS, cap), -1, dtype=np.int64)
     ints[ND_COUNT] = 100  # every leaf small
     gain = np.zeros(cap)
     open_ids = np.zeros(cap, dtype=np.int64)
     open_ids[:n_open] = np.arange(1, n_open + 1)
-    gain[1:n_open + 1] = np.arange(n_open, 0, -1) + 1.0  # leaf 1 is the best
+    gain[1:n_open + 1] = np.arange(n_open, 0, -1) + 1.0
     flags = np.zeros(cap, dtype=np.uint8)
     slot_of = np.full(cap, -1, dtype=np.int64)
     slot_of[1:n_open + 1] = np.arange(n_open)  # the open leaves' own slots
-    for i, k in enumerate(range(1, n_waiting + 1)):  # the best four were split ahead:
-        flags[k] = F_AHEAD  # their slots went to their children, which wait
+    ahead = list(range(1, n_waiting + 1)) + ([n_open] if far_ahead else [])
+    for i, k in enumerate(ahead):
+        flags[k] = F_AHEAD
         slot_of[k] = -1
         left = 20 + 2 * i
         ints[ND_LEFT, k], ints[ND_RIGHT, k] = left, left + 1
@@ -388,22 +386,42 @@ def test_turns_taken_before_a_batch_retire_the_leaves_they_put_out_of_reach():
         gain[left:left + 2] = (0.5, 0.25)  # below every open leaf
     counters = np.zeros(N_COUNTERS, dtype=np.int64)
     counters[ST_OPEN], counters[ST_LEAVES] = n_open, n_open
+    state = (slot_of, np.zeros(cap, dtype=np.int64), open_ids, counters)
+    return ints, gain, state, flags, set(slot_of[slot_of >= 0].tolist())
+
+
+@pytest.mark.parametrize("max_leaves, far_ahead, batch", [
+    (20, False, [5, 6]), (19, True, [5, 6]), (14, True, [])])
+def test_turns_taken_before_a_batch_retire_the_leaves_they_put_out_of_reach(
+        max_leaves, far_ahead, batch):
+    """Each leaf split ahead that takes its turn before the next batch is chosen uses up
+    one leaf of ``max_leaves``: the loop retires again after each turn, so the open
+    leaves never pass the leaves left to take, and those that cannot be reached give
+    their histograms back, with their waiting children's when they were split ahead
+    too (``far_ahead``: the worst open leaf); when the turns use up the budget, every
+    slot comes back. Without it, four turns left 14 leaves open against 6 left to take:
+    on 16 threads the pool outgrew held_histograms, doubled, and the peak memory of a
+    255-leaf fit rose by 28 MiB."""
+    from boostwood._kernels.expand import (LOSSGUIDE, ST_FREE, ST_LEAVES, ST_OPEN,
+                                           _leafwise_batch)
+    n_open, n_waiting = 10, 4
+    ints, gain, state, flags, slots = _ahead_state(n_open, n_waiting, far_ahead)
+    slot_of, free, open_ids, counters = state
     policy = (LOSSGUIDE, 0, max_leaves, 1, 0.0, 1.0, 16384)
-    free = np.zeros(cap, dtype=np.int64)
-    state = (slot_of, free, open_ids, counters)
-    batch = _leafwise_batch(policy, state, (np.full(cap, -1, dtype=np.int64), flags), gain,
-                            ints, 2)
+    got = _leafwise_batch(policy, state, (np.full(64, -1, dtype=np.int64), flags), gain,
+                          ints, 2)
+    assert got.tolist() == batch  # then the best leaf not split ahead, and one more
     assert counters[ST_LEAVES] == n_open + n_waiting  # the four took their turns
-    left_to_take = max_leaves - counters[ST_LEAVES]
-    assert batch[0] == n_waiting + 1  # then the best leaf not split ahead
-    assert counters[ST_OPEN] <= left_to_take, (counters[ST_OPEN], left_to_take)
+    assert counters[ST_OPEN] <= max_leaves - counters[ST_LEAVES], counters[ST_OPEN]
     held = set(slot_of[slot_of >= 0].tolist())
     released = free[:counters[ST_FREE]].tolist()
+    # every slot once: held or given back, never both, never twice
     assert len(released) == len(set(released)) and not held & set(released)
-    assert len(held) + len(released) == n_open - n_waiting + 2 * n_waiting
+    assert held | set(released) == slots
     open_now = open_ids[:counters[ST_OPEN]]
-    assert all(slot_of[k] >= 0 for k in open_now)
-    assert len(held) == counters[ST_OPEN]  # only open leaves hold histograms now
+    assert len(held) == len(open_now) and all(slot_of[k] >= 0 for k in open_now)
+    if far_ahead:  # the worst leaf, split ahead, was retired with its waiting children
+        assert n_open not in open_now.tolist() and slot_of[[26, 27]].tolist() == [-1, -1]
 
 
 def test_without_leaves_split_ahead_the_loop_is_compiled_without_that_code(monkeypatch):

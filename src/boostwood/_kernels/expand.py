@@ -33,7 +33,9 @@ full, let the caller enlarge it, and go on where it stopped:
 
 * ``slot_of`` (n_capacity,) int64: the histogram slot each node holds, -1 none;
 * ``free`` (n_slots,) int64: a stack of free slots;
-* ``open_ids`` (n_capacity,) int64: the leaves with a candidate split, ascending;
+* ``open_ids`` (n_capacity,) int64: the leaves with a candidate split, in the order of
+  their ids one leaf at a time would give (``logical``; the node ids themselves where no
+  leaf is split ahead), which the tie rules below rely on;
 * ``counters`` (N_COUNTERS,) int64: the named cells ``ST_*``;
 * ``logical`` (n_capacity,) int64 and ``flags`` (n_capacity,) uint8: each node's id in
   the order of one leaf at a time (-1: none yet) and its ``F_*`` bits.
@@ -148,7 +150,8 @@ def next_batch(policy, open_ids, counters, gain):
 
     lossguide: the open leaf of highest gain (the lowest id on ties); depthwise: every
     open leaf, or, when that would pass ``max_leaves``, those of highest gain (the lowest
-    ids on ties). ``open_ids`` is ascending: children always get ids above every node's."""
+    ids on ties). ``open_ids`` is in that id order: children always get ids above every
+    node's (with leaves split ahead, the ids of one leaf at a time, see ``logical``)."""
     n_open, n_leaves = counters[ST_OPEN], counters[ST_LEAVES]
     max_leaves = policy[P_MAX_LEAVES]
     if n_open == 0 or (max_leaves > 0 and n_leaves >= max_leaves):
@@ -171,7 +174,7 @@ def next_batch(policy, open_ids, counters, gain):
 
 @njit(cache=True, nogil=True)
 def _best_open(open_ids, n_open, gain, taken):
-    """Position in ``open_ids`` (ascending) of the open leaf of highest gain, the first
+    """Position in ``open_ids`` (in id order) of the open leaf of highest gain, the first
     on ties, skipping those ``taken`` (None: none)."""
     best = -1
     for j in range(n_open):
@@ -510,7 +513,8 @@ def _remove_open(open_ids, counters, gone):
 @njit(cache=True, nogil=True)
 def _leafwise_batch(policy, state, order, gain, ints, n_threads):
     """The leaf-wise step: leaves split ahead take their turns while the best open leaf is
-    one (no work: their children were scanned then, and now open in turn); then the best
+    one (no work: their children were scanned then, and now open in turn; after each turn
+    the leaves it puts out of ``max_leaves``' reach are retired); then the best
     open leaf, and, when it is small (``policy[P_AHEAD_ROWS]`` rows or fewer), the next
     ``n_threads - 1`` open leaves not yet split, to split ahead, as long as no more than
     ``2 (n_threads - 1)`` leaves split ahead wait for their turn. Empty: the tree is
