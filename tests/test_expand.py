@@ -424,6 +424,53 @@ def test_turns_taken_before_a_batch_retire_the_leaves_they_put_out_of_reach(
         assert n_open not in open_now.tolist() and slot_of[[26, 27]].tolist() == [-1, -1]
 
 
+SIXTEEN_THREADS_FIT = """
+import os, sys
+import numpy as np
+sys.path.insert(0, os.path.join(sys.argv[1], "benchmarks"))
+from bench_higgs import make_higgs_like
+import boostwood as bw
+from boostwood._kernels.expand import ST_AHEAD
+from boostwood.tree import grower, histogram
+pools, ahead = [], []
+grow, ensure_free = grower.TreeGrower.grow, histogram.HistogramBuilder.ensure_free
+def counted_grow(self, *args, **kwargs):
+    out = grow(self, *args, **kwargs)
+    pools.append((self.builder.hist.shape[0], self.held_histograms()))
+    ahead.append(int(self.expansion_counters[ST_AHEAD]))
+    return out
+def no_growth(self, n_free):
+    before = self.hist.shape[0]
+    ensure_free(self, n_free)
+    assert self.hist.shape[0] == before, ("the pool grew", before, self.hist.shape[0])
+grower.TreeGrower.grow = counted_grow
+histogram.HistogramBuilder.ensure_free = no_growth
+X, y = make_higgs_like(100_000)
+params = dict(objective="binary:logistic", grow_policy="lossguide", max_leaves=255,
+              max_depth=0, min_child_weight=1e-3, min_data_in_leaf=20, nthread=16)
+bw.train(params, bw.Dataset(X, y), 4, verbose_eval=False)
+print(min(ahead), max(p for p, _ in pools), min(h for _, h in pools))
+"""
+
+
+def test_a_leafwise_fit_on_16_threads_never_outgrows_its_histogram_pool():
+    """On 16 threads (numba's threads, here on however many cores) a 255-leaf fit splits
+    leaves ahead of their turn, and its pool, sized by held_histograms(16) (159
+    histograms), never has to grow: before the leaves put out of reach were retired
+    after each turn (1f6e8c6), this fit's second tree held 170 and doubled the pool to
+    318, a copy of every slot (28 MiB more at its peak on 1M rows)."""
+    import os
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, NUMBA_NUM_THREADS="16")
+    done = subprocess.run([sys.executable, "-c", SIXTEEN_THREADS_FIT, root], env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    min_ahead, pool, held = (int(v) for v in done.stdout.split()[-3:])
+    assert min_ahead > 0  # every tree split leaves ahead: the case is the one meant
+    assert pool == held == 255 // 2 + 2 + 2 * 15
+
+
 def test_without_leaves_split_ahead_the_loop_is_compiled_without_that_code(monkeypatch):
     """Below AHEAD_MIN_THREADS (or with ahead_max_rows 0) the grower passes no order to
     expand_tree, so numba compiles the loop without the splitting-ahead code (the
