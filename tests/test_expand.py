@@ -5,6 +5,8 @@ sharded training, per-node feature sampling and the sorted splitters); both
 must give the same trees bit for bit, also when the compiled loop stops for a
 larger node table, histogram pool or partial buffers and goes on.
 """
+import os
+import subprocess
 import sys
 
 import numpy as np
@@ -410,7 +412,7 @@ def test_turns_taken_before_a_batch_retire_the_leaves_they_put_out_of_reach(
     policy = (LOSSGUIDE, 0, max_leaves, 1, 0.0, 1.0, 16384)
     got = _leafwise_batch(policy, state, (np.full(64, -1, dtype=np.int64), flags), gain,
                           ints, 2)
-    assert got.tolist() == batch  # then the best leaf not split ahead, and one more
+    assert got.tolist() == batch  # the best leaf not split ahead and one more, or none
     assert counters[ST_LEAVES] == n_open + n_waiting  # the four took their turns
     assert counters[ST_OPEN] <= max_leaves - counters[ST_LEAVES], counters[ST_OPEN]
     held = set(slot_of[slot_of >= 0].tolist())
@@ -457,11 +459,11 @@ def test_a_leafwise_fit_on_16_threads_never_outgrows_its_histogram_pool():
     """On 16 threads (numba's threads, here on however many cores) a 255-leaf fit splits
     leaves ahead of their turn, and its pool, sized by held_histograms(16) (159
     histograms), never has to grow: before the leaves put out of reach were retired
-    after each turn (1f6e8c6), this fit's second tree held 170 and doubled the pool to
-    318, a copy of every slot (28 MiB more at its peak on 1M rows)."""
-    import os
-    import subprocess
+    after each turn (1f6e8c6), this fit doubled the pool from 159 to 318, a copy of
+    every slot (on 800k rows a tree held 170 histograms, and the peak rose 28 MiB)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not os.path.isfile(os.path.join(root, "benchmarks", "bench_higgs.py")):
+        pytest.skip("needs the repository's benchmarks/bench_higgs.py (its data)")
     env = dict(os.environ, NUMBA_NUM_THREADS="16")
     done = subprocess.run([sys.executable, "-c", SIXTEEN_THREADS_FIT, root], env=env,
                           capture_output=True, text=True, timeout=900)
