@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from ._kernels.loss import LINK_PARALLEL_ROWS
 from .boosting import train
 from .data import Dataset
 
@@ -84,6 +85,8 @@ def _one(params, how, X, score):
     booster.predict(X)
     booster.predict(X.astype(np.float32))
     booster.predict(X[:1])
+    # from LINK_PARALLEL_ROWS rows the logistic link runs across threads (its own kernel)
+    booster.predict(np.resize(X, (LINK_PARALLEL_ROWS, X.shape[1])))
 
 
 def _count_compiles():

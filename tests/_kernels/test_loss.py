@@ -181,6 +181,77 @@ def test_sigmoid_is_the_stable_two_sided_formula_bit_for_bit():
     assert got[-3] == 1.0 and got[-2] == 0.0 and np.isnan(got[-1])  # +inf, -inf, NaN
 
 
+@pytest.mark.parametrize("n", [1, 5000, 16384, 70001])
+@pytest.mark.parametrize("scale", [1.0, 2.0])
+def test_sigmoid_of_is_the_scalar_sigmoid_of_each_row_on_one_thread_or_many(n, scale):
+    """The logistic link of predictions (one thread below LINK_PARALLEL_ROWS rows, blocks
+    across threads from it) is the scalar formula row by row, to the bit: the naive twin
+    is a plain loop of the two-branch formula with libm's exp; extremes included, and
+    within an ulp or two of NumPy's own exp (which has SIMD versions on some machines)."""
+    import math
+
+    from numba import njit
+
+    from boostwood._kernels.loss import (LINK_PARALLEL_ROWS, sigmoid_of, sigmoid_rows,
+                                         sigmoid_rows_parallel)
+
+    @njit
+    def two_branches(x, scale):
+        out = np.empty_like(x)
+        for i in range(x.shape[0]):
+            t = scale * x[i]
+            if t >= 0.0:
+                out[i] = 1.0 / (1.0 + math.exp(-t))
+            else:
+                e = math.exp(t)
+                out[i] = e / (1.0 + e)
+        return out
+
+    r = np.random.default_rng(n)
+    x = r.normal(scale=8.0, size=n)
+    extremes = np.array([0.0, -0.0, 1e-300, -5e-324, 36.0, -36.0, 709.0, -746.0, 400.0,
+                         1e308, -1e308, np.inf, -np.inf])
+    k = min(n, extremes.size)
+    x[:k] = extremes[r.permutation(extremes.size)[:k]]
+    if n > 20:
+        x[20] = np.nan
+    ref = two_branches(x, scale)
+    got = sigmoid_of(x, scale)
+    assert got.dtype == np.float64 and got.shape == (n,)
+    np.testing.assert_array_equal(got, ref)
+    serial, parallel = np.empty(n), np.empty(n)
+    sigmoid_rows(x, scale, serial)
+    sigmoid_rows_parallel(x, scale, parallel)
+    np.testing.assert_array_equal(serial, ref)
+    np.testing.assert_array_equal(parallel, ref)
+    assert (n >= LINK_PARALLEL_ROWS) == (n in (16384, 70001))
+    with np.errstate(over="ignore"):
+        t = scale * x
+        e = np.exp(-np.abs(t))
+        numpy_ref = np.where(t >= 0, 1.0, e) / (1.0 + e)
+    np.testing.assert_array_max_ulp(got, numpy_ref, maxulp=2)
+
+
+@pytest.mark.parametrize("objective, scale", [("binary:logistic", 1.0),
+                                              ("binary:logitboost", 2.0)])
+def test_predicted_probabilities_are_the_link_of_the_margins(objective, scale):
+    """Booster.predict's probabilities are sigmoid(scale * margin) by the two-branch
+    formula, on a call large enough for the link to run across threads."""
+    import boostwood as bw
+
+    r = np.random.default_rng(7)
+    X = r.normal(size=(20000, 4))
+    y = (X[:, 0] + r.normal(size=20000) > 0).astype(float)
+    b = bw.train({"objective": objective, "max_depth": 3}, bw.Dataset(X[:3000], y[:3000]),
+                 20, verbose_eval=False)
+    t = scale * b.predict(X, output_margin=True)
+    expect = np.where(t >= 0, 1.0 / (1.0 + np.exp(-np.abs(t))),
+                      np.exp(-np.abs(t)) / (1.0 + np.exp(-np.abs(t))))
+    got = b.predict(X)
+    np.testing.assert_array_max_ulp(got, expect, maxulp=2)
+    assert np.array_equal(b.predict(X[:7]), got[:7])
+
+
 def test_exp_nonpositive_is_within_one_ulp_of_libm():
     """The arithmetic exp of the logistic kernel against libm's on (-700, 0]: every
     value within 1 ulp, most equal; below -700 it holds exp(-700), NaN stays NaN."""

@@ -8,17 +8,10 @@ and the check that labels are in its domain.
 import numpy as np
 
 from .._comm import exact_sums
-from .._kernels.loss import logistic_grad, softmax_grad, squared_error_grad
+from .._kernels.loss import logistic_grad, sigmoid_of, softmax_grad, squared_error_grad
 from ..data.rowinfo import gather_rows
 
 _EPS = 1e-15
-
-
-def _sigmoid(x):
-    """1 / (1 + exp(-x)) without overflow for large |x|: with e = exp(-|x|), 1 / (1 + e)
-    for x >= 0 and e / (1 + e) below (one exp over the whole array, no gathers)."""
-    e = np.exp(-np.abs(x))  # in x's precision, as before
-    return (np.where(x >= 0, 1.0, e) / (1.0 + e)).astype(np.float64, copy=False)
 
 
 def check_binary_labels(name, y):
@@ -159,7 +152,7 @@ class Logistic(Objective):
         logistic_grad(info.label, raw, info.weight, gh_out)
 
     def transform(self, raw):
-        return _sigmoid(raw[:, 0])
+        return sigmoid_of(raw[:, 0])
 
     def loss(self, y, raw):
         F = raw[:, 0]

@@ -13,7 +13,7 @@ sum_{i in leaf} w_i L(y_i, F_i + gamma).
 import numpy as np
 
 from .._kernels import loss as K
-from .builtin import Objective, _sigmoid, check_binary_labels, probability_margin
+from .builtin import Objective, check_binary_labels, probability_margin
 
 _EPS = 1e-15
 
@@ -262,7 +262,7 @@ class _Binary(Pointwise):
         return probability_margin(self.name, base_score, scale=0.5)
 
     def transform(self, raw):
-        return _sigmoid(2.0 * raw[:, 0])
+        return K.sigmoid_of(raw[:, 0], 2.0)
 
 
 class LogitBoost(_Binary):
