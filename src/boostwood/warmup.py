@@ -22,7 +22,8 @@ Two things decide whether they can (numba's rules):
 It fits and predicts tiny models along the paths most fits take: binary, weighted,
 multiclass and (weighted) regression objectives, leaf-wise and depth-wise growth, quantized
 gradients, float64 and float32 data with missing values, row subsampling with an
-evaluation set and early stopping. Other paths (exact and approximate splits, forests,
+evaluation set (log loss and AUC) and early stopping, and predictions of 1 to 16,384 rows.
+Other paths (exact and approximate splits, forests,
 SHAP) still compile on their first use.
 """
 import time
@@ -50,7 +51,8 @@ _WORKLOADS = (
     # the scikit-learn estimators always pass sample weights (ones by default)
     ("regression, weighted", dict(objective="reg:squarederror"), "weighted"),
     ("float32 data, subsample, evaluation set", dict(objective="binary:logistic",
-                                                    subsample=0.8),
+                                                    subsample=0.8,
+                                                    eval_metric=["logloss", "auc"]),
      "float32, evaluation set"),
 )
 
