@@ -263,3 +263,28 @@ def test_multi_quantile_metric_and_bad_levels():
             bw.train({"objective": "reg:quantileerror", "quantile_alpha": bad}, d, 1)
     with pytest.raises(TypeError):
         bw.train({"objective": "reg:quantileerror", "quantile_alpha": ["a", 0.5]}, d, 1)
+
+
+@pytest.mark.parametrize("params", [
+    dict(tree_method="hist", grow_policy="lossguide", max_leaves=31),
+    dict(tree_method="hist", grow_policy="depthwise", max_depth=5),
+    dict(tree_method="approx", max_depth=4),
+    dict(tree_method="exact", max_depth=4)])
+def test_bagged_training_margins_are_the_models_predictions(params):
+    """With row subsampling the rows in a tree's bag take its leaf values from the
+    partition and the rows outside it walk the tree: every training margin is what the
+    model predicts, to the bit (the training RMSE of the probabilities equals the one of
+    predict's). Zero weights keep rows out of exact/approx growth the same way."""
+    r = np.random.default_rng(11)
+    X = r.normal(size=(3000, 5))
+    X[r.random(X.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + r.normal(size=3000) > 0).astype(float)
+    w = np.where(r.random(3000) < 0.1, 0.0, 1.0) if params["tree_method"] != "hist" else None
+    d = bw.Dataset(X, y, weight=w)
+    log = {}
+    p = dict(params, objective="binary:logistic", eta=0.3, subsample=0.6, seed=3,
+             eval_metric="rmse")
+    b = bw.train(p, d, 12, evals=[(d, "train")], evals_result=log, verbose_eval=False)
+    from boostwood.boosting.metrics import get_metric
+    expect = get_metric("rmse")(y, b.predict(X), np.ones(3000) if w is None else w)
+    assert log["train"]["rmse"][-1] == expect

@@ -180,3 +180,86 @@ def test_class_columns_give_the_margins_of_adding_each_tree(n):
         set_leaf_values(buf, sides, starts, counts, values, columns[k])
     add_class_columns(out, columns)
     np.testing.assert_array_equal(out, want)
+
+
+def _random_binned_tree(r, n_features, n_bins, n_splits):
+    """A random tree of numeric splits on bins (threshold bins up to the last value bin,
+    missing bins left or right), grown by splitting random leaves."""
+    feature, thr, left, right, dl = [-1], [0], [-1], [-1], [0]
+    leaves = [0]
+    for _ in range(n_splits):
+        node = leaves.pop(r.integers(len(leaves)))
+        f = int(r.integers(n_features))
+        feature[node], thr[node], dl[node] = f, int(r.integers(0, n_bins[f])), int(r.random() < 0.5)
+        left[node], right[node] = len(feature), len(feature) + 1
+        for _ in range(2):
+            feature.append(-1), thr.append(0), left.append(-1), right.append(-1), dl.append(0)
+        leaves += [left[node], right[node]]
+    n = len(feature)
+    tree = Tree(np.array(feature, np.int32), np.zeros(n), np.array(left, np.int32),
+                np.array(right, np.int32), np.array(dl, np.uint8), r.normal(size=n),
+                np.zeros(n), np.ones(n), np.ones(n))
+    tree.threshold_bin = np.array(thr, dtype=np.int32)
+    return tree
+
+
+@pytest.mark.parametrize("dtype, max_bins", [(np.uint8, 255), (np.uint16, 1000)])
+@pytest.mark.parametrize("seed", range(3))
+def test_lock_step_binned_walk_is_the_node_by_node_walk(dtype, max_bins, seed):
+    """The branch-free walk of numeric trees (eight rows in lock-step, bins encoded as
+    one unsigned compare per node) adds exactly what add_tree_binned adds, on every row
+    or on a list of rows, missing bins (each feature's largest) either way."""
+    from boostwood._kernels.predict import add_numeric_tree_binned, binned_walk
+    r = np.random.default_rng(seed)
+    n_rows, n_features = 3001, 6
+    n_bins = r.integers(2, max_bins, n_features).astype(np.int32)
+    missing_bins = n_bins.copy()  # the missing bin is n_bins, above every value bin
+    Xb = (r.random((n_rows, n_features)) * n_bins).astype(dtype)
+    miss = r.random(Xb.shape) < 0.15
+    Xb[miss] = np.broadcast_to(missing_bins, Xb.shape)[miss]
+    edge = r.random(Xb.shape) < 0.1  # rows on the last value bin
+    Xb[edge] = np.broadcast_to(n_bins - 1, Xb.shape)[edge]
+    for n_splits in (0, 1, 7, 60):
+        tree = _random_binned_tree(r, n_features, n_bins, n_splits)
+        nodes = (tree.feature, tree.threshold_bin) + tree.nodes()[2:]
+        base = r.normal(size=(n_rows, 2))
+        expect = base.copy()
+        add_tree_binned(Xb, missing_bins, nodes, tree.value, expect, 1)
+        walk, child = binned_walk(tree.feature, tree.threshold_bin, tree.left, tree.right,
+                                  tree.default_left, missing_bins)
+        got = base.copy()
+        add_numeric_tree_binned(Xb, np.zeros(0, np.int64), True, walk, child, tree.value, got, 1)
+        np.testing.assert_array_equal(got, expect)
+        rows = np.sort(r.choice(n_rows, 1234, replace=False)).astype(np.int32)
+        some = base.copy()
+        add_numeric_tree_binned(Xb, rows, False, walk, child, tree.value, some, 1)
+        np.testing.assert_array_equal(some[rows], expect[rows])
+        others = np.setdiff1d(np.arange(n_rows), rows)
+        np.testing.assert_array_equal(some[others], base[others])
+
+
+def test_margins_of_some_rows_by_the_bins_with_and_without_category_sets():
+    """``_add_binned`` on a list of rows (the rows outside a bag) adds to those rows
+    exactly what the whole-table walk adds to them and leaves the others: the lock-step
+    walk for numeric trees, the node-by-node walk of a gathered copy with category sets."""
+    from boostwood.tree.methods import _add_binned
+    r = np.random.default_rng(4)
+    n_bins = np.full(4, 12, dtype=np.int32)
+    Xb = r.integers(0, 13, size=(999, 4)).astype(np.uint8)  # 12: the missing bin
+    rows = np.sort(r.choice(999, 400, replace=False)).astype(np.int32)
+    others = np.setdiff1d(np.arange(999), rows)
+    for categorical in (False, True):
+        tree = _random_binned_tree(r, 4, n_bins, 9)
+        if categorical:
+            tree.set_categorical(0, [1, 4, 5, 11])
+        assert bool(np.any(tree.split_kind)) == categorical
+        base = r.normal(size=(999, 1))
+        expect = base.copy()
+        add_tree_binned(Xb, n_bins, (tree.feature, tree.threshold_bin) + tree.nodes()[2:],
+                        tree.value, expect, 0)
+        every, some = base.copy(), base.copy()
+        _add_binned(Xb, n_bins, tree, every, 0)
+        _add_binned(Xb, n_bins, tree, some, 0, rows)
+        np.testing.assert_array_equal(every, expect)
+        np.testing.assert_array_equal(some[rows], expect[rows])
+        np.testing.assert_array_equal(some[others], base[others])

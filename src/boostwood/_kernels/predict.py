@@ -152,6 +152,99 @@ def add_tree_binned(X_binned, missing_bins, nodes, value, out, group):
         out[i, group] += value[node]
 
 
+#: ``span`` of a node whose missing bin goes right (see :func:`binned_walk`): larger than
+#: any ``bin - lo`` of a bin at or above ``lo``, smaller than the wrapped difference of one
+#: below it.
+_SPAN_ALL = 1 << 40
+#: Rows per task of :func:`add_numeric_tree_binned`.
+_WALK_BLOCK = 2048
+
+
+def binned_walk(feature, threshold_bin, left, right, default_left, missing_bins):
+    """One numeric tree as the branch-free walk of :func:`add_numeric_tree_binned` takes
+    it: ``walk[k] = (feature, lo, span, leaf)`` and ``child[k] = (left, right)``.
+
+    A row in bin ``b`` goes right at node k exactly when ``uint64(b - lo) < span``:
+    ``lo = threshold_bin + 1``; ``span = missing_bin - lo`` when the missing bin (the
+    feature's largest) goes left, so bins from ``lo`` up to but not including it go
+    right, else ``_SPAN_ALL``, so every bin from ``lo`` goes right. A leaf has feature 0,
+    span 0 (never right) and itself as both children, so a step taken on it stays.
+    """
+    leaf = feature < 0
+    f = np.where(leaf, 0, feature).astype(np.int64)
+    lo = threshold_bin.astype(np.int64) + 1
+    span = np.where(default_left != 0, np.maximum(missing_bins[f].astype(np.int64) - lo, 0),
+                    _SPAN_ALL)
+    walk = np.column_stack([f, np.where(leaf, 0, lo), np.where(leaf, 0, span),
+                            leaf.astype(np.int64)])
+    ids = np.arange(feature.shape[0], dtype=np.int64)
+    child = np.column_stack([np.where(leaf, ids, left), np.where(leaf, ids, right)])
+    return np.ascontiguousarray(walk), np.ascontiguousarray(child.astype(np.int64))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bin_step(X_binned, i, k, walk, child):
+    """The child of node ``k`` that row ``i`` takes (``k`` itself on a leaf)."""
+    b = np.int64(X_binned[i, walk[k, 0]])
+    return child[k, np.int64(np.uint64(b - walk[k, 1]) < np.uint64(walk[k, 2]))]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def add_numeric_tree_binned(X_binned, rows, all_rows, walk, child, value, out, group):
+    """:func:`add_tree_binned` for a tree of numeric splits, without a branch on the data:
+    eight rows walk in lock-step (their chains of loads overlap) until all eight stand
+    on leaves; the same leaf and the same addition for every row.
+
+    X_binned : ndarray of shape (n_rows, n_features), uint8 or uint16   # IN
+    rows : ndarray of shape (m,), int32 or int64; the rows to add to (ignored when
+        ``all_rows``)   # IN
+    all_rows : bool; every row of ``X_binned``   # IN
+    walk, child : ndarray of shape (n_nodes, 4) / (n_nodes, 2), int64; :func:`binned_walk`   # IN
+    value : ndarray of shape (n_nodes,), float64   # IN
+    out : ndarray of shape (n_rows, n_groups), float64   # IN/OUT
+    """
+    m = X_binned.shape[0] if all_rows else rows.shape[0]
+    for blk in prange((m + _WALK_BLOCK - 1) // _WALK_BLOCK):
+        lo = blk * _WALK_BLOCK
+        hi = min(m, lo + _WALK_BLOCK)
+        j = lo
+        while j + 8 <= hi:
+            if all_rows:
+                i0, i1, i2, i3, i4, i5, i6, i7 = j, j + 1, j + 2, j + 3, j + 4, j + 5, \
+                    j + 6, j + 7
+            else:
+                i0, i1, i2, i3 = np.int64(rows[j]), np.int64(rows[j + 1]), \
+                    np.int64(rows[j + 2]), np.int64(rows[j + 3])
+                i4, i5, i6, i7 = np.int64(rows[j + 4]), np.int64(rows[j + 5]), \
+                    np.int64(rows[j + 6]), np.int64(rows[j + 7])
+            k0 = k1 = k2 = k3 = k4 = k5 = k6 = k7 = 0
+            while (walk[k0, 3] & walk[k1, 3] & walk[k2, 3] & walk[k3, 3] & walk[k4, 3]
+                   & walk[k5, 3] & walk[k6, 3] & walk[k7, 3]) == 0:
+                k0 = _bin_step(X_binned, i0, k0, walk, child)
+                k1 = _bin_step(X_binned, i1, k1, walk, child)
+                k2 = _bin_step(X_binned, i2, k2, walk, child)
+                k3 = _bin_step(X_binned, i3, k3, walk, child)
+                k4 = _bin_step(X_binned, i4, k4, walk, child)
+                k5 = _bin_step(X_binned, i5, k5, walk, child)
+                k6 = _bin_step(X_binned, i6, k6, walk, child)
+                k7 = _bin_step(X_binned, i7, k7, walk, child)
+            out[i0, group] += value[k0]
+            out[i1, group] += value[k1]
+            out[i2, group] += value[k2]
+            out[i3, group] += value[k3]
+            out[i4, group] += value[k4]
+            out[i5, group] += value[k5]
+            out[i6, group] += value[k6]
+            out[i7, group] += value[k7]
+            j += 8
+        for q in range(j, hi):
+            i = q if all_rows else np.int64(rows[q])
+            k = 0
+            while walk[k, 3] == 0:
+                k = _bin_step(X_binned, i, k, walk, child)
+            out[i, group] += value[k]
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def add_leaf_values(buf, leaf_sides, leaf_starts, leaf_counts, leaf_values, out, group):
     """Add each leaf's value to the rows of its partition segment.

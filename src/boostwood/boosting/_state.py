@@ -41,6 +41,13 @@ def _check_shardable(p, objective, obj, custom_metric):
                          "not supported on several shards")
 
 
+def _rows_outside(rows, n):
+    """The rows of 0..n-1 not in ``rows`` (ascending, int64)."""
+    outside = np.ones(n, dtype=bool)
+    outside[rows] = False
+    return np.flatnonzero(outside)
+
+
 class _EvalSet:
     """An evaluation set with its running margins."""
 
@@ -242,10 +249,11 @@ class TrainingState:
             values = self._reestimate_leaves(tree, sides, starts, counts, k)
         if columns is not None:
             set_leaf_values(method.grower.buf, sides, starts, counts, values, columns[k])
-        elif rows is None:  # the partition knows every row's leaf
+        else:  # the partition knows the leaf of every row it was grown on
             add_leaf_values(method.grower.buf, sides, starts, counts, values, self.raw, k)
-        else:  # rows outside the bag too
-            method.add_to_margins(tree, self.raw, k, self.dtrain)
+            if rows is not None:  # the rows outside the bag walk the tree
+                method.add_to_margins(tree, self.raw, k, self.dtrain,
+                                      rows=_rows_outside(rows, self.raw.shape[0]))
         return tree
 
     @property
