@@ -59,3 +59,45 @@ def row_uniforms(seed, stream, counter, row_ids, out):
     h = np.empty(row_ids.shape[0], dtype=np.uint64)
     row_hashes(seed, stream, counter, row_ids, h)
     out[:] = (h >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in_bag(seed, stream, counter, row_ids, all_ids, i, fraction):
+    """Is row ``i`` in the bag: its uniform (as :func:`row_uniforms`) below ``fraction``?"""
+    row = i if all_ids else row_ids[i]
+    h = counter_hash(seed, stream, counter, row)
+    return np.float64(h >> uint64(11)) * (1.0 / 9007199254740992.0) < fraction
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def split_rows(seed, stream, counter, row_ids, all_ids, n, fraction, inside, outside):
+    """The rows whose uniform for (seed, stream, counter, row id) is below ``fraction``
+    into ``inside``, the others into ``outside``, each ascending; returns how many are
+    inside. The same draws as ``row_uniforms(...) < fraction``, in two passes over blocks
+    (count, then write at each block's offset) without an array of uniforms.
+
+    row_ids : ndarray of shape (n,), int64   # IN, global row ids (unused when ``all_ids``)
+    all_ids : bool   # IN, the row ids are 0..n-1
+    inside : ndarray of shape (n,), int32   # OUT, its first (returned) entries
+    outside : ndarray of shape (n,), int64   # OUT, its first n - (returned) entries
+    """
+    nb = (n + _BLOCK - 1) // _BLOCK
+    counts = np.zeros(nb + 1, dtype=np.int64)
+    for t in prange(nb):
+        c = 0
+        for i in range(t * _BLOCK, min(n, (t + 1) * _BLOCK)):
+            c += _in_bag(seed, stream, counter, row_ids, all_ids, i, fraction)
+        counts[t + 1] = c
+    for t in range(nb):
+        counts[t + 1] += counts[t]
+    for t in prange(nb):
+        a = counts[t]
+        b = t * _BLOCK - counts[t]
+        for i in range(t * _BLOCK, min(n, (t + 1) * _BLOCK)):
+            if _in_bag(seed, stream, counter, row_ids, all_ids, i, fraction):
+                inside[a] = i
+                a += 1
+            else:
+                outside[b] = i
+                b += 1
+    return counts[nb]

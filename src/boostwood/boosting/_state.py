@@ -8,7 +8,7 @@ import numpy as np
 from .._comm import LocalReducer, threadsafe_numba
 from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
 from .._kernels.predict import add_class_columns, add_leaf_values, set_leaf_values
-from .._kernels.random import STREAM_BAGGING, row_uniforms
+from .._kernels.random import STREAM_BAGGING, split_rows
 from ..tree import GrowerParams
 from ..tree.methods import make_tree_method
 from ..objectives import CustomObjective
@@ -140,6 +140,7 @@ class TrainingState:
         if self.method.drops_zero_weight and np.any(self.w == 0):  # (local rows: per shard)
             self.weighted_rows = np.nonzero(self.w > 0)[0].astype(np.int32)
         self.rng = None  # set per round by boost_round (see _round_rng)
+        self._outside = None  # the rows outside this round's bag (set by _sample)
         self.friedman = None
         if p["boosting"] == "gradient":
             self.friedman = GradientBoosting(self.obj, p["line_search"], self.y, self.w)
@@ -194,17 +195,20 @@ class TrainingState:
 
     def _sample(self):
         p, n = self.params, self.dtrain.num_row()
-        rows = None
+        rows = self._outside = None
         if p["subsample"] < 1.0:  # a row is in the bag by a draw keyed by (seed, round, row id)
-            u = np.empty(n)
-            row_uniforms(int(p["seed"]) & 0x7FFFFFFFFFFFFFFF, STREAM_BAGGING, self.round,
-                         self.info.ids(), u)
-            rows = np.nonzero(u < p["subsample"])[0].astype(np.int32)
+            inside, outside = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64)
+            ids = self.info.row_ids
+            k = split_rows(int(p["seed"]) & 0x7FFFFFFFFFFFFFFF, STREAM_BAGGING, self.round,
+                           np.zeros(0, np.int64) if ids is None else ids, ids is None, n,
+                           float(p["subsample"]), inside, outside)
+            rows, self._outside = inside[:k], outside[:n - k]
         if self.weighted_rows is not None:
             # exact / approx: rows of weight 0 take no part in growing at all (their
             # values would otherwise place thresholds), exactly as if removed
             rows = self.weighted_rows if rows is None else np.intersect1d(rows,
                                                                           self.weighted_rows)
+            self._outside = _rows_outside(rows, n)
         feats = self.active
         if p["colsample_bytree"] < 1.0 and feats.size:
             k = max(1, int(round(p["colsample_bytree"] * feats.size)))
@@ -252,8 +256,7 @@ class TrainingState:
         else:  # the partition knows the leaf of every row it was grown on
             add_leaf_values(method.grower.buf, sides, starts, counts, values, self.raw, k)
             if rows is not None:  # the rows outside the bag walk the tree
-                method.add_to_margins(tree, self.raw, k, self.dtrain,
-                                      rows=_rows_outside(rows, self.raw.shape[0]))
+                method.add_to_margins(tree, self.raw, k, self.dtrain, rows=self._outside)
         return tree
 
     @property
