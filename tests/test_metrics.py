@@ -131,6 +131,33 @@ def test_logloss_terms_are_the_two_log_formulas_to_the_bit(dtype):
     assert np.array_equal(got, expect, equal_nan=True)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_logloss_columns_kernel_is_the_numpy_terms_to_the_bit(weighted):
+    """The log loss of 0/1 labels and float64 predictions takes its (term, weight) columns
+    from a kernel across threads: the NumPy terms to the bit (clip extremes, NaN), any
+    number of rows; labels other than 0/1 and float32 predictions take the NumPy path."""
+    from boostwood.boosting.metrics import LogLoss, Metric
+    from boostwood.data.rowinfo import unit_weights
+    r = np.random.default_rng(8)
+    for n in (0, 1, 17, 50_001):
+        y = r.integers(0, 2, n).astype(float)
+        p = r.random(n)
+        p[:min(n, 6)] = np.array([0.0, 1.0, 1 - 1e-17, 1e-300, np.nan, 0.5])[:min(n, 6)]
+        w = r.uniform(0.5, 2.0, n) if weighted else unit_weights(n)
+        m = LogLoss()
+        got = m.columns(y, p, w)
+        num, wt = m.terms(y, p, w)
+        assert got.shape == (n, 2)
+        np.testing.assert_array_equal(got[:, 0], num)
+        np.testing.assert_array_equal(got[:, 1], np.broadcast_to(wt, (n,)))
+        if n > 1:
+            soft = y.copy()
+            soft[1] = 0.25
+            np.testing.assert_array_equal(m.columns(soft, p, w), Metric.columns(m, soft, p, w))
+            np.testing.assert_array_equal(m.columns(y, p.astype(np.float32), w),
+                                          Metric.columns(m, y, p.astype(np.float32), w))
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_softmax_probabilities_are_the_row_max_formula_to_the_bit(dtype):
     """Row maxima column by column, exp and division in place: the same numbers as

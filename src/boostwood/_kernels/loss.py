@@ -43,6 +43,8 @@ def squared_error_grad(y, raw, w, gh_out):
 #: Rows per task of the gradient kernels whose row loop is vector code: each task runs
 #: its rows through a serial loop (a parallel loop's own body is not vectorized).
 GRAD_BLOCK = 16384
+#: The clip of predicted probabilities in the log loss metric.
+LOGLOSS_EPS = 1e-15
 
 # exp(t) = 2^k exp(r), k = round(t / ln 2), r = t - k ln 2 (ln 2 in two parts, so r is
 # exact to ~1e-26), |r| <= ln(2) / 2, where the Taylor series to r^13 is within 3e-18
@@ -128,6 +130,34 @@ def sigmoid_of(x, scale=1.0):
     else:
         sigmoid_rows(x, scale, out)
     return out
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def binary_logloss_columns(y, pred, w, cols):
+    """The log loss metric's per-row (term, weight) of 0/1 labels into ``cols``, across
+    threads: ``-(w log(y ? q : 1 - q))`` with q = pred clipped to [eps, 1 - eps] (NaN
+    stays NaN), the same operations as the NumPy formula of
+    :class:`boostwood.boosting.metrics.LogLoss`. Returns how many labels are neither 0
+    nor 1 (their rows hold the one-log term all the same; callers use another formula).
+
+    y, pred : ndarray of shape (n,), float64   # IN
+    w : ndarray of shape (n,), float64 (stride 0 for unit weights)   # IN
+    cols : ndarray of shape (n, 2), float64   # OUT
+    """
+    n = y.shape[0]
+    bad = 0
+    for j in prange((n + GRAD_BLOCK - 1) // GRAD_BLOCK):
+        for i in range(j * GRAD_BLOCK, min(n, (j + 1) * GRAD_BLOCK)):
+            q = pred[i]
+            if q < LOGLOSS_EPS:
+                q = LOGLOSS_EPS
+            if q > 1.0 - LOGLOSS_EPS:
+                q = 1.0 - LOGLOSS_EPS
+            yi = y[i]
+            cols[i, 0] = -(w[i] * math.log(q if yi == 1.0 else 1.0 - q))
+            cols[i, 1] = w[i]
+            bad += not (yi == 0.0 or yi == 1.0)
+    return bad
 
 
 @njit(parallel=True, cache=True, nogil=True)
