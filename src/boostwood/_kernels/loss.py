@@ -101,8 +101,8 @@ def sigmoid_rows(x, scale, out):
     """``out[i] = sigmoid(scale * x[i])`` on one thread (:func:`sigmoid`, libm's exp).
 
     x : ndarray of shape (n,), float64   # IN, margins
-    scale : float   # IN, 1.0 or an exact power of two (2.0 for ``binary:logitraw``-style
-        links); scale * x is then exact
+    scale : float   # IN, 1.0 or an exact power of two (2.0 for the 2F links of
+        ``binary:logitboost`` and ``binary:exponential``); scale * x is then exact
     out : ndarray of shape (n,), float64   # OUT
     """
     for i in range(x.shape[0]):

@@ -5,13 +5,14 @@ and the ranking objectives and metrics still to come) sort every round. NumPy's 
 runs on one thread: 23 ms for 200k predictions, more than a 255-leaf tree on 800k rows
 takes to grow on 16 threads.
 
-:func:`argsort_floats` sorts by least-significant-digit radix sort. Each value becomes a
-64-bit unsigned key whose order is the values' order (:func:`order_key`), and the keys go
-through up to eight stable passes of one byte each, lowest byte first. A pass counts the
-byte values of each block of rows, turns the counts into each block's first position
-per byte value, and scatters the block's rows there in their order; blocks run on
-threads, and a pass whose byte is the same in every key is skipped (probabilities in
-(0, 1) share their top byte). The result is unique: the stable order, equal to
+:func:`sorted_pairs` (and :func:`argsort_stable` on it) sorts by least-significant-digit
+radix sort. Each value becomes a 64-bit unsigned key whose order is the values' order
+(:func:`order_key`), paired with a payload (a row id, and for AUC the label), and the pairs
+go through up to six stable passes of one 11-bit digit each, lowest digit first. A pass
+counts the digits of each block of rows, turns the counts into each block's first position
+per digit, and scatters the block's pairs there in their order; blocks run on threads, and
+a pass whose digit is the same in every key is skipped (the top digit of probabilities
+from 2**-7 up is). The result is unique: the stable order, equal to
 ``np.argsort(x, kind="stable")`` on any number of threads and blocks.
 """
 import numpy as np
@@ -44,9 +45,9 @@ def order_key(x):
 
 @njit(cache=True, nogil=True)
 def _offsets(counts, n):
-    """Each block's first position per byte value (in place of its counts), byte values
-    in order and blocks in order within one; False when one byte value holds all ``n``
-    rows (the pass would leave them where they are)."""
+    """Each block's first position per digit (in place of its counts), digits in order
+    and blocks in order within one; False when one digit holds all ``n`` rows (the pass
+    would leave them where they are)."""
     nb = counts.shape[0]
     for d in range(_DIGITS):
         total = 0

@@ -91,6 +91,15 @@ def _column_totals(cols, reducer):
     return float(total), float(weight)
 
 
+def _check_lengths(y, pred, w):
+    """A ValueError unless labels, predictions and weights (None: none) have one entry a
+    row each (the kernels read them by row)."""
+    n = np.shape(y)[0] if np.ndim(y) else 0
+    for name, a in (("predictions", pred), ("weights", w)):
+        if a is not None and (np.ndim(a) != 1 or np.shape(a)[0] != n):
+            raise ValueError(f"{name} have shape {np.shape(a)}, the labels ({n},)")
+
+
 class RMSE(Metric):
     """Root mean squared error sqrt(sum w (y - p)^2 / sum w)."""
 
@@ -122,6 +131,7 @@ class LogLoss(Metric):
         kernel across threads (the same operations, one pass, no temporaries)."""
         if isinstance(pred, np.ndarray) and pred.dtype == np.float64 and pred.ndim == 1:
             y = np.asarray(y, dtype=np.float64)
+            _check_lengths(y, pred, None)
             wt = np.broadcast_to(np.asarray(w, dtype=np.float64), y.shape)
             cols = np.empty((y.shape[0], 2))
             if binary_logloss_columns(y, pred, wt, cols) == 0:
@@ -184,8 +194,10 @@ def roc_auc(y, score, w=None):
     class has no weight.
     """
     positive = np.asarray(y) > 0.5
-    tags = (np.arange(positive.shape[0], dtype=np.uint64) << np.uint64(1)) | positive
+    score = np.asarray(score)
     w = None if w is None else np.asarray(w, dtype=np.float64)
+    _check_lengths(positive, score, w)
+    tags = (np.arange(positive.shape[0], dtype=np.uint64) << np.uint64(1)) | positive
     # unit weights (a stride-0 view of one 1.0, RowInfo's default) need no reads
     weighted = w is not None and not (w.ndim == 1 and w.strides[0] == 0 and w.shape[0] > 0
                                       and w[0] == 1.0)

@@ -164,14 +164,21 @@ class ExactMethod:
         return self.grower.grow(gh, rows, features, rng)  # raw thresholds set by the scan
 
     def add_to_margins(self, tree, raw, group, dataset, rows=None):
-        """Walk the tree on the raw values of every training row (or add it to ``rows``
-        only: the walk of every row into zeros, then one addition to each of ``rows``)."""
+        """Walk the tree on the raw values of every training row, or of ``rows`` only
+        (ascending)."""
         if rows is None:
             _add_raw(self.features, raw, tree, group)
             return
-        tree_of_rows = np.zeros(raw.shape)
-        _add_raw(self.features, tree_of_rows, tree, group)
-        raw[rows, group] += tree_of_rows[rows, group]
+        offsets = np.zeros(1, dtype=np.int64)
+        groups = np.zeros(1, dtype=np.int64)
+        for s, X in self.features.row_chunks():
+            lo, hi = np.searchsorted(rows, [s, s + X.shape[0]])
+            if hi > lo:  # these rows' walk into zeros, then one addition each
+                some = rows[lo:hi]
+                tree_of_rows = np.zeros((some.shape[0], 1))
+                predict_raw(np.ascontiguousarray(X[some - s]), tree.nodes(), tree.value,
+                            offsets, groups, tree_of_rows)
+                raw[some, group] += tree_of_rows[:, 0]
 
     def margin_adder(self, dataset):
         """See :meth:`HistMethod.margin_adder` (here always by the values)."""
