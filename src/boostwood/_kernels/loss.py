@@ -133,7 +133,7 @@ def sigmoid_of(x, scale=1.0):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def binary_logloss_columns(y, pred, w, cols):
+def binary_logloss_columns(y, pred, w, one_weight, cols):
     """The log loss metric's per-row (term, weight) of 0/1 labels into ``cols``, across
     threads: ``-(w log(y ? q : 1 - q))`` with q = pred clipped to [eps, 1 - eps] (NaN
     stays NaN), the same operations as the NumPy formula of
@@ -141,7 +141,8 @@ def binary_logloss_columns(y, pred, w, cols):
     nor 1 (their rows hold the one-log term all the same; callers use another formula).
 
     y, pred : ndarray of shape (n,), float64   # IN
-    w : ndarray of shape (n,), float64 (stride 0 for unit weights)   # IN
+    w : ndarray of shape (n,), float64, or of shape (1,) with ``one_weight``   # IN
+    one_weight : bool   # IN, every row weighs ``w[0]``
     cols : ndarray of shape (n, 2), float64   # OUT
     """
     n = y.shape[0]
@@ -154,8 +155,9 @@ def binary_logloss_columns(y, pred, w, cols):
             if q > 1.0 - LOGLOSS_EPS:
                 q = 1.0 - LOGLOSS_EPS
             yi = y[i]
-            cols[i, 0] = -(w[i] * math.log(q if yi == 1.0 else 1.0 - q))
-            cols[i, 1] = w[i]
+            wi = w[0] if one_weight else w[i]
+            cols[i, 0] = -(wi * math.log(q if yi == 1.0 else 1.0 - q))
+            cols[i, 1] = wi
             bad += not (yi == 0.0 or yi == 1.0)
     return bad
 

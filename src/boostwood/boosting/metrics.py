@@ -130,11 +130,14 @@ class LogLoss(Metric):
         """0/1 labels and float64 predictions: the one-log terms of :meth:`terms` by a
         kernel across threads (the same operations, one pass, no temporaries)."""
         if isinstance(pred, np.ndarray) and pred.dtype == np.float64 and pred.ndim == 1:
-            y = np.asarray(y, dtype=np.float64)
-            _check_lengths(y, pred, None)
-            wt = np.broadcast_to(np.asarray(w, dtype=np.float64), y.shape)
+            y, w = np.asarray(y, dtype=np.float64), np.asarray(w, dtype=np.float64)
+            one = w.ndim == 0 or (w.ndim == 1 and w.strides[0] == 0 and w.shape[0] > 0)
+            _check_lengths(y, pred, None if one else w)
+            # writable C arrays: one compiled kernel for weighted and unweighted sets alike
+            args = [np.require(a, np.float64, ["C", "W"]) for a in
+                    (y, pred, np.full(1, w.flat[0]) if one else w)]
             cols = np.empty((y.shape[0], 2))
-            if binary_logloss_columns(y, pred, wt, cols) == 0:
+            if binary_logloss_columns(*args, one, cols) == 0:
                 return cols
         return super().columns(y, pred, w)
 
