@@ -138,7 +138,7 @@ def sort_blocks(n):
 def sorted_pairs(x, payload):
     """(key, payload) pairs of the float64 vector ``x`` sorted by ``x``, stably: an
     array of shape (n, 2), uint64."""
-    x = np.ascontiguousarray(x, dtype=np.float64)
+    x = np.require(x, np.float64, ["C", "W"])  # one compiled signature
     nb = sort_blocks(x.shape[0])
     pairs = np.empty((x.shape[0], 2), dtype=np.uint64)
     float_keys(x, np.ascontiguousarray(payload, dtype=np.uint64), nb, pairs)

@@ -204,7 +204,7 @@ def roc_auc(y, score, w=None):
     # unit weights (a stride-0 view of one 1.0, RowInfo's default) need no reads
     weighted = w is not None and not (w.ndim == 1 and w.strides[0] == 0 and w.shape[0] > 0
                                       and w[0] == 1.0)
-    w = np.ascontiguousarray(w) if weighted else np.ones(1)
+    w = np.require(w, np.float64, ["C", "W"]) if weighted else np.ones(1)  # one signature
     area, w_pos, w_neg = auc_of_sorted(sorted_pairs(score, tags), w, weighted)
     if w_pos <= 0 or w_neg <= 0:
         return float("nan")
