@@ -24,7 +24,6 @@ Usage::
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +31,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_higgs import SETTINGS, boostwood_params, make_higgs_like  # noqa: E402
+from bench_higgs import (SETTINGS, boostwood_params, make_higgs_like,  # noqa: E402
+                         run_child)
 
 SETUPS = ("plain", "auc-valid", "bagging")
 LIBS = ("boostwood", "lightgbm", "xgboost")
@@ -159,12 +159,9 @@ def main():
             cmd = [sys.executable, __file__, "--child", "--lib", lib, "--setting", setting,
                    "--setup", setup, "--data", path, "--rounds", str(args.rounds),
                    "--threads", str(args.threads)]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                print(f"# {lib} {setting} {setup} failed:\n{r.stderr[-2000:]}")
-                continue
-            results.append(json.loads(r.stdout.strip().splitlines()[-1]))
-            print("#", results[-1], flush=True)
+            out = run_child(cmd, f"{lib} {setting} {setup}")
+            if out is not None:
+                results.append(out)
     report(results, settings)
 
 

@@ -337,17 +337,26 @@ def main():
                    "--threads", str(threads), "--case", args.case]
             if args.quantized:
                 cmd.append("--quantized")
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                print(f"# {lib} {setting} failed:\n{r.stderr[-2000:]}")
-                continue
-            results.append(json.loads(r.stdout.strip().splitlines()[-1]))
-            print("#", results[-1], flush=True)
+            out = run_child(cmd, f"{lib} {setting}")
+            if out is not None:
+                results.append(out)
     results = medians(results)
     for threads in counts:
         report([r for r in results if r["threads"] == threads])
     if len(counts) > 1:
         scaling(results, counts)
+
+
+def run_child(cmd, label):
+    """Run a benchmark worker; its last line of output as a dict (printed), or None
+    after printing the end of its error output."""
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"# {label} failed:\n{r.stderr[-2000:]}")
+        return None
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    print("#", out, flush=True)
+    return out
 
 
 def medians(results):

@@ -23,8 +23,7 @@ It fits and predicts tiny models along the paths most fits take: binary, weighte
 multiclass and (weighted) regression objectives, leaf-wise and depth-wise growth, quantized
 gradients, float64 and float32 data with missing values, row subsampling with an
 evaluation set (log loss and AUC) and early stopping, and predictions of 1 to 16,384 rows.
-Other paths (exact and approximate splits, forests,
-SHAP) still compile on their first use.
+Other paths (exact and approximate splits, forests, SHAP) still compile on their first use.
 """
 import time
 

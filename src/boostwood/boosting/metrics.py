@@ -100,6 +100,14 @@ def _check_lengths(y, pred, w):
             raise ValueError(f"{name} have shape {np.shape(a)}, the labels ({n},)")
 
 
+def _one_weight(w):
+    """The weight of every row when ``w`` holds one value by construction (a scalar, or
+    a stride-0 view such as RowInfo's unit weights), else None."""
+    if w.ndim == 0 or (w.ndim == 1 and w.shape[0] > 0 and w.strides[0] == 0):
+        return float(w.flat[0])
+    return None
+
+
 class RMSE(Metric):
     """Root mean squared error sqrt(sum w (y - p)^2 / sum w)."""
 
@@ -131,13 +139,13 @@ class LogLoss(Metric):
         kernel across threads (the same operations, one pass, no temporaries)."""
         if isinstance(pred, np.ndarray) and pred.dtype == np.float64 and pred.ndim == 1:
             y, w = np.asarray(y, dtype=np.float64), np.asarray(w, dtype=np.float64)
-            one = w.ndim == 0 or (w.ndim == 1 and w.strides[0] == 0 and w.shape[0] > 0)
-            _check_lengths(y, pred, None if one else w)
+            one = _one_weight(w)
+            _check_lengths(y, pred, None if one is not None else w)
             # writable C arrays: one compiled kernel for weighted and unweighted sets alike
             args = [np.require(a, np.float64, ["C", "W"]) for a in
-                    (y, pred, np.full(1, w.flat[0]) if one else w)]
+                    (y, pred, w if one is None else np.full(1, one))]
             cols = np.empty((y.shape[0], 2))
-            if binary_logloss_columns(*args, one, cols) == 0:
+            if binary_logloss_columns(*args, one is not None, cols) == 0:
                 return cols
         return super().columns(y, pred, w)
 
@@ -202,8 +210,7 @@ def roc_auc(y, score, w=None):
     _check_lengths(positive, score, w)
     tags = (np.arange(positive.shape[0], dtype=np.uint64) << np.uint64(1)) | positive
     # unit weights (a stride-0 view of one 1.0, RowInfo's default) need no reads
-    weighted = w is not None and not (w.ndim == 1 and w.strides[0] == 0 and w.shape[0] > 0
-                                      and w[0] == 1.0)
+    weighted = w is not None and _one_weight(w) != 1.0
     w = np.require(w, np.float64, ["C", "W"]) if weighted else np.ones(1)  # one signature
     area, w_pos, w_neg = auc_of_sorted(sorted_pairs(score, tags), w, weighted)
     if w_pos <= 0 or w_neg <= 0:
