@@ -7,7 +7,7 @@ processor it was compiled for, not by the file's modification time, so it surviv
 being packed into a wheel and installed elsewhere. Running ``boostwood compile`` on
 the freshly built package puts those files into the wheel (or, for ``pip install -e``,
 into ``src/``), so the first fit after ``pip install .`` loads its kernels in about a
-second instead of compiling them for a minute.
+second instead of compiling them for a minute and a half.
 
 numba does not notice when a kernel's callees or constants in *other* files change, so
 the hook first deletes every cache file of the built tree (whether or not it compiles
@@ -77,8 +77,8 @@ def compile_kernels(root, editable=False):
     env = {k: v for k, v in os.environ.items() if k not in _UNSET}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # no .pyc files into the wheel
-    print("boostwood: compiling the kernels into the package (about a minute on 2 "
-          "cores; BOOSTWOOD_COMPILE_ON_INSTALL=0 skips this)", flush=True)
+    print("boostwood: compiling the kernels into the package (about two minutes on 2 "
+          "cores, three on one; BOOSTWOOD_COMPILE_ON_INSTALL=0 skips this)", flush=True)
     try:
         done = subprocess.run([sys.executable, "-m", "boostwood", "compile"], cwd=root,
                               env=env, timeout=1800)

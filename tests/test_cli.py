@@ -4,6 +4,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -245,6 +246,49 @@ def test_compile_leaves_every_common_kernel_in_the_cache(tmp_path):
     assert all(line.endswith(", 0 compilations") for line in lines), out
     assert f"cache {cache_folder()}" in out[-1]
     assert run("compile", "--quiet", cwd=tmp_path).stdout == ""
+
+
+def test_compile_parts_cover_every_workload_once():
+    """Two jobs run exactly the workloads one job runs: a workload missing from
+    ``PARTS`` would go uncompiled with two jobs, one in both parts compile twice."""
+    from boostwood.warmup import _WORKLOADS, PARTS
+    names = [name for part in PARTS for name in part]
+    assert sorted(names) == sorted(w[0] for w in _WORKLOADS)
+
+
+def test_compile_helper_runs_its_part_in_another_process():
+    """The helper process runs the second part and reports each of its workloads (here,
+    after the same workloads ran in this session, every kernel from the cache)."""
+    from boostwood.warmup import PARTS, _part_report, _start_part, compile_kernels
+    compile_kernels(jobs=1)
+    report = _part_report(*_start_part(1))
+    assert set(report) == set(PARTS[1])
+    assert all(seconds > 0 and n == 0 for seconds, n in report.values()), report
+
+
+def test_compile_does_a_failed_helper_s_part_itself(monkeypatch, capsys):
+    """A helper that fails costs time, not kernels: this process runs its part, says so
+    on stderr, and the report still has every workload."""
+    import boostwood.warmup as warmup
+
+    def failing(k):
+        out, err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+        proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stderr.write('boom'); "
+                                 "sys.exit(3)"], stdout=out, stderr=err, text=True)
+        return proc, out, err
+
+    monkeypatch.setattr(warmup, "_start_part", failing)
+    report = warmup.compile_kernels(jobs=2)
+    assert set(report) == {w[0] for w in warmup._WORKLOADS}
+    err = capsys.readouterr().err
+    assert "a compiling process failed (exit status 3)" in err and "boom" in err
+
+
+@pytest.mark.parametrize("jobs", [0, -1, 1.5, True, "2"])
+def test_compile_refuses_a_bad_number_of_jobs(jobs):
+    from boostwood.warmup import compile_kernels
+    with pytest.raises(ValueError, match="jobs must be a positive integer"):
+        compile_kernels(jobs=jobs)
 
 
 def test_compile_without_the_jit_is_an_error(tmp_path, monkeypatch):
