@@ -284,6 +284,15 @@ def test_compile_does_a_failed_helper_s_part_itself(monkeypatch, capsys):
     assert "a compiling process failed (exit status 3)" in err and "boom" in err
 
 
+def test_compile_helper_that_imports_another_boostwood_does_nothing(tmp_path):
+    """A helper whose ``import boostwood`` finds another copy than its parent's (a
+    ``sys.path`` the environment does not carry) compiles nothing for it: exit status 2."""
+    r = subprocess.run([sys.executable, "-c", "from boostwood.warmup import _part_main; "
+                        f"_part_main(1, {str(tmp_path / '__init__.py')!r})"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stdout == "" and "not " + str(tmp_path) in r.stderr
+
+
 @pytest.mark.parametrize("jobs", [0, -1, 1.5, True, "2"])
 def test_compile_refuses_a_bad_number_of_jobs(jobs):
     from boostwood.warmup import compile_kernels

@@ -151,23 +151,29 @@ def _say(name, entry):
     print(f"{name}: {entry[0]:.1f} s, {entry[1]} compilations", flush=True)
 
 
-def _part_main(k):
-    """A helper process's work: run ``PARTS[k]`` and print its report as one JSON line."""
+def _part_main(k, package):
+    """A helper process's work: run ``PARTS[k]`` and print its report as one JSON line;
+    exit status 2, doing nothing, when this process imported another boostwood than
+    ``package`` (the parent's ``__init__.py``)."""
+    import boostwood
+    if os.path.realpath(boostwood.__file__) != os.path.realpath(package):
+        print(f"this process imports boostwood from {boostwood.__file__}, not {package}",
+              file=sys.stderr)
+        sys.exit(2)
     report = {}
     _run(PARTS[k], _count_compiles(), report)
     print(json.dumps(report), flush=True)
 
 
 def _start_part(k):
-    """Start a process running ``PARTS[k]`` on this same package; its output goes to
-    files (a pipe nobody reads while this process compiles could fill and stall it)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    """Start a process running ``PARTS[k]``; its output goes to files (a pipe nobody
+    reads while this process compiles could fill and stall it). It inherits this
+    process's environment, so it imports boostwood as this process did (the build hook
+    sets ``PYTHONPATH`` to the built tree), and checks that it did."""
+    import boostwood
     out, err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
-    code = f"from boostwood.warmup import _part_main; _part_main({k})"
-    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=out, stderr=err,
-                            text=True)
+    code = f"from boostwood.warmup import _part_main; _part_main({k}, {boostwood.__file__!r})"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=err, text=True)
     return proc, out, err
 
 
