@@ -66,7 +66,8 @@ _WORKLOADS = (
 #: The workloads cut in two for two processes (``jobs=2``), by what their largest kernels
 #: are compiled for: the second part holds the int16 (quantized) gradients and the float32
 #: input, whose histogram and prediction kernels are specializations of their own (on a
-#: 2-core VM: 131 s of waiting against 177-204 s one after the other). The parts share
+#: 2-core VM: 124.5 s of waiting against 179.3 s in one process,
+#: ``benchmarks/results/compile_2_jobs_zen3.md``). The parts share
 #: smaller kernels (binning, gradients, the split scan), which both compile at once: the
 #: part in the first process decides the wall time.
 PARTS = (("binary, leaf-wise", "binary, depth-wise, sampled bins", "binary, weighted",
@@ -202,7 +203,8 @@ def compile_kernels(verbose=False, jobs=None):
     ----------
     verbose : bool, print one line per workload (seconds and numba compilations)
     jobs : int, optional; processes that compile at once: 1, or 2 for the two
-        :data:`PARTS` (default: 2 where this process may run on two cores or more).
+        :data:`PARTS`, which any larger number also means (default: 2 where this process
+        may run on two cores or more).
         With 2, this process then runs the other part's workloads as well: they load
         what the helper left in the cache and compile what it did not (a helper that
         failed, or a cache index entry lost when both wrote it at once), so the cache

@@ -116,8 +116,8 @@ def build_parser():
                                        "an image build or CI), not on a first fit")
     k.add_argument("--quiet", action="store_true", help="print nothing")
     k.add_argument("--jobs", type=int, default=None,
-                   help="processes that compile at once: 1 or 2 (default: 2 where two "
-                        "cores are free to this process)")
+                   help="processes that compile at once: 1 or 2; more act as 2 (default: 2 "
+                        "where two cores are free to this process)")
     k.set_defaults(func=_compile)
     return ap
 
