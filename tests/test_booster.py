@@ -207,3 +207,31 @@ def test_multiclass_rounds_through_class_columns_give_the_same_model(extra, monk
     monkeypatch.setattr(TrainingState, "_class_columns", lambda self, rows: None)
     bw.train(params, dtrain, 8).save_model(tmp_path / "straight.json")
     assert (tmp_path / "columns.json").read_bytes() == (tmp_path / "straight.json").read_bytes()
+
+
+def test_unnamed_data_for_a_model_of_named_features_is_an_error():
+    """Columns of a plain array can only be matched to named features by position: an
+    error (as XGBoost's DMatrix gives), with validate_features=False as the way to ask
+    for position. A model trained without names (f0, f1, ...) takes plain arrays."""
+    pd = pytest.importorskip("pandas")
+    X, y = make_regression(300, 4)
+    df = pd.DataFrame(X, columns=["age", "income", "height", "weight"])
+    named = bw.train({}, bw.Dataset(df, y), 3, verbose_eval=False)
+    for data in (X, bw.Dataset(X), X[:, ::-1].copy()):
+        with pytest.raises(ValueError, match="no feature names.*'age'.*validate_features=False"):
+            named.predict(data)
+    with pytest.raises(ValueError, match="no feature names"):
+        named.predict(X, pred_contribs=True)
+    # continuing a named model on unnamed data would match its columns by position too
+    with pytest.raises(ValueError, match="no feature names"):
+        bw.train({}, bw.Dataset(X, y), 2, verbose_eval=False, init_model=named)
+    assert np.array_equal(named.predict(X, validate_features=False), named.predict(df))
+    assert np.array_equal(named.predict(bw.Dataset(X, feature_names=list(df.columns))),
+                          named.predict(df))
+    unnamed = bw.train({}, bw.Dataset(X, y), 3, verbose_eval=False)
+    assert unnamed.predict(X).shape == (300,) and unnamed.predict(bw.Dataset(X)).shape == (300,)
+    # the scikit-learn wrapper keeps scikit-learn's rule: a warning, then by position
+    from boostwood.sklearn import GBDTRegressor
+    reg = GBDTRegressor(n_estimators=3).fit(df, y)
+    with pytest.warns(UserWarning, match="feature names"):
+        assert np.array_equal(reg.predict(X), reg.predict(df))

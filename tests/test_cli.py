@@ -59,7 +59,7 @@ def test_train_predict_eval_importance_dump(workdir):
         "--has-label", "--chunk-size", "64", "--output", "p.csv", cwd=workdir)
     pred = np.loadtxt(workdir / "p.csv", delimiter=",", skiprows=1)
     data = np.genfromtxt(workdir / "test.csv", delimiter=",", skip_header=1)
-    assert np.allclose(pred, model.predict(data[:, 1:5]), atol=1e-8)
+    assert np.allclose(pred, model.predict(data[:, 1:5], validate_features=False), atol=1e-8)
     e = run("eval", "--model", "m.json", "--data", "test.csv", "--config", "cfg.toml",
             "--metric", "auc", "--metric", "logloss", cwd=workdir)
     auc = float(e.stdout.split("auc: ")[1].split()[0])
@@ -155,7 +155,8 @@ def test_killed_training_resumes_to_the_same_model(workdir):
     b = bw.Booster(model_file=workdir / "cut.json")
     assert b.num_boosted_rounds() == 400
     data = np.genfromtxt(workdir / "test.csv", delimiter=",", skip_header=1)[:, 1:5]
-    assert np.array_equal(a.predict(data, output_margin=True), b.predict(data, output_margin=True))
+    assert np.array_equal(a.predict(data, output_margin=True, validate_features=False),
+                          b.predict(data, output_margin=True, validate_features=False))
     assert not ckpt.exists()
 
 
@@ -225,10 +226,11 @@ def test_end_to_end_on_shared_data_with_parquet(tmp_path):
         "data.label=median_house_value", "--has-label", "--output", "p.parquet",
         "--chunk-size", "5000", cwd=tmp_path)
     pred = pq.read_table(tmp_path / "p.parquet").column("prediction").to_numpy()
-    assert np.allclose(pred, model.predict(X), atol=1e-9)
+    assert np.allclose(pred, model.predict(X, validate_features=False), atol=1e-9)
     e = run("eval", "--model", "h.json", "--data", src, "--config", cfg, cwd=tmp_path)
     rmse = float(e.stdout.split("rmse: ")[1])
-    assert rmse == pytest.approx(np.sqrt(np.mean((model.predict(X) - y) ** 2)), rel=1e-5)
+    direct = model.predict(X, validate_features=False)  # X: the model's column order
+    assert rmse == pytest.approx(np.sqrt(np.mean((direct - y) ** 2)), rel=1e-5)
     run("report", "--model", "h.json", "--data", "h.parquet", "--param",
         "data.label=median_house_value", "--output", "h.html", cwd=tmp_path)
     assert "total_bedrooms" in (tmp_path / "h.html").read_text()

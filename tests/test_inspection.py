@@ -81,7 +81,7 @@ def test_text_dump_describes_the_trees(model):
             assert float(m.group(3)) == pytest.approx(tree.threshold[node], rel=1e-8, abs=1e-12)
             assert (int(m.group(4)), int(m.group(5))) == (tree.left[node], tree.right[node])
     # leaves of the dump are the leaf indices predict(pred_leaf=True) returns
-    leaves = b.predict(X[:200], pred_leaf=True)
+    leaves = b.predict(X[:200], pred_leaf=True, validate_features=False)
     for k, tree in enumerate(b.trees):
         assert np.all(tree.feature[leaves[:, k]] < 0)
 

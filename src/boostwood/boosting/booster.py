@@ -8,6 +8,7 @@ from .._config import set_threads
 from .._kernels.predict import predict_leaf_raw, predict_levels, predict_raw
 from .._kernels.predict_binned import predict_binned
 from ..data import Dataset, as_feature_matrix
+from ..data.dataset import default_feature_names
 from ..data.checks import Param, check_value
 from ..objectives import get_objective
 from ..tree import Tree
@@ -147,8 +148,18 @@ class Booster:
         if fm.shape[1] != self.n_features:
             raise ValueError(f"data has {fm.shape[1]} features but the model was trained on "
                              f"{self.n_features}")
-        if validate_features and fm.feature_names is not None \
-                and list(fm.feature_names) != self.feature_names:
+        if not validate_features:
+            return fm, base_margin
+        if fm.feature_names is None:
+            # columns matched by position to named features would be a guess: an error,
+            # as XGBoost's DMatrix gives (only names f0, f1, ... mean "no names")
+            if self.feature_names != default_feature_names(self.n_features):
+                raise ValueError(
+                    f"data has no feature names, but the model was trained on named "
+                    f"features {self.feature_names[:5]}...; give the data those names (a "
+                    "DataFrame with those columns, or Dataset(feature_names=...)), or pass "
+                    "validate_features=False to match the columns by position")
+        elif list(fm.feature_names) != self.feature_names:
             raise ValueError("data's feature names differ from the model's: "
                              f"{fm.feature_names[:5]}... vs {self.feature_names[:5]}...")
         return fm, base_margin
@@ -176,6 +187,11 @@ class Booster:
         iteration_range : (int, int), optional
             Use rounds [start, stop). Default: up to ``best_iteration`` when early
             stopping set it, else every round.
+        validate_features : bool, default=True
+            Check the data's feature names against the model's. Names that differ are an
+            error, and so is data without names (a numpy array, a Dataset given none) for
+            a model trained on named features, since its columns could only be matched by
+            position; ``False`` matches them by position.
 
         Returns
         -------
