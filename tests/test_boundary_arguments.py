@@ -206,3 +206,44 @@ def test_predict_on_a_file_without_rows_is_an_error_and_writes_nothing(tmp_path)
         # before: exit 0 and an empty file (CSV), or "p.parquet.tmp: No such file"
         assert code == 2 and "no data rows" in err.getvalue()
         assert not any(p.startswith("p.") for p in os.listdir(tmp_path))
+
+
+def test_evals_sets_must_have_the_training_columns_by_name():
+    """An evaluation set is scored, and early stopping decided, on its columns: a
+    different number of them (before: a 2-column set was scored against a 3-column
+    model, logloss 0.436 ...), other names or order, or no names against named training
+    data would match them by position."""
+    pd = pytest.importorskip("pandas")
+    X, y = _data(200)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    named, unnamed = bw.Dataset(df, y), bw.Dataset(X, y)
+    cases = [(unnamed, bw.Dataset(X[:, :2], y), "2 features but the training data has 3"),
+             (unnamed, bw.Dataset(np.hstack([X, X]), y), "6 features"),
+             (named, bw.Dataset(df[["c", "b", "a"]], y), r"\['c', 'b', 'a'\]"),
+             (named, bw.Dataset(X, y), r"\['f0', 'f1', 'f2'\].*\['a', 'b', 'c'\]"),
+             (named, bw.Dataset(X, y, reference=named), "matched by position"),
+             (unnamed, bw.Dataset(df, y), r"\['a', 'b', 'c'\].*\['f0', 'f1', 'f2'\]")]
+    for dtrain, dvalid, match in cases:
+        with pytest.raises(ValueError, match=match):
+            bw.train({}, dtrain, 2, evals=[(dvalid, "v")], verbose_eval=False)
+    with pytest.raises(TypeError, match="must be a boostwood.Dataset"):
+        bw.train({}, unnamed, 2, evals=[(X, "v")], verbose_eval=False)
+    for dtrain, dvalid in ((named, bw.Dataset(df, y, reference=named)),
+                           (unnamed, bw.Dataset(X, y))):
+        r = {}
+        bw.train({}, dtrain, 2, evals=[(dvalid, "v")], verbose_eval=False, evals_result=r)
+        assert len(r["v"]["rmse"]) == 2
+
+
+def test_early_stopping_split_of_a_dataframe_does_not_warn_about_names():
+    """The validation rows an estimator splits off its own (checked) X are not checked
+    again: that warned "X does not have valid feature names" on every DataFrame fit."""
+    pd = pytest.importorskip("pandas")
+    import warnings
+    X, y = _data(200)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        sk.GBDTRegressor(n_estimators=5, early_stopping_rounds=2).fit(df, y)
+    with pytest.warns(UserWarning, match="feature names"):  # scikit-learn's rule stays
+        sk.GBDTRegressor(n_estimators=5).fit(df, y, eval_set=[(X, y)])

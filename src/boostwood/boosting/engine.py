@@ -16,7 +16,7 @@ def _as_list(value, name):
     return list(value)
 
 
-def _check_evals(evals):
+def _check_evals(evals, dtrain):
     evals = _as_list(evals, "evals")
     for item in evals:
         if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], str)):
@@ -24,6 +24,20 @@ def _check_evals(evals):
     names = [n for _, n in evals]
     if len(set(names)) != len(names):
         raise ValueError(f"evals names must be unique, got {names}")
+    for d, name in evals:
+        if not isinstance(d, Dataset):
+            raise TypeError(f"evals set {name!r} must be a boostwood.Dataset, got "
+                            f"{type(d).__name__}")
+        if d.num_feature() != dtrain.num_feature():
+            raise ValueError(f"evals set {name!r} has {d.num_feature()} features but the "
+                             f"training data has {dtrain.num_feature()}")
+        # an evaluation set whose columns are not the training data's by name would be
+        # scored (and early stopping decided) on columns matched by position
+        if d.feature_names != dtrain.feature_names:
+            raise ValueError(
+                f"evals set {name!r} has feature names {d.feature_names[:5]}... but the "
+                f"training data has {dtrain.feature_names[:5]}...: its columns would be "
+                "matched by position; give it the training data's columns and names")
     return evals
 
 
@@ -100,7 +114,7 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
         raise TypeError(f"dtrain must be a boostwood.Dataset, got {type(dtrain).__name__}")
     _check_arguments(num_boost_round, verbose_eval, evals_result, obj, custom_metric, reducer)
     p = resolve_params(params)
-    evals = _check_evals(evals)
+    evals = _check_evals(evals, dtrain)
     cbs = _as_list(callbacks, "callbacks")
     if verbose_eval and evals and p["verbosity"] > 0:
         cbs.append(EvaluationMonitor(period=1 if verbose_eval is True else int(verbose_eval)))

@@ -176,7 +176,8 @@ class _GBDTBase(BaseEstimator):
             if len(weights) != len(eval_set):
                 raise ValueError("sample_weight_eval_set must have one entry per eval_set pair")
             for i, ((Xe, ye), we) in enumerate(zip(eval_set, weights)):
-                evals.append((Xe, self._encode_y(np.asarray(ye)), we, f"validation_{i}"))
+                evals.append((self._check_X(Xe), self._encode_y(np.asarray(ye)), we,
+                              f"validation_{i}"))
         elif self.early_stopping_rounds is not None:
             X, Xv, y, yv, sample_weight, wv = train_test_split(
                 X, y, sample_weight, test_size=self.validation_fraction,
@@ -186,8 +187,10 @@ class _GBDTBase(BaseEstimator):
         names = None if names is None else [str(n) for n in names]
         dtrain = Dataset(X, y, weight=sample_weight, feature_names=names, max_bin=self.max_bin,
                          seed=params["seed"])
-        dsets = [(Dataset(self._check_X(Xe), ye, weight=we, feature_names=names,
-                          reference=dtrain), name) for Xe, ye, we, name in evals]
+        # every X of evals is checked (the split of X already was: checking it again
+        # warned that it has no feature names)
+        dsets = [(Dataset(Xe, ye, weight=we, feature_names=names, reference=dtrain), name)
+                 for Xe, ye, we, name in evals]
         self.evals_result_ = {}
         self.booster_ = train(params, dtrain, num_boost_round=self.n_estimators, evals=dsets,
                               early_stopping_rounds=self.early_stopping_rounds,
