@@ -9,6 +9,7 @@ from .._comm import LocalReducer, threadsafe_numba
 from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
 from .._kernels.predict import add_class_columns, add_leaf_values, set_leaf_values
 from .._kernels.random import STREAM_BAGGING, split_rows
+from ..data.dataset import default_feature_names
 from ..tree import GrowerParams
 from ..tree.methods import make_tree_method
 from ..objectives import CustomObjective
@@ -174,6 +175,15 @@ class TrainingState:
             raise ValueError(f"init_model has {init.n_features} features and "
                              f"{init.n_outputs} outputs; the data and objective need "
                              f"{dtrain.features.shape[1]} and {self.obj.n_outputs}")
+        names = dtrain.feature_names
+        if names != init.feature_names:
+            # checked here, so that the message speaks of training (computing init's
+            # margins on dtrain would refuse it in Booster.predict's words)
+            given = ("has no feature names" if names == default_feature_names(len(names))
+                     else f"has feature names {names[:5]}...")
+            raise ValueError(f"init_model was trained on features {init.feature_names[:5]}... "
+                             f"but dtrain {given}: its columns would be matched by position; "
+                             "give dtrain the model's columns and names")
         self.booster._start(init.base_score, dtrain.feature_names)
         self.booster.trees = list(init.trees)
         self.round = init.num_boosted_rounds()
