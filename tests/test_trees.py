@@ -319,3 +319,25 @@ def test_forest_predictions_are_the_mean_over_trees(voting):
     reg = bw.RandomForestRegressor(5, random_state=3).fit(X, X[:, 0] * y)
     want = np.mean([t.value[reg.apply(X)[:, i]] for i, t in enumerate(reg.trees_)], axis=0)
     assert np.allclose(reg.predict(X), want, rtol=0, atol=1e-12)
+
+
+def test_adaboost_r2_stops_at_a_first_tree_no_better_than_half():
+    """A first tree whose average loss is 0.5 or more is kept alone (scikit-learn's
+    rule): before, a loss of 1 divided by zero, and one in (0.5, 1) got a negative
+    weight while later trees went on, so the weighted median mixed in a negative weight."""
+    from boostwood.ensemble.adaboost import adaboost_r2
+    y = np.array([0.0, 1.0, 2.0, 3.0])
+    rounds = iter([np.array([3.0, 3.0, 3.0, 0.0]), y.copy()])  # losses 1, 1, 1/3, 1 / 0
+
+    def fit(counts, seed):
+        pred = next(rounds)
+        return pred, pred
+
+    models, weights, errors = adaboost_r2(fit, y, np.full(4, 0.25), 5, 1.0, "linear",
+                                          np.random.default_rng(0))
+    assert len(models) == 1 and weights.tolist() == [1.0] and errors[0] > 0.5
+    for seed in range(6):  # equal rows, unequal targets: every tree's losses are equal
+        m = bw.AdaBoostRegressor(n_estimators=5, random_state=seed).fit(
+            np.array([[-1.0, 1.0], [-1.0, 1.0]]), np.array([1.0, 2.0]))
+        assert np.all(m.estimator_weights_ > 0)
+        assert np.all((m.predict(np.zeros((1, 2))) >= 1) & (m.predict(np.zeros((1, 2))) <= 2))

@@ -76,7 +76,11 @@ def adaboost_r2(fit, y, w, n_estimators, learning_rate, loss, rng):
         elif loss == "exponential":
             e = 1.0 - np.exp(-e)
         avg = float(np.sum(w * e))
-        if avg >= 0.5 and models:
+        if avg >= 0.5:  # no better than the R2 bound: stop
+            if not models:  # the first tree alone is the model (scikit-learn keeps it too)
+                models.append(model)
+                errors.append(avg)
+                weights.append(1.0)
             break
         models.append(model)
         errors.append(avg)

@@ -46,6 +46,14 @@ class _AdaBoost(BaseEstimator):
             raise ValueError("sample_weight must be non-negative with a positive sum")
         return X, y, w / w.sum()
 
+    def _check_X(self, X):
+        """X for prediction, checked once against what fit saw: its feature count and,
+        for a DataFrame, its column names (scikit-learn's rule: other names or order are
+        an error); the trees then take the checked array, as in fit."""
+        check_is_fitted(self, "estimators_")
+        return validate_data(self, X, reset=False, accept_sparse=["csr", "csc"],
+                             ensure_all_finite=False, dtype=[np.float64, np.float32])
+
     def _base(self, default):
         est = default if self.estimator is None else self.estimator
         if not isinstance(est, (DecisionTreeClassifier, DecisionTreeRegressor)):
@@ -111,7 +119,7 @@ class AdaBoostClassifier(ClassifierMixin, _AdaBoost):
         return self
 
     def _votes(self, X):
-        check_is_fitted(self, "estimators_")
+        X = self._check_X(X)
         for tree, a in zip(self.estimators_, self.estimator_weights_):
             pred = tree.predict(X)
             yield a * (pred[:, None] == self.classes_[None, :])
@@ -206,13 +214,13 @@ class AdaBoostRegressor(RegressorMixin, _AdaBoost):
 
     def staged_predict(self, X):
         """Predictions after each round (weighted median of the trees so far)."""
-        check_is_fitted(self, "estimators_")
+        X = self._check_X(X)
         preds = []
         for i, tree in enumerate(self.estimators_):
             preds.append(tree.predict(X))
             yield self._median(np.column_stack(preds), self.estimator_weights_[:i + 1])
 
     def predict(self, X):
-        check_is_fitted(self, "estimators_")
+        X = self._check_X(X)
         preds = np.column_stack([t.predict(X) for t in self.estimators_])
         return self._median(preds, self.estimator_weights_)
