@@ -54,20 +54,24 @@ def test_sklearn_compatible(estimator, check):
 
 # scikit-learn 1.9 no longer yields these from parametrize_with_checks; they hold for
 # every estimator here all the same. The column-name check failed for both AdaBoost
-# estimators, which handed a DataFrame's columns to their trees by position.
-_UNYIELDED = ("check_dataframe_column_names_consistency", "check_n_features_in_after_fitting")
+# estimators, which handed a DataFrame's columns to their trees by position, and the
+# get_feature_names_out checks for LeafEncoder, which ignored input_features.
+_ALL = [GBDTRegressor(n_estimators=5), GBDTClassifier(n_estimators=5),
+        LeafEncoder(GBDTClassifier(n_estimators=5, max_depth=3)),
+        DecisionTreeClassifier(), DecisionTreeRegressor(), RandomForestClassifier(5),
+        RandomForestRegressor(5), ExtraTreesClassifier(5), ExtraTreesRegressor(5),
+        AdaBoostClassifier(n_estimators=5), AdaBoostRegressor(n_estimators=5)]
+_UNYIELDED = [(e, c) for e in _ALL for c in
+              ("check_dataframe_column_names_consistency", "check_n_features_in_after_fitting")]
+_UNYIELDED += [(e, c) for e in _ALL if hasattr(e, "transform") for c in
+               ("check_transformer_get_feature_names_out",
+                "check_transformer_get_feature_names_out_pandas")]
 
 
-@pytest.mark.parametrize("check_name", _UNYIELDED)
-@pytest.mark.parametrize("estimator", [
-    GBDTRegressor(n_estimators=5), GBDTClassifier(n_estimators=5),
-    LeafEncoder(GBDTClassifier(n_estimators=5, max_depth=3)),
-    DecisionTreeClassifier(), DecisionTreeRegressor(), RandomForestClassifier(5),
-    RandomForestRegressor(5), ExtraTreesClassifier(5), ExtraTreesRegressor(5),
-    AdaBoostClassifier(n_estimators=5), AdaBoostRegressor(n_estimators=5)],
-    ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("estimator, check_name", _UNYIELDED,
+                         ids=[f"{type(e).__name__}-{c}" for e, c in _UNYIELDED])
 def test_checks_scikit_learn_no_longer_yields(estimator, check_name):
-    if check_name == "check_dataframe_column_names_consistency":
+    if "pandas" in check_name or "dataframe" in check_name:
         pytest.importorskip("pandas")
     from sklearn.utils import estimator_checks
     getattr(estimator_checks, check_name)(type(estimator).__name__, estimator)

@@ -391,6 +391,18 @@ class LeafEncoder(TransformerMixin, BaseEstimator):
                                  shape=(n, int(self.n_leaves_.sum())))
 
     def get_feature_names_out(self, input_features=None):
+        """Names of the output columns, ``tree{t}_leaf{j}``. ``input_features``, when
+        given, must be the fitted input's names (or as many names when it had none),
+        as scikit-learn's transformers require; they do not change the output names."""
         check_is_fitted(self, "estimator_")
+        if input_features is not None:
+            given = np.asarray(input_features, dtype=object)
+            if given.ndim != 1 or given.size != self.n_features_in_:
+                raise ValueError(f"input_features should have length equal to the number "
+                                 f"of features seen in fit ({self.n_features_in_}), got "
+                                 f"{given.size}")
+            names = getattr(self, "feature_names_in_", None)
+            if names is not None and not np.array_equal(given, names):
+                raise ValueError("input_features is not equal to feature_names_in_")
         return np.array([f"tree{t}_leaf{j}" for t, k in enumerate(self.n_leaves_)
                          for j in range(k)], dtype=object)
