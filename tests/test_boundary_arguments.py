@@ -247,3 +247,14 @@ def test_early_stopping_split_of_a_dataframe_does_not_warn_about_names():
         sk.GBDTRegressor(n_estimators=5, early_stopping_rounds=2).fit(df, y)
     with pytest.warns(UserWarning, match="feature names"):  # scikit-learn's rule stays
         sk.GBDTRegressor(n_estimators=5).fit(df, y, eval_set=[(X, y)])
+
+
+def test_eval_set_must_be_a_list_of_pairs():
+    """``eval_set=(X, y)`` (one pair, not a list of pairs) failed with "too many values
+    to unpack"; a 2-row X even unpacked into two rows taken as (X, y)."""
+    X, y = _data(200)
+    for bad in ((X, y), [X], [(X, y, y)], (X[:2], y[:2]), "xy"):
+        with pytest.raises(TypeError, match=r"list of \(X, y\) pairs"):
+            sk.GBDTRegressor(n_estimators=3).fit(X, y, eval_set=bad)
+    m = sk.GBDTRegressor(n_estimators=3).fit(X, y, eval_set=[(X, y), [X, y]])
+    assert set(m.evals_result_) == {"validation_0", "validation_1"}

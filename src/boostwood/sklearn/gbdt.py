@@ -172,6 +172,10 @@ class _GBDTBase(BaseEstimator):
         params = self._native_params()
         evals = []
         if eval_set is not None:
+            if not isinstance(eval_set, (list, tuple)) or not all(
+                    isinstance(p, (list, tuple)) and len(p) == 2 for p in eval_set):
+                raise TypeError("eval_set must be a list of (X, y) pairs, e.g. "
+                                "[(X_valid, y_valid)]")
             weights = sample_weight_eval_set or [None] * len(eval_set)
             if len(weights) != len(eval_set):
                 raise ValueError("sample_weight_eval_set must have one entry per eval_set pair")
