@@ -149,3 +149,48 @@ def test_a_failing_fold_side_by_side_raises_what_in_turn_raises(fold_workers, mo
     assert all(type(c[0]).__name__ == "_StopWhenSet" for c in seen)
     with pytest.raises(ValueError, match="fold of 200 rows"):
         bw.cv({"nthread": 1}, bw.Dataset(X, y), 3, folds=folds)
+
+
+def test_folds_as_index_pairs_and_splitters_as_xgboost_and_lightgbm_take_them():
+    """``folds`` also takes (train_rows, test_rows) pairs, an iterator of them, or a
+    scikit-learn splitter (XGBoost's and LightGBM's forms; before, all of them were
+    refused as 'one integer fold id per row'): the same logs as the fold ids they make."""
+    X, y = make_classification(300, 4, seed=3)
+    d = bw.Dataset(X, y)
+    params = {"objective": "binary:logistic", "max_depth": 3}
+    ids = fold_ids(len(y), 3, seed=5)
+    pairs = [(np.nonzero(ids != f)[0], np.nonzero(ids == f)[0]) for f in range(3)]
+    want = bw.cv(params, d, 4, folds=ids, return_folds=True)[1]
+    assert bw.cv(params, d, 4, folds=pairs, return_folds=True)[1] == want
+    assert bw.cv(params, d, 4, folds=iter(pairs), return_folds=True)[1] == want
+    assert bw.cv(params, d, 4, folds=[tuple(map(list, p)) for p in pairs],
+                 return_folds=True)[1] == want
+    model_selection = pytest.importorskip("sklearn.model_selection")
+    for splitter in (model_selection.KFold(4, shuffle=True, random_state=0),
+                     model_selection.StratifiedKFold(4, shuffle=True, random_state=0)):
+        got = bw.cv(params, d, 3, folds=splitter, return_folds=True)[1]
+        split = list(splitter.split(X, y))
+        assert len(got) == 4 and got == bw.cv(params, d, 3, folds=split, return_folds=True)[1]
+        log = {}
+        tr, te = split[2]
+        dtr = bw.Dataset(X[tr], y[tr])
+        bw.train(params, dtr, 3, evals=[(dtr, "train"), (bw.Dataset(X[te], y[te]), "test")],
+                 evals_result=log, verbose_eval=False)
+        assert got[2] == log
+
+
+def test_bad_fold_pairs_are_refused():
+    X, y = make_classification(60, 3)
+    d = bw.Dataset(X, y)
+    a, b = np.arange(40), np.arange(40, 60)
+    cases = [([(a, np.arange(30, 60))], ValueError, "10 rows are in both"),
+             ([(a, np.arange(40, 61))], ValueError, r"in \[0, 60\)"),
+             ([(a * 1.0, b * 1.0)], ValueError, "integer row indices"),
+             ([(a, b[:0])], ValueError, "non-empty"),
+             ([(a, b, b)], ValueError, "pair"),
+             ([], ValueError, "no \\(train_rows, test_rows\\) pair"),
+             (5, TypeError, "fold ids"),
+             (np.zeros(3, dtype=int), ValueError, "3 ids for 60 rows")]
+    for folds, error, match in cases:
+        with pytest.raises(error, match=match):
+            bw.cv({}, d, 2, folds=folds)

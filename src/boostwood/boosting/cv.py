@@ -34,6 +34,55 @@ def fold_ids(n_rows, nfold, seed=0, shuffle=True, labels=None):
     return folds
 
 
+def fold_pairs(folds, n_rows, labels):
+    """``folds`` of :func:`cv` as a list of (train rows, test rows) int64 arrays."""
+    if (isinstance(folds, np.ndarray) and folds.ndim == 1) or (
+            isinstance(folds, (list, tuple)) and folds
+            and all(isinstance(v, (int, float, np.number)) for v in folds)):
+        ids = np.asarray(folds)
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise ValueError(f"folds as fold ids must be integers, got dtype {ids.dtype}")
+        if ids.shape != (n_rows,):
+            raise ValueError(f"folds as fold ids must hold one per row: {ids.size} ids "
+                             f"for {n_rows} rows")
+        uniq = np.unique(ids)
+        if uniq.size < 2:
+            raise ValueError(f"folds must hold at least two fold ids, got {uniq.tolist()}")
+        return [(np.nonzero(ids != f)[0], np.nonzero(ids == f)[0]) for f in uniq]
+    if hasattr(folds, "split"):  # a scikit-learn splitter
+        folds = folds.split(np.zeros((n_rows, 1)), labels)
+    try:
+        pairs = [tuple(p) for p in folds]
+    except TypeError:
+        raise TypeError("folds must be fold ids (one integer per row), a list of "
+                        "(train_rows, test_rows) pairs or a scikit-learn splitter, got "
+                        f"{type(folds).__name__}") from None
+    if not pairs:
+        raise ValueError("folds holds no (train_rows, test_rows) pair")
+    return [_fold_pair(p, k, n_rows) for k, p in enumerate(pairs)]
+
+
+def _fold_pair(pair, k, n_rows):
+    if len(pair) != 2:
+        raise ValueError(f"folds[{k}] must be a (train_rows, test_rows) pair, got "
+                         f"{len(pair)} entries")
+    out = []
+    for name, rows in zip(("train", "test"), pair):
+        rows = np.asarray(rows)
+        if rows.ndim != 1 or rows.size == 0 or not np.issubdtype(rows.dtype, np.integer):
+            raise ValueError(f"folds[{k}]: the {name} rows must be a non-empty 1-d array "
+                             f"of integer row indices, got dtype {rows.dtype}, shape "
+                             f"{rows.shape}")
+        if rows.min() < 0 or rows.max() >= n_rows:
+            raise ValueError(f"folds[{k}]: {name} row indices must be in [0, {n_rows}), got "
+                             f"[{rows.min()}, {rows.max()}]")
+        out.append(rows.astype(np.int64))
+    if np.intersect1d(out[0], out[1]).size:
+        raise ValueError(f"folds[{k}]: {np.intersect1d(out[0], out[1]).size} rows are in "
+                         "both its train and test rows")
+    return out[0], out[1]
+
+
 def subset(data, rows, reference=None):
     """A Dataset of the given rows of ``data`` (labels, weights, base margins, names and
     binning settings kept)."""
@@ -57,8 +106,12 @@ def cv(params, dtrain, num_boost_round=10, nfold=3, stratified=False, folds=None
     dtrain : Dataset with labels
     nfold : int, default=3
     stratified : bool, default=False; folds keep the class proportions (classification)
-    folds : array-like of shape (n_rows,), optional; the fold of every row (overrides
-        ``nfold``, ``stratified``, ``seed`` and ``shuffle``)
+    folds : optional; overrides ``nfold``, ``stratified``, ``seed`` and ``shuffle``.
+        An integer array of shape (n_rows,), the fold of every row; or, as XGBoost's and
+        LightGBM's ``cv`` take, a list (or iterator) of ``(train_rows, test_rows)``
+        integer index pairs, or a scikit-learn splitter (``KFold``, ``StratifiedKFold``,
+        ...), whose ``split`` is given the labels. A pair whose test rows are also among
+        its training rows is an error (the test score would be a training score).
     early_stopping_rounds : int, optional
         Cut the curves at the round with the best mean test value of the last metric
         if it did not improve for this many rounds after it.
@@ -88,19 +141,14 @@ def cv(params, dtrain, num_boost_round=10, nfold=3, stratified=False, folds=None
     n = dtrain.num_row()
     if folds is None:
         folds = fold_ids(n, nfold, seed, shuffle, dtrain.label if stratified else None)
-    else:
-        folds = np.asarray(folds)
-        if folds.shape != (n,) or not np.issubdtype(folds.dtype, np.integer):
-            raise ValueError("folds must hold one integer fold id per row")
-    ids = np.unique(folds)
-    if ids.size < 2:
-        raise ValueError(f"folds must hold at least two fold ids, got {ids.tolist()}")
+    pairs = fold_pairs(folds, n, dtrain.label)
 
     def fit(k, workers=None):
-        """Train on every fold but fold ``ids[k]``, test on it; its evaluation log. Side
-        by side, on the worker's threads, stopping early once another fold failed."""
-        dtr = subset(dtrain, np.nonzero(folds != ids[k])[0])
-        dte = subset(dtrain, np.nonzero(folds == ids[k])[0], reference=dtr)
+        """Train on pair ``k``'s training rows, test on its test rows; its evaluation
+        log. Side by side, on the worker's threads, stopping early once another fold
+        failed."""
+        dtr = subset(dtrain, pairs[k][0])
+        dte = subset(dtrain, pairs[k][1], reference=dtr)
         log, p, cbs = {}, params, callbacks
         if workers is not None:
             p = replace_param(params, "nthread", numba.get_num_threads())
@@ -110,11 +158,11 @@ def cv(params, dtrain, num_boost_round=10, nfold=3, stratified=False, folds=None
               callbacks=cbs)
         return log
 
-    workers = _fold_workers(params, ids.size, (obj, custom_metric, callbacks))
+    workers = _fold_workers(params, len(pairs), (obj, custom_metric, callbacks))
     if workers is None:
-        logs = [fit(k) for k in range(ids.size)]
+        logs = [fit(k) for k in range(len(pairs))]
     else:
-        logs = workers.run(ids.size, lambda _, k: fit(k, workers))
+        logs = workers.run(len(pairs), lambda _, k: fit(k, workers))
     result = {}
     for name in ("train", "test"):
         for metric in logs[0][name]:
