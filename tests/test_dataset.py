@@ -37,6 +37,50 @@ def test_pandas_and_sparse_inputs(rng):
     assert np.isnan(bw.Dataset(nullable, y).features.dense[0, 0])
 
 
+def _arrow_frames(X):
+    """The frames of X with columns a, b, c: a pyarrow Table and RecordBatch, and a
+    polars DataFrame where polars is installed."""
+    pa = pytest.importorskip("pyarrow")
+    cols = {"a": X[:, 0], "b": X[:, 1], "c": X[:, 2]}
+    frames = [pa.table(cols), pa.RecordBatch.from_pydict(cols)]
+    try:
+        import polars as pl
+        frames.append(pl.DataFrame(cols))
+    except ImportError:
+        pass
+    return frames
+
+
+def test_arrow_tables_and_polars_frames_are_named_features(rng):
+    """Arrow tables and polars DataFrames are features by name, nulls missing: the same
+    model and predictions as the numpy array with NaN (before, a TypeError)."""
+    pa = pytest.importorskip("pyarrow")
+    X = rng.normal(size=(400, 3))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.nan_to_num(X[:, 0]) + rng.normal(size=400) * 0.1
+    ref = bw.train({"max_depth": 3}, bw.Dataset(X, y, feature_names=["a", "b", "c"]), 5)
+    for frame in _arrow_frames(X):
+        d = bw.Dataset(frame, y)
+        assert d.feature_names == ["a", "b", "c"]
+        np.testing.assert_array_equal(d.features.dense, X)
+        b = bw.train({"max_depth": 3}, d, 5)
+        np.testing.assert_array_equal(b.predict(frame), ref.predict(X, validate_features=False))
+        np.testing.assert_array_equal(ref.predict(frame), b.predict(frame))
+        reordered = frame.select(["c", "b", "a"])
+        with pytest.raises(ValueError, match="feature names differ"):
+            ref.predict(reordered)
+    nulls = pa.table({"a": pa.array([1, None, 3]), "b": pa.array([True, None, False]),
+                      "c": pa.array([None, None, None])})
+    want = np.array([[1, 1, np.nan], [np.nan, np.nan, np.nan], [3, 0, np.nan]])
+    np.testing.assert_array_equal(bw.Dataset(nulls, [0, 1, 2]).features.dense, want)
+    with pytest.raises(TypeError, match=r"non-numeric columns .*'colour \(string\)'"):
+        bw.Dataset(pa.table({"x": [1.0, 2.0], "colour": ["red", "blue"]}), [0, 1])
+    with pytest.raises(ValueError, match="label contains 1 NaN"):
+        bw.Dataset(X, pa.array(np.where(np.arange(400) == 7, None, y).tolist()))
+    got = bw.Dataset(X, pa.chunked_array([y[:100], y[100:]])).label
+    np.testing.assert_array_equal(got, y)
+
+
 @pytest.mark.parametrize("kwargs,error,match", [
     (dict(data=np.zeros((0, 3)), label=np.zeros(0)), ValueError, "no rows"),
     (dict(data=np.zeros((3, 0)), label=np.zeros(3)), ValueError, "no features"),

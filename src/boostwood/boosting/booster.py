@@ -166,7 +166,8 @@ class Booster:
 
     def predict(self, data, output_margin=False, pred_leaf=False, pred_contribs=False,
                 pred_interactions=False, iteration_range=None, validate_features=True):
-        """Predict for ``data`` (Dataset, numpy array, DataFrame or sparse matrix).
+        """Predict for ``data`` (Dataset, numpy array, pandas or polars DataFrame, Arrow
+        table or sparse matrix).
 
         Parameters
         ----------

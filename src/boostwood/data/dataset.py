@@ -22,9 +22,10 @@ class Dataset:
     Parameters
     ----------
     data : array-like of shape (n_rows, n_features)
-        numpy array (any real or integer dtype, C or F order), pandas DataFrame
-        with numeric columns, or scipy sparse CSR / CSC matrix (absent entries
-        are zeros). NaN marks a missing value.
+        numpy array (any real or integer dtype, C or F order), pandas or polars
+        DataFrame or Arrow table (pyarrow ``Table`` / ``RecordBatch``) with numeric or
+        boolean columns (named features; a null is a missing value), or scipy sparse
+        CSR / CSC matrix (absent entries are zeros). NaN marks a missing value.
     label : array-like of shape (n_rows,), optional
     weight : array-like of shape (n_rows,), optional
         Non-negative sample weights, not all zero.

@@ -1,10 +1,13 @@
 """Validation at the boundary: everything that enters boostwood passes here once.
 
 Accepted feature containers: numpy arrays of any real or integer dtype (C or
-F order), pandas DataFrames with numeric / boolean columns, and scipy sparse
+F order), pandas DataFrames with numeric / boolean columns, Arrow tables
+(pyarrow ``Table`` / ``RecordBatch``) and polars DataFrames of integer, floating,
+decimal, boolean or null columns (nulls are missing values, as NaN), and scipy sparse
 CSR / CSC matrices (absent entries are zeros, as in scipy and LightGBM).
 """
 import os
+import sys
 
 import numpy as np
 
@@ -12,7 +15,40 @@ from .._config import MAX_ROWS
 
 
 def _is_pandas_frame(obj):
-    return type(obj).__name__ == "DataFrame" and hasattr(obj, "dtypes") and hasattr(obj, "columns")
+    pd = sys.modules.get("pandas")  # not imported: obj cannot be one
+    return pd is not None and isinstance(obj, pd.DataFrame)
+
+
+def _is_arrow_table(obj):
+    """A pyarrow Table or RecordBatch, or a polars DataFrame (which converts to one)."""
+    module = type(obj).__module__ or ""
+    return ((module.startswith("pyarrow") and hasattr(obj, "schema")
+             and hasattr(obj, "column_names"))
+            or (module.startswith("polars") and hasattr(obj, "to_arrow")
+                and hasattr(obj, "columns")))
+
+
+def _arrow_to_array(table, name):
+    """Float64 row-major copy of an Arrow table's (or polars frame's) columns; nulls
+    become NaN. Other column types (strings, dictionaries, dates, ...) are an error."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        raise ImportError(f"{name}: reading an Arrow table or a polars DataFrame needs "
+                          "pyarrow (pip install boostwood[arrow])") from None
+    if (type(table).__module__ or "").startswith("polars"):
+        table = table.to_arrow()
+    numeric = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean,
+               pa.types.is_null, pa.types.is_decimal)
+    bad = [f"{f.name} ({f.type})" for f in table.schema if not any(t(f.type) for t in numeric)]
+    if bad:
+        raise TypeError(f"{name}: non-numeric columns are not supported: {bad[:10]}; encode "
+                        "them as numbers first")
+    out = np.empty((table.num_rows, table.num_columns), dtype=np.float64)
+    for j in range(table.num_columns):
+        out[:, j] = pc.cast(table.column(j), pa.float64()).to_numpy(zero_copy_only=False)
+    return out, [str(n) for n in table.column_names]
 
 
 def _is_sparse(obj):
@@ -86,6 +122,9 @@ def as_feature_matrix(data, name="data", feature_names=None, allow_empty_rows=Fa
     if _is_pandas_frame(data):
         arr, names = _frame_to_array(data, name)
         fm = FeatureMatrix(dense=arr)
+    elif _is_arrow_table(data):
+        arr, names = _arrow_to_array(data, name)
+        fm = FeatureMatrix(dense=arr)
     elif _is_sparse(data):
         csc = data.tocsc().astype(np.float64)
         csc.sort_indices()
@@ -95,8 +134,8 @@ def as_feature_matrix(data, name="data", feature_names=None, allow_empty_rows=Fa
             data = np.asarray(data)
         if not isinstance(data, np.ndarray):
             raise TypeError(
-                f"{name} must be a numpy array, a pandas DataFrame or a scipy sparse "
-                f"matrix, got {type(data).__name__}")
+                f"{name} must be a numpy array, a pandas or polars DataFrame, an Arrow "
+                f"table or a scipy sparse matrix, got {type(data).__name__}")
         if data.dtype == np.bool_ or np.issubdtype(data.dtype, np.integer):
             data = data.astype(np.float64)
         elif data.dtype not in (np.float32, np.float64):
@@ -137,7 +176,9 @@ def check_vector(values, n_rows, name, allow_2d=False, nonnegative=False):
 
     Returns a float64 array of shape (n_rows,) or, with ``allow_2d``, (n_rows, k).
     """
-    if _is_pandas_frame(values) or hasattr(values, "to_numpy"):
+    if (type(values).__module__ or "").startswith("pyarrow") and hasattr(values, "to_numpy"):
+        values = values.to_numpy(zero_copy_only=False)  # an Arrow array: nulls become NaN
+    elif _is_pandas_frame(values) or hasattr(values, "to_numpy"):
         values = values.to_numpy()
     try:
         arr = np.asarray(values, dtype=np.float64)
