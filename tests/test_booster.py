@@ -235,3 +235,65 @@ def test_unnamed_data_for_a_model_of_named_features_is_an_error():
     reg = GBDTRegressor(n_estimators=3).fit(df, y)
     with pytest.warns(UserWarning, match="feature names"):
         assert np.array_equal(reg.predict(X), reg.predict(df))
+
+
+def test_inplace_predict_is_predict_with_xgboosts_arguments(multiclass_model):
+    """``inplace_predict`` (XGBoost's signature): the bits of ``predict``, a ``missing``
+    sentinel read as NaN without touching the caller's array, ``base_margin`` as a
+    Dataset's."""
+    b, X, _ = multiclass_model
+    np.testing.assert_array_equal(b.inplace_predict(X), b.predict(X))
+    np.testing.assert_array_equal(b.inplace_predict(X, predict_type="margin"),
+                                  b.predict(X, output_margin=True))
+    sentinel = np.where(np.isnan(X), -999.0, X)
+    kept = sentinel.copy()
+    np.testing.assert_array_equal(b.inplace_predict(sentinel, missing=-999.0), b.predict(X))
+    np.testing.assert_array_equal(sentinel, kept)
+    assert not np.array_equal(b.inplace_predict(sentinel), b.predict(X))  # -999 is a value
+    margin = np.random.default_rng(1).normal(size=(len(X), 3))
+    np.testing.assert_array_equal(b.inplace_predict(X, base_margin=margin),
+                                  b.predict(bw.Dataset(X, base_margin=margin)))
+    np.testing.assert_array_equal(b.inplace_predict(X, iteration_range=(0, 5)),
+                                  b.predict(X, iteration_range=(0, 5)))
+    sp = pytest.importorskip("scipy.sparse")
+    sparse = sp.csr_matrix(np.where(np.isnan(X), 7.0, X))
+    np.testing.assert_array_equal(b.inplace_predict(sparse, missing=7.0), b.predict(X))
+    for kwargs, error, match in ((dict(predict_type="prob"), ValueError, "predict_type"),
+                                 (dict(missing="NA"), TypeError, "missing"),
+                                 (dict(base_margin=np.ones(len(X))), ValueError, "3 outputs"),
+                                 (dict(validate_features=1), TypeError, "validate_features")):
+        with pytest.raises(error, match=match):
+            b.inplace_predict(X, **kwargs)
+    with pytest.raises(ValueError, match="sparse"):
+        b.inplace_predict(sparse, missing=0.0)
+    with pytest.raises(TypeError, match="not a Dataset"):
+        b.inplace_predict(bw.Dataset(X))
+
+
+def test_one_kind_of_prediction_at_a_time(multiclass_model):
+    """pred_leaf, pred_contribs and pred_interactions together returned one of them
+    without a word; as in XGBoost, that is an error."""
+    b, X, _ = multiclass_model
+    for flags in (dict(pred_leaf=True, pred_contribs=True),
+                  dict(pred_contribs=True, pred_interactions=True),
+                  dict(pred_leaf=True, pred_interactions=True)):
+        with pytest.raises(ValueError, match="one kind of prediction"):
+            b.predict(X[:5], **flags)
+    assert b.predict(X[:5], pred_contribs=True, output_margin=True).shape == (5, 3, 6)
+
+
+def test_copy_num_features_and_slices_keep_the_feature_types(multiclass_model):
+    b, X, _ = multiclass_model
+    c = b.copy()
+    assert c.num_features() == b.num_features() == 5
+    c.trees.pop()
+    c.params["eta"] = 0.0
+    assert len(b.trees) == 45 and b.params["eta"] == 0.3
+    c = b.copy()
+    c.feature_types = ["categorical"] + ["numeric"] * 4
+    c.category_dictionaries = {0: ["red", "blue"]}
+    s = c[2:7]  # before, a slice reset every feature to numeric
+    assert s.feature_types == c.feature_types and s.category_dictionaries == {0: ["red", "blue"]}
+    s.category_dictionaries[0].append("green")
+    assert c.category_dictionaries == {0: ["red", "blue"]}
+    np.testing.assert_array_equal(s.predict(X), b.predict(X, iteration_range=(2, 7)))

@@ -1,4 +1,5 @@
 """Booster: a fitted additive tree model. Predicts, explains itself, saves and loads."""
+import copy
 import os
 
 import numpy as np
@@ -8,6 +9,7 @@ from .._config import set_threads
 from .._kernels.predict import predict_leaf_raw, predict_levels, predict_raw
 from .._kernels.predict_binned import predict_binned
 from ..data import Dataset, as_feature_matrix
+from ..data.validation import check_vector
 from ..data.dataset import default_feature_names
 from ..data.checks import Param, check_value
 from ..objectives import get_objective
@@ -87,6 +89,8 @@ class Booster:
         start, stop, _ = item.indices(self.num_boosted_rounds())
         out = Booster(self.params)
         out._start(self.base_score, self.feature_names)
+        out.feature_types = list(self.feature_types)
+        out.category_dictionaries = {f: list(v) for f, v in self.category_dictionaries.items()}
         K = self.n_outputs
         out.trees = self.trees[start * K: max(start, stop) * K]
         return out
@@ -207,7 +211,15 @@ class Booster:
                            ("validate_features", validate_features)):
             if not isinstance(flag, (bool, np.bool_)):
                 raise TypeError(f"{name} must be True or False, got {flag!r}")
+        if pred_leaf + pred_contribs + pred_interactions > 1:  # which one was meant?
+            raise ValueError("one kind of prediction at a time: pred_leaf, pred_contribs "
+                             "and pred_interactions exclude each other")
         fm, base_margin = self._features_of(data, validate_features)
+        return self._predict_matrix(fm, base_margin, output_margin, pred_leaf, pred_contribs,
+                                    pred_interactions, iteration_range)
+
+    def _predict_matrix(self, fm, base_margin, output_margin, pred_leaf, pred_contribs,
+                        pred_interactions, iteration_range):
         start, stop = self._round_range(iteration_range)
         packed = self._pack(start, stop)
         set_threads(self.params["nthread"])
@@ -231,6 +243,41 @@ class Booster:
         if output_margin:
             return raw[:, 0] if self.n_outputs == 1 else raw
         return self.objective.transform(raw)
+
+    def inplace_predict(self, data, iteration_range=None, predict_type="value",
+                        missing=np.nan, validate_features=True, base_margin=None):
+        """XGBoost's ``inplace_predict``: :meth:`predict` of a numpy array, DataFrame, Arrow
+        table or sparse matrix (no Dataset) with ``predict_type`` "value" (transformed)
+        or "margin"; entries equal to ``missing`` (besides NaN) are missing values, and
+        ``base_margin`` (shape (n_rows,) or (n_rows, K)) replaces ``base_score``."""
+        check_value("predict_type", predict_type, Param("value", "str",
+                                                        choices=("value", "margin")))
+        check_value("validate_features", validate_features, Param(True, "bool"))
+        if isinstance(data, Dataset):
+            raise TypeError("inplace_predict takes the data itself, not a Dataset; use "
+                            "predict for a Dataset")
+        if self.base_score is None:
+            raise ValueError("this Booster has no model; train it or load one first")
+        fm, _ = self._features_of(data, validate_features)
+        if not (isinstance(missing, (int, float, np.number)) and not isinstance(missing, bool)):
+            raise TypeError(f"missing must be a number, got {missing!r}")
+        if not np.isnan(missing):
+            fm = fm.with_missing(float(missing))
+        if base_margin is not None:
+            base_margin = check_vector(base_margin, fm.shape[0], "base_margin", allow_2d=True)
+            if base_margin.size != fm.shape[0] * self.n_outputs:
+                raise ValueError(f"base_margin has {base_margin.size} values for "
+                                 f"{fm.shape[0]} rows and {self.n_outputs} outputs")
+        return self._predict_matrix(fm, base_margin, predict_type == "margin", False, False,
+                                    False, iteration_range)
+
+    def num_features(self):
+        """Number of features the model was trained on."""
+        return self.n_features
+
+    def copy(self):
+        """An independent copy of this Booster."""
+        return copy.deepcopy(self)
 
     # -- importance --------------------------------------------------------------------------
     def feature_importance(self, importance_type="gain"):

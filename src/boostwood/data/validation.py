@@ -74,6 +74,21 @@ class FeatureMatrix:
     def shape(self):
         return self.dense.shape if self.dense is not None else self.csc.shape
 
+    def with_missing(self, value):
+        """A copy in which entries equal to ``value`` are NaN (missing); the caller's
+        arrays are left as they are. A sparse matrix's absent entries are zeros, so
+        ``value`` 0 is refused for one."""
+        if self.dense is not None:
+            dense = self.dense.copy()
+            dense[dense == value] = np.nan
+            return FeatureMatrix(dense=dense, feature_names=self.feature_names)
+        if value == 0:
+            raise ValueError("missing=0 cannot apply to a sparse matrix, whose absent "
+                             "entries are zeros; pass the data dense, or store NaN")
+        csc = self.csc.copy()
+        csc.data[csc.data == value] = np.nan
+        return FeatureMatrix(csc=csc, feature_names=self.feature_names)
+
     def take_rows(self, rows):
         """A FeatureMatrix of the given rows (same names)."""
         if self.dense is not None:
