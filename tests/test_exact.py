@@ -85,11 +85,12 @@ def _compare_trees(ours, theirs, X):
     return n_splits
 
 
-def _parity(X, y, rounds=10):
+def _parity(X, y, rounds=10, **extra):
     X = X.astype(np.float32).astype(np.float64)  # XGBoost works in float32
-    ours = bw.train(dict(PARAMS, tree_method="exact"), bw.Dataset(X, y), rounds,
+    ours = bw.train(dict(PARAMS, tree_method="exact", **extra), bw.Dataset(X, y), rounds,
                     verbose_eval=False)
-    theirs = xgb.train(dict(PARAMS, tree_method="exact", nthread=1), xgb.DMatrix(X, y), rounds)
+    theirs = xgb.train(dict(PARAMS, tree_method="exact", nthread=1, **extra),
+                       xgb.DMatrix(X, y), rounds)
     splits = sum(_compare_trees(a, b, X) for a, b in zip(ours.trees, _xgb_tree_nodes(theirs)))
     assert splits >= rounds * 3
     np.testing.assert_allclose(ours.predict(X), theirs.predict(xgb.DMatrix(X)), rtol=1e-5,
@@ -106,6 +107,29 @@ def test_same_trees_as_xgboost_exact_on_agaricus():
 def test_same_trees_as_xgboost_exact_on_lightgbm_binary_example():
     data = np.loadtxt(shared_file("lightgbm_examples", "binary_classification", "binary.train"))
     _parity(data[:, 1:], data[:, 0])
+
+
+def test_same_trees_as_xgboost_exact_with_scale_pos_weight():
+    """``scale_pos_weight`` (before: an unknown parameter) weighs positive rows in the
+    gradients as XGBoost does: the same trees, and the same trees as weighting them."""
+    data = np.loadtxt(shared_file("lightgbm_examples", "binary_classification", "binary.train"))
+    X, y = data[:, 1:], data[:, 0]
+    _parity(X, y, 6, scale_pos_weight=3.5)
+    logs = ({}, {})
+    exact = dict(PARAMS, tree_method="exact")  # (histogram bins would follow the weights)
+    a = bw.train(dict(exact, scale_pos_weight=3.5), bw.Dataset(X, y), 6,
+                 evals=[(bw.Dataset(X, y), "t")], evals_result=logs[0], verbose_eval=False)
+    b = bw.train(exact, bw.Dataset(X, y, weight=np.where(y == 1, 3.5, 1.0)), 6,
+                 evals=[(bw.Dataset(X, y), "t")], evals_result=logs[1], verbose_eval=False)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    assert logs[0] == logs[1]  # the evaluation set keeps its own (unit) weights
+    for params, obj in ((dict(objective="reg:squarederror"), None),
+                        (dict(objective="multi:softprob", num_class=2), None),
+                        (dict(objective="binary:logistic"), lambda p, d: (p - d.label, p * 0 + 1))):
+        with pytest.raises(ValueError, match="scale_pos_weight applies to the built-in binary"):
+            bw.train(dict(params, scale_pos_weight=2.0), bw.Dataset(X, y), 1, obj=obj)
+    with pytest.raises(ValueError, match="scale_pos_weight"):
+        bw.train(dict(PARAMS, scale_pos_weight=0.0), bw.Dataset(X, y), 1)
 
 
 def test_thresholds_are_midpoints_of_the_nodes_values_and_nan_direction_is_learned():

@@ -123,3 +123,22 @@ def test_regressor_objectives_and_quantile_levels():
         GBDTRegressor(objective="binary:logistic").fit(X, (y > 0).astype(float))
     with pytest.raises(ValueError, match="non-negative"):
         GBDTRegressor(objective="count:poisson").fit(X, y)
+
+
+def test_classifier_scale_pos_weight_weighs_the_second_class():
+    """``scale_pos_weight`` (XGBClassifier's): the model of weighting ``classes_[1]``'s
+    rows, probabilities shifted towards it; refused for more than two classes."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(600, 4))
+    y = np.where(X[:, 0] + rng.normal(size=600) > 1.2, "pos", "neg")
+    a = GBDTClassifier(n_estimators=5, tree_method="exact", scale_pos_weight=4.0).fit(X, y)
+    b = GBDTClassifier(n_estimators=5, tree_method="exact").fit(
+        X, y, sample_weight=np.where(y == "pos", 4.0, 1.0))
+    plain = GBDTClassifier(n_estimators=5, tree_method="exact").fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert a.predict_proba(X)[:, 1].mean() > plain.predict_proba(X)[:, 1].mean() + 0.1
+    with pytest.raises(ValueError, match="binary objectives only"):
+        GBDTClassifier(n_estimators=2, scale_pos_weight=2.0).fit(X, np.digitize(X[:, 0], [0, 1]))
+    for bad in (0.0, -1.0, np.inf):
+        with pytest.raises(ValueError, match="scale_pos_weight"):
+            GBDTClassifier(n_estimators=2, scale_pos_weight=bad).fit(X, y)

@@ -3,6 +3,8 @@
 This is the part of a boosting round that touches arrays; ``engine.train``
 only sequences rounds and callbacks.
 """
+from dataclasses import replace
+
 import numpy as np
 
 from .._comm import LocalReducer, threadsafe_numba
@@ -47,6 +49,21 @@ def _rows_outside(rows, n):
     outside = np.ones(n, dtype=bool)
     outside[rows] = False
     return np.flatnonzero(outside)
+
+
+def _scale_positives(info, p, objective):
+    """The training rows as the objective sees them: with ``scale_pos_weight`` s != 1, a
+    positive row's weight times s (its gradient, hessian and share of the initial margin;
+    evaluation sets keep their own weights, as in XGBoost). Other objectives refuse it."""
+    s = p["scale_pos_weight"]
+    if s == 1.0:
+        return info
+    if isinstance(objective, CustomObjective) or not objective.name.startswith("binary:"):
+        name = "a custom objective" if isinstance(objective, CustomObjective) else \
+            repr(objective.name)
+        raise ValueError(f"scale_pos_weight applies to the built-in binary objectives only, "
+                         f"not to {name}; weight the rows instead")
+    return replace(info, weight=info.weight * np.where(info.label == 1.0, s, 1.0))
 
 
 class _EvalSet:
@@ -111,7 +128,7 @@ class TrainingState:
             if K > total[0]:
                 raise ValueError(f"num_class={K} is more than the {int(total[0])} training rows: "
                                  "most classes could never be seen (a typo?)")
-        self.info = dtrain.row_info(self.y)
+        self.info = _scale_positives(dtrain.row_info(self.y), p, self.obj)
         self.w = self.info.weight
         self.init_model, self.round = init_model, 0
         if init_model is not None:

@@ -276,6 +276,10 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
 class GBDTClassifier(ClassifierMixin, _GBDTBase):
     __doc__ = "Gradient boosted trees for classification (logistic / softmax, Newton boosting).\n" \
               + _COMMON_DOC + """
+    scale_pos_weight : float, default=1.0
+        Binary problems: the rows of the second class (``classes_[1]``) weigh this much in
+        the gradients (XGBoost's parameter); metrics are not reweighted.
+
     Attributes
     ----------
     classes_ : ndarray of the class labels, in sorted order
@@ -283,12 +287,23 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
     """
     _objective = "_clf"
 
+    def __init__(self, *, scale_pos_weight=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.scale_pos_weight = scale_pos_weight
+
+    __init__.__signature__ = inspect.Signature(
+        list(inspect.signature(__init__).parameters.values())[:-1]
+        + list(inspect.signature(_GBDTBase.__init__).parameters.values())[1:])
+    _hyperparameters = {**_GBDTBase._hyperparameters,
+                        "scale_pos_weight": _hyper.param(PARAMS["scale_pos_weight"])}
+
     def _native_params(self):
         params = super()._native_params()
         if self.n_classes_ > 2:
             params.update(objective="multi:softprob", num_class=self.n_classes_)
         else:
             params["objective"] = "binary:logistic"
+        params["scale_pos_weight"] = self.scale_pos_weight  # (binary only: train says so)
         return params
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
