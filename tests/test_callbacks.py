@@ -87,3 +87,30 @@ def test_min_delta_requires_a_real_improvement(data):
     assert plain.num_boosted_rounds() > b.num_boosted_rounds()
     with pytest.raises(ValueError, match="min_delta"):
         bw.EarlyStopping(3, min_delta=-1)
+
+
+def test_early_stopping_on_a_nan_metric_is_an_error():
+    """AUC on a validation set of one class is NaN every round: early stopping compared
+    nothing with it, kept round 0 as the best and cut training short without a word
+    (XGBoost only warns). Now it is an error, in train and in cv; the log alone may hold
+    NaN."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] > 0).astype(float)
+    d = bw.Dataset(X, y)
+    one_class = bw.Dataset(X[y == 1], y[y == 1], reference=d)
+    params = {"objective": "binary:logistic", "eval_metric": "auc"}
+    with pytest.raises(ValueError, match="v-auc is NaN at round 0"):
+        bw.train(params, d, 10, evals=[(one_class, "v")], early_stopping_rounds=3,
+                 verbose_eval=False)
+    log = {}
+    b = bw.train(params, d, 4, evals=[(one_class, "v")], evals_result=log, verbose_eval=False)
+    assert b.num_boosted_rounds() == 4 and np.all(np.isnan(log["v"]["auc"]))
+    with pytest.raises(ValueError, match="v-m is NaN"):
+        bw.train({"objective": "binary:logistic"}, d, 10, evals=[(d, "v")],
+                 custom_metric=lambda p, dt: ("m", float("nan")), early_stopping_rounds=2,
+                 verbose_eval=False)
+    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    folds = [(np.r_[neg, pos[:50]], pos[50:]), (np.r_[pos, neg[:50]], neg[50:])]
+    with pytest.raises(ValueError, match="test-auc-mean is NaN at round 0"):
+        bw.cv(params, d, 10, folds=folds, early_stopping_rounds=3)

@@ -50,6 +50,12 @@ class CallbackContainer:
         return any([cb.after_iteration(model, epoch, evals_log) for cb in self.callbacks])
 
 
+def nan_metric_message(name, epoch):
+    return (f"early stopping metric {name} is NaN at round {epoch}, so rounds cannot be "
+            "compared (AUC, for one, is undefined on a set of one class); evaluate on "
+            "other data or stop on another metric")
+
+
 class EarlyStopping(TrainingCallback):
     """Stop when a validation metric has not improved for ``rounds`` rounds.
 
@@ -105,6 +111,8 @@ class EarlyStopping(TrainingCallback):
         if maximize is None:
             maximize = metric in METRICS and METRICS[metric].higher_better
         score = evals_log[data][metric][-1]
+        if score != score:  # NaN: no round would compare with it, so round 0 would "win"
+            raise ValueError(nan_metric_message(f"{data}-{metric}", epoch))
         if self.best_score is None:
             improved = True
         elif maximize:

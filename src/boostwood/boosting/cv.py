@@ -7,7 +7,7 @@ from .._config import resolve_nthreads
 from ..data import Dataset
 from ..data.checks import Param, check_value
 from ._side_by_side import SideBySide
-from .callback import TrainingCallback
+from .callback import TrainingCallback, nan_metric_message
 from .engine import train
 from .params import replace_param, resolve_params
 
@@ -201,6 +201,8 @@ def _early_stop(result, logs, params, rounds):
     from .metrics import get_metric
     metric = list(logs[0]["test"])[-1]
     mean = result[f"test-{metric}-mean"]
+    if np.isnan(mean).any():
+        raise ValueError(nan_metric_message(f"test-{metric}-mean", int(np.argmax(np.isnan(mean)))))
     try:
         higher = get_metric(metric, params).higher_better
     except ValueError:  # a custom metric: lower is better
