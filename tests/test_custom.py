@@ -79,3 +79,28 @@ def test_custom_metric_is_logged_and_drives_early_stopping():
     with pytest.raises(TypeError, match="name, value"):
         bw.train({}, dtr, 1, evals=[(dva, "v")], custom_metric=lambda p, d: 1.0,
                  verbose_eval=False)
+
+
+def test_negative_hessians_are_refused_from_both_kinds_of_custom_objective():
+    """A negative hessian broke Newton steps without a word: a Python objective's summed
+    below min_child_weight and the model learned nothing (margins 0); a compiled one's
+    was clamped to 0 and leaves became -G / lambda (margins near 1e5)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(float)
+    d = bw.Dataset(X, y)
+
+    @bw.objective
+    def concave(label, margin):
+        return margin - label, -1.0
+
+    half = np.where(np.arange(200) % 2 == 0, 1.0, -0.5)
+    for obj in (concave, lambda p, dt: (p - dt.label, half)):
+        with pytest.raises(ValueError, match="100 negative hessians|200 negative hessians"):
+            bw.train({}, d, 2, obj=obj)
+
+    @bw.objective
+    def flat(label, margin):
+        return margin - label, 0.0  # zero is allowed (min_child_weight decides)
+
+    bw.train({"min_child_weight": 0.0}, d, 2, obj=flat)

@@ -327,7 +327,7 @@ def compiled_objective_grad(fn, y, raw, w, gh_out):
     for i in prange(y.shape[0]):
         g, h = fn(y[i], raw[i, 0])
         gh_out[0, i, 0] = min(max(w[i] * g, -GH_CLAMP), GH_CLAMP)
-        gh_out[0, i, 1] = min(max(w[i] * h, 0.0), GH_CLAMP)
+        gh_out[0, i, 1] = min(max(w[i] * h, -GH_CLAMP), GH_CLAMP)  # < 0: refused after
 
 
 @njit(cache=True, nogil=True)
