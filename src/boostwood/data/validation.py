@@ -29,7 +29,7 @@ def _is_arrow_table(obj):
 
 
 def _arrow_to_array(table, name):
-    """Float64 row-major copy of an Arrow table's (or polars frame's) columns; nulls
+    """Float64 column-major copy of an Arrow table's (or polars frame's) columns; nulls
     become NaN. Other column types (strings, dictionaries, dates, ...) are an error."""
     try:
         import pyarrow as pa
@@ -45,7 +45,7 @@ def _arrow_to_array(table, name):
     if bad:
         raise TypeError(f"{name}: non-numeric columns are not supported: {bad[:10]}; encode "
                         "them as numbers first")
-    out = np.empty((table.num_rows, table.num_columns), dtype=np.float64)
+    out = np.empty((table.num_rows, table.num_columns), dtype=np.float64, order="F")
     for j in range(table.num_columns):
         out[:, j] = pc.cast(table.column(j), pa.float64()).to_numpy(zero_copy_only=False)
     return out, [str(n) for n in table.column_names]
