@@ -66,7 +66,8 @@ def test_plot_tree_and_graphviz(trained, tmp_path):
 
 def test_plot_partial_dependence(trained, tmp_path):
     b, X, _ = trained
-    axes = plotting.plot_partial_dependence(b, X, ["x0", 1], grid_resolution=20)
+    axes = plotting.plot_partial_dependence(b, X, ["x0", 1], grid_resolution=20,
+                                            validate_features=False)  # X has no names
     assert len(axes) == 2
     y0 = axes[0].get_lines()[0].get_ydata()
     assert y0[-1] > y0[0]  # y = 2 x0 + ...: increasing
@@ -79,3 +80,34 @@ def test_plots_accept_estimators_and_reject_others(tmp_path):
     _check_png(plotting.plot_importance(reg), tmp_path / "a.png")
     with pytest.raises(TypeError, match="Booster"):
         plotting.plot_importance(object())
+
+
+def test_partial_dependence_plot_checks_its_data_and_arguments(trained):
+    """X's columns are matched by name as predict matches them (before, a reordered
+    DataFrame drew each curve on another column's grid); bad arguments are clear errors
+    (before: IndexError, or features beyond the given Axes dropped without a word)."""
+    pd = pytest.importorskip("pandas")
+    b, X, _ = trained
+    df = pd.DataFrame(X, columns=b.feature_names)
+    want = plotting.plot_partial_dependence(b, df, "x1")[0].get_lines()[0].get_xydata()
+    got = plotting.plot_partial_dependence(b, X, 1, validate_features=False)
+    np.testing.assert_array_equal(got[0].get_lines()[0].get_xydata(), want)
+    cases = [((df[df.columns[::-1]], "x1"), {}, ValueError, "feature names differ"),
+             ((X, "x1"), {}, ValueError, "no feature names"),
+             ((df.iloc[:, :3], "x1"), {}, ValueError, "3 features"),
+             ((df, 9), {}, ValueError, "feature"),
+             ((df, "nope"), {}, ValueError, "unknown feature 'nope'"),
+             ((df, []), {}, ValueError, "features is empty"),
+             ((df, "x1"), {"grid_resolution": 1}, ValueError, "grid_resolution"),
+             ((df, "x1"), {"output": 1}, ValueError, "output"),
+             ((df, "x1"), {"percentiles": (0.9, 0.1)}, ValueError, "percentiles"),
+             ((df, ["x0", "x1"]), {"ax": plt.subplots()[1]}, ValueError, "1 Axes for 2"),
+             ((df.assign(x2=np.nan), "x2"), {}, ValueError, "all missing")]
+    for args, kwargs, error, match in cases:
+        with pytest.raises(error, match=match):
+            plotting.plot_partial_dependence(b, *args, **kwargs)
+    plt.close("all")
+    with pytest.raises(ValueError, match="max_num_features"):
+        plotting.plot_importance(b, max_num_features=0)
+    with pytest.raises(ValueError, match="no model"):
+        plotting.plot_importance(bw.Booster())

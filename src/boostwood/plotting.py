@@ -8,6 +8,7 @@ Models may be a :class:`~boostwood.Booster` or a fitted scikit-learn estimator.
 import numpy as np
 
 from .boosting import Booster
+from .data.checks import Param, check_value
 from .boosting.dump import condition, tree_layout as _layout
 
 
@@ -20,10 +21,10 @@ def _plt():
 
 
 def _booster(model):
-    if isinstance(model, Booster):
-        return model
-    booster = getattr(model, "booster_", None)
+    booster = model if isinstance(model, Booster) else getattr(model, "booster_", None)
     if isinstance(booster, Booster):
+        if booster.base_score is None:
+            raise ValueError("this Booster has no model; train it or load one first")
         return booster
     raise TypeError(f"expected a boostwood Booster or fitted estimator, got {type(model).__name__}")
 
@@ -43,6 +44,8 @@ def plot_importance(model, importance_type="gain", max_num_features=None, ax=Non
     max_num_features : show only the top ones
     """
     booster = _booster(model)
+    if max_num_features is not None:
+        check_value("max_num_features", max_num_features, Param(None, "int", 1))
     scores = booster.get_score(importance_type)
     if not scores:
         raise ValueError("the model has no splits: nothing to plot")
@@ -88,6 +91,34 @@ def plot_metric(evals_result, metric=None, ax=None, title="Learning curve", xlab
     ax.legend()
     ax.grid(alpha=0.3)
     return ax
+
+
+def _feature_indices(booster, features):
+    """Column indices of ``features`` (one or a list of indices or names)."""
+    features = [features] if isinstance(features, (int, str, np.integer)) else list(features)
+    if not features:
+        raise ValueError("features is empty: name at least one feature")
+    idx = []
+    for f in features:
+        if isinstance(f, str):
+            if f not in booster.feature_names:
+                raise ValueError(f"unknown feature {f!r}; the model's features are "
+                                 f"{booster.feature_names[:10]}...")
+            idx.append(booster.feature_names.index(f))
+        else:
+            idx.append(check_value("feature", f, Param(0, "int", 0, booster.n_features,
+                                                       high_open=True)))
+    return idx
+
+
+def _percentiles(percentiles):
+    try:
+        lo, hi = (float(v) for v in percentiles)
+    except (TypeError, ValueError):
+        raise TypeError(f"percentiles must be a pair of numbers, got {percentiles!r}") from None
+    if not 0.0 <= lo < hi <= 1.0:
+        raise ValueError(f"percentiles must satisfy 0 <= low < high <= 1, got {percentiles!r}")
+    return lo, hi
 
 
 def _node_label(tree, node, names, precision):
@@ -154,24 +185,34 @@ def to_graphviz(model, tree_index=0, precision=4):
 
 
 def plot_partial_dependence(model, X, features, grid_resolution=50, percentiles=(0.05, 0.95),
-                            ax=None, output=0):
+                            ax=None, output=0, validate_features=True):
     """Partial dependence of the margin on each of ``features`` (indices or names), by
     the recursion over the trees (:meth:`Booster.partial_dependence`), on a grid
     between the given percentiles of that column of ``X``; the column's deciles are
-    marked on the x axis."""
+    marked on the x axis. ``X``'s columns are matched to the model's features as
+    :meth:`Booster.predict` matches them (``validate_features``); ``ax``, when given,
+    holds one Axes per feature."""
     booster = _booster(model)
-    X = np.asarray(X, dtype=np.float64)
-    features = [features] if isinstance(features, (int, str, np.integer)) else list(features)
-    idx = [booster.feature_names.index(f) if isinstance(f, str) else int(f) for f in features]
+    fm, _ = booster._features_of(X, validate_features)
+    X = fm.dense if fm.dense is not None else fm.csc.toarray()
+    idx = _feature_indices(booster, features)
+    check_value("grid_resolution", grid_resolution, Param(50, "int", 2))
+    check_value("output", output, Param(0, "int", 0, booster.n_outputs, high_open=True))
+    lo_q, hi_q = _percentiles(percentiles)
     plt = _plt()
     if ax is None:
         _, axes = plt.subplots(1, len(idx), figsize=(4 * len(idx), 3.2), squeeze=False)
         axes = axes[0]
     else:
         axes = np.atleast_1d(ax)
+        if axes.size != len(idx):
+            raise ValueError(f"ax holds {axes.size} Axes for {len(idx)} features")
     for a, j in zip(axes, idx):
         col = X[:, j][~np.isnan(X[:, j])]
-        lo, hi = np.quantile(col, percentiles)
+        if col.size == 0:
+            raise ValueError(f"feature {booster.feature_names[j]!r} has no values in X (all "
+                             "missing): no grid to draw on")
+        lo, hi = np.quantile(col, (lo_q, hi_q))
         grid = np.unique(np.linspace(lo, hi, grid_resolution))
         pd = booster.partial_dependence(j, grid)
         pd = pd if pd.ndim == 1 else pd[:, output]
