@@ -142,3 +142,33 @@ def test_classifier_scale_pos_weight_weighs_the_second_class():
     for bad in (0.0, -1.0, np.inf):
         with pytest.raises(ValueError, match="scale_pos_weight"):
             GBDTClassifier(n_estimators=2, scale_pos_weight=bad).fit(X, y)
+
+
+def test_staged_predictions_and_get_booster():
+    """scikit-learn's staged predictions: each stage r equals the booster's prediction
+    over rounds [0, r + 1) to the last bit (also past best_iteration_, as scikit-learn
+    yields every stage); get_booster is XGBoost's name for booster_."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y3 = np.digitize(np.nan_to_num(X[:, 0]), [-0.5, 0.5])
+    yr = np.nan_to_num(X[:, 0]) + 0.1 * rng.normal(size=400)
+    models = [GBDTClassifier(n_estimators=6).fit(X, y3),
+              GBDTClassifier(n_estimators=6).fit(X, np.array(["a", "b"])[(y3 > 0).astype(int)]),
+              GBDTRegressor(n_estimators=6).fit(X, yr),
+              GBDTRegressor(n_estimators=6, objective="reg:quantileerror",
+                            quantile_alpha=[0.2, 0.8]).fit(X, yr),
+              GBDTRegressor(n_estimators=40, early_stopping_rounds=2).fit(X, yr)]
+    for m in models:
+        b = m.get_booster()
+        assert b is m.booster_
+        stages = list(m.staged_predict(X))
+        assert len(stages) == b.num_boosted_rounds()
+        for r in (0, len(stages) // 2, len(stages) - 1):
+            want = b.predict(X, iteration_range=(0, r + 1))
+            if isinstance(m, GBDTClassifier):
+                proba = want if want.ndim == 2 else np.column_stack([1 - want, want])
+                np.testing.assert_array_equal(list(m.staged_predict_proba(X))[r], proba)
+                np.testing.assert_array_equal(stages[r], m.classes_[np.argmax(proba, axis=1)])
+            else:
+                np.testing.assert_array_equal(stages[r], want)

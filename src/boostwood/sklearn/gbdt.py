@@ -212,6 +212,27 @@ class _GBDTBase(BaseEstimator):
         return self.booster_.predict(self._check_X(X), output_margin=output_margin,
                                      validate_features=False)
 
+    def _staged_raw(self, X):
+        """Per boosting round, the margins of the rounds so far, shape (n_samples, K):
+        each round's trees' leaf values added in tree order to the base margins, the
+        same additions as ``predict`` (its last stage equals ``predict`` over every
+        round to the last bit)."""
+        check_is_fitted(self, "booster_")
+        X, b = self._check_X(X), self.booster_
+        K = b.n_outputs
+        raw = np.empty((X.shape[0], K), dtype=np.float64)
+        raw[:] = b.base_score
+        for r in range(b.num_boosted_rounds()):
+            leaves = b[r:r + 1].predict(X, pred_leaf=True, validate_features=False)
+            for k in range(K):
+                raw[:, k] += b.trees[r * K + k].value[leaves[:, k]]
+            yield raw
+
+    def get_booster(self):
+        """The fitted :class:`~boostwood.Booster` (XGBoost's name for ``booster_``)."""
+        check_is_fitted(self, "booster_")
+        return self.booster_
+
     def apply(self, X):
         """Leaf index of every sample in every tree, shape (n_samples, n_trees)."""
         check_is_fitted(self, "booster_")
@@ -271,6 +292,12 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
     def predict(self, X):
         """Predicted values, shape (n_samples,) (or (n_samples, levels) for several quantiles)."""
         return self._raw(X, output_margin=False)
+
+    def staged_predict(self, X):
+        """Predictions after each boosting round (every round, also past an early-stopping
+        ``best_iteration_``), as scikit-learn's gradient boosting yields them."""
+        for raw in self._staged_raw(X):
+            yield self.booster_.objective.transform(raw.copy())
 
 
 class GBDTClassifier(ClassifierMixin, _GBDTBase):
@@ -341,6 +368,21 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         """Predicted class labels, shape (n_samples,)."""
         check_is_fitted(self, "booster_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def _proba_of(self, raw):
+        p = self.booster_.objective.transform(raw.copy())
+        return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+
+    def staged_predict_proba(self, X):
+        """Class probabilities after each boosting round (every round, also past an
+        early-stopping ``best_iteration_``)."""
+        for raw in self._staged_raw(X):
+            yield self._proba_of(raw)
+
+    def staged_predict(self, X):
+        """Predicted classes after each boosting round."""
+        for p in self.staged_predict_proba(X):
+            yield self.classes_[np.argmax(p, axis=1)]
 
 
 class LeafEncoder(TransformerMixin, BaseEstimator):
