@@ -190,6 +190,29 @@ def test_continued_training_equals_one_run(params, tmp_path):
         bw.train(params, bw.Dataset(X[:, :5], label=y), 2, init_model=full)
 
 
+def test_continued_training_keeps_the_margin_scale_and_the_feature_types():
+    """Continuing a model under an objective whose margins mean something else (a
+    logistic model's log-odds read as regression values, or as log-means) gave a model of
+    mixed scales without a word; the same link is allowed. The feature types and
+    category dictionaries of the model carry over (they were reset to numeric)."""
+    r = np.random.default_rng(1)
+    X = r.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(float)
+    d = bw.Dataset(X, label=y)
+    logistic = bw.train({"objective": "binary:logistic"}, d, 3)
+    for objective in ("reg:squarederror", "binary:logitboost", "count:poisson"):
+        with pytest.raises(ValueError, match="logit scale.*same link"):
+            bw.train({"objective": objective}, d, 2, init_model=logistic)
+    squared = bw.train({"objective": "reg:squarederror"}, d, 3)
+    assert bw.train({"objective": "reg:pseudohubererror"}, d, 2,
+                    init_model=squared).num_boosted_rounds() == 5
+    logistic.feature_types = ["categorical", "numeric", "numeric"]
+    logistic.category_dictionaries = {0: ["red", "blue"]}
+    more = bw.train({"objective": "binary:logistic"}, d, 2, init_model=logistic)
+    assert more.feature_types == logistic.feature_types
+    assert more.category_dictionaries == {0: ["red", "blue"]}
+
+
 @pytest.mark.parametrize("extra", [{}, {"use_quantized_grad": True},
                                    {"grow_policy": "lossguide", "max_leaves": 12}])
 def test_multiclass_rounds_through_class_columns_give_the_same_model(extra, monkeypatch,

@@ -192,6 +192,11 @@ class TrainingState:
             raise ValueError(f"init_model has {init.n_features} features and "
                              f"{init.n_outputs} outputs; the data and objective need "
                              f"{dtrain.features.shape[1]} and {self.obj.n_outputs}")
+        if init.objective.link != self.obj.link:  # its margins are on another scale
+            raise ValueError(f"init_model was trained with objective {init.objective.name!r}, "
+                             f"whose margins are on the {init.objective.link} scale; "
+                             f"{self.obj.name!r} reads them on the {self.obj.link} scale: continue "
+                             "it with an objective of the same link")
         names = dtrain.feature_names
         if names != init.feature_names:
             # checked here, so that the message speaks of training (computing init's
@@ -203,6 +208,9 @@ class TrainingState:
                              "give dtrain the model's columns and names")
         self.booster._start(init.base_score, dtrain.feature_names)
         self.booster.trees = list(init.trees)
+        self.booster.feature_types = list(init.feature_types)
+        self.booster.category_dictionaries = {f: list(v) for f, v in
+                                              init.category_dictionaries.items()}
         self.round = init.num_boosted_rounds()
         return init.base_score
 

@@ -42,6 +42,9 @@ class Objective:
         is grown (losses whose hessian carries no curvature information)
     gradient_leaf_scale : float, factor on a leaf's line-search step in first-order
         boosting (Friedman's (K - 1) / K for softmax)
+    link : str, the scale of the margins: "identity", "logit", "half_logit" (F is half
+        the log-odds), "log" or "softmax"; training may continue a model only under an
+        objective of the same link
 
     Objectives see the rows through one :class:`~boostwood.data.RowInfo` record
     (label, weight, query boundaries, base margin, global row ids).
@@ -49,6 +52,7 @@ class Objective:
 
     name = None
     default_metric = None
+    link = "identity"
     n_outputs = 1
     line_search = False
     gradient_leaf_scale = 1.0
@@ -133,6 +137,7 @@ class Logistic(Objective):
     """
 
     name = "binary:logistic"
+    link = "logit"
     default_metric = "logloss"
 
     def check_labels(self, y):
@@ -167,6 +172,7 @@ class Softmax(Objective):
     """
 
     name = "multi:softprob"
+    link = "softmax"
     default_metric = "mlogloss"
 
     def __init__(self, num_class=None):

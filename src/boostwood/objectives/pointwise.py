@@ -179,6 +179,8 @@ class PseudoHuber(Pointwise):
 class _LogLink(Pointwise):
     """Log link: predictions exp(F); the initial margin is log of the weighted mean."""
 
+    link = "log"
+
     def init_terms(self, y, w):
         return np.column_stack([w * y, w])
 
@@ -247,6 +249,7 @@ class _Binary(Pointwise):
     """Labels 0/1 (y* = 2y - 1); P(y = 1) = 1 / (1 + e^(-2F)), so F is half the log-odds."""
 
     default_metric = "logloss"
+    link = "half_logit"
 
     def check_labels(self, y):
         return check_binary_labels(self.name, y)
