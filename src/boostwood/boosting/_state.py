@@ -3,6 +3,7 @@
 This is the part of a boosting round that touches arrays; ``engine.train``
 only sequences rounds and callbacks.
 """
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -131,6 +132,7 @@ class TrainingState:
         self.info = _scale_positives(dtrain.row_info(self.y), p, self.obj)
         self.w = self.info.weight
         self.init_model, self.round = init_model, 0
+        self._warned_hessians = False
         if init_model is not None:
             base = self._continue_from(init_model, dtrain)
         elif p["base_score"] is not None:
@@ -214,10 +216,38 @@ class TrainingState:
         self.round = init.num_boosted_rounds()
         return init.base_score
 
+    def _newton_steps(self):
+        """Whether leaves take Newton steps -G / (H + lambda) on the loss's hessians
+        (first-order boosting with a global or no line search grows on h = w)."""
+        return self.friedman is None or self.params["line_search"] == "leaf"
+
+    def _check_hessians(self):
+        """A custom objective's hessians: a total of 0 or less for an output leaves every
+        Newton step undefined or of the wrong sign (the model learns nothing, or the
+        opposite of the loss): an error. Some negative ones (focal or Cauchy losses,
+        rounding just below 0) pass, as in XGBoost and LightGBM, with one warning."""
+        hess = self.gh[:, :, 1]
+        total = hess.astype(np.float64).sum(axis=1)
+        self.reducer.allreduce_sum(total)
+        if np.any(total <= 0):
+            raise ValueError(f"the custom objective's hessians sum to {total.min():.3g} <= 0 "
+                             "over the rows: Newton steps need a positive curvature (a "
+                             "convex loss); clip them, e.g. np.maximum(hess, 1e-6)")
+        bad = np.count_nonzero(hess < 0)
+        if bad and not self._warned_hessians:
+            self._warned_hessians = True
+            warnings.warn(f"the custom objective returned {bad} negative hessians in round "
+                          f"{self.round}: a leaf whose hessians sum below 0 steps against "
+                          "the loss; clip them if that is not meant", RuntimeWarning,
+                          stacklevel=4)
+
     def _initial_raw(self, d, base):
         n, K = d.num_row(), self.obj.n_outputs
-        if self.init_model is not None:  # the margins of the model continued from
-            return self.init_model.predict(d, output_margin=True).reshape(n, K).astype(RAW_DTYPE)
+        if self.init_model is not None:  # the margins of every round of the model continued
+            # from (not only to its best_iteration: all its trees stay in the new model)
+            every = (0, self.init_model.num_boosted_rounds())
+            return self.init_model.predict(d, output_margin=True, iteration_range=every).reshape(
+                n, K).astype(RAW_DTYPE)
         raw = np.empty((n, K), dtype=RAW_DTYPE)
         if d.base_margin is not None:
             bm = d.base_margin.reshape(n, -1)
@@ -256,6 +286,8 @@ class TrainingState:
         self.rng = self._round_rng()
         self.round += 1
         self.obj.gradient(self.info, self.raw, self.gh)
+        if isinstance(self.obj, CustomObjective) and self._newton_steps():
+            self._check_hessians()
         if self.friedman is not None:
             self.friedman.prepare(self.gh)
         rows, feats = self._sample()

@@ -51,18 +51,6 @@ def objective(fn):
     return CompiledObjective(fn)
 
 
-def _check_hessians(hess):
-    """Newton steps -G / (H + lambda) need hessians >= 0 (a convex loss): a negative one
-    flips leaf values or, summed below min_child_weight, stops every split, and the
-    model learns nothing without a word. NaN passes here (refused where the gradients
-    are quantized, with its own message)."""
-    bad = np.count_nonzero(hess < 0)
-    if bad:
-        raise ValueError(f"the custom objective returned {bad} negative hessians (smallest "
-                         f"{float(np.nanmin(hess)):.3g}); Newton boosting needs hess >= 0: "
-                         "clip them, e.g. np.maximum(hess, 1e-6)")
-
-
 class CustomObjective:
     """Wraps a built-in objective (link, metric, label checks) around a user's gradients."""
 
@@ -84,7 +72,6 @@ class CustomObjective:
             if self.n_outputs != 1:
                 raise ValueError("a compiled elementwise objective supports one output per row")
             compiled_objective_grad(self.fn.jitted, y, raw, w, gh_out)
-            _check_hessians(gh_out[:, :, 1])
             return
         preds = raw[:, 0] if self.n_outputs == 1 else raw
         out = self.fn(preds.copy(), self.dtrain)
@@ -98,4 +85,3 @@ class CustomObjective:
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"custom objective returned non-finite {name}")
             gh_out[:, :, 0 if name == "grad" else 1] = arr.reshape(len(y), -1).T
-        _check_hessians(gh_out[:, :, 1])
