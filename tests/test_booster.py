@@ -294,6 +294,9 @@ def test_inplace_predict_is_predict_with_xgboosts_arguments(multiclass_model):
     np.testing.assert_array_equal(b.inplace_predict(sentinel, missing=-999.0), b.predict(X))
     np.testing.assert_array_equal(sentinel, kept)
     assert not np.array_equal(b.inplace_predict(sentinel), b.predict(X))  # -999 is a value
+    tenth = np.where(np.isnan(X), 0.1, X).astype(np.float32)  # a float32 sentinel matches
+    np.testing.assert_array_equal(b.inplace_predict(tenth, missing=0.1),
+                                  b.predict(X.astype(np.float32)))
     margin = np.random.default_rng(1).normal(size=(len(X), 3))
     np.testing.assert_array_equal(b.inplace_predict(X, base_margin=margin),
                                   b.predict(bw.Dataset(X, base_margin=margin)))

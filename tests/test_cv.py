@@ -165,6 +165,9 @@ def test_folds_as_index_pairs_and_splitters_as_xgboost_and_lightgbm_take_them():
     assert bw.cv(params, d, 4, folds=iter(pairs), return_folds=True)[1] == want
     assert bw.cv(params, d, 4, folds=[tuple(map(list, p)) for p in pairs],
                  return_folds=True)[1] == want
+    pd = pytest.importorskip("pandas")  # fold ids as a Series (taken before d8b9e3f too)
+    assert bw.cv(params, d, 4, folds=pd.Series(ids), return_folds=True)[1] == want
+    assert bw.cv(params, d, 4, folds=ids.tolist(), return_folds=True)[1] == want
     model_selection = pytest.importorskip("sklearn.model_selection")
     for splitter in (model_selection.KFold(4, shuffle=True, random_state=0),
                      model_selection.StratifiedKFold(4, shuffle=True, random_state=0)):

@@ -79,6 +79,13 @@ def test_arrow_tables_and_polars_frames_are_named_features(rng):
         bw.Dataset(X, pa.array(np.where(np.arange(400) == 7, None, y).tolist()))
     got = bw.Dataset(X, pa.chunked_array([y[:100], y[100:]])).label
     np.testing.assert_array_equal(got, y)
+    big = np.array([2**62 + 1, -(2**60) - 3, 7], dtype=np.int64)  # beyond 2**53: rounded
+    np.testing.assert_array_equal(bw.Dataset(pa.table({"id": big}), [0, 1, 2]).features.dense,
+                                  big.astype(np.float64)[:, None])
+    with pytest.raises(ValueError, match="label contains 1 NaN"):
+        bw.Dataset(X[:2], pa.array([True, None]))
+    with pytest.raises(TypeError, match="label must be numeric"):
+        bw.Dataset(X[:2], pa.array(["a", "b"]))
 
 
 @pytest.mark.parametrize("kwargs,error,match", [

@@ -106,6 +106,12 @@ def test_partial_dependence_plot_checks_its_data_and_arguments(trained):
     for args, kwargs, error, match in cases:
         with pytest.raises(error, match=match):
             plotting.plot_partial_dependence(b, *args, **kwargs)
+    grid = plotting.plot_partial_dependence(b, df, ["x0", "x1", "x2", "x3"],
+                                            ax=plt.subplots(2, 2)[1])  # a 2 x 2 grid
+    assert len(grid) == 4 and all(len(a.get_lines()) == 2 for a in grid)
+    reg = bw.GBDTRegressor(n_estimators=3).fit(df, np.nan_to_num(X[:, 0]))
+    with pytest.warns(UserWarning, match="feature names"):  # an estimator: scikit-learn's rule
+        plotting.plot_partial_dependence(reg, X, 0)
     plt.close("all")
     with pytest.raises(ValueError, match="max_num_features"):
         plotting.plot_importance(b, max_num_features=0)

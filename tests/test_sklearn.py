@@ -146,8 +146,8 @@ def test_classifier_scale_pos_weight_weighs_the_second_class():
 
 def test_staged_predictions_and_get_booster():
     """scikit-learn's staged predictions: each stage r equals the booster's prediction
-    over rounds [0, r + 1) to the last bit (also past best_iteration_, as scikit-learn
-    yields every stage); get_booster is XGBoost's name for booster_."""
+    over rounds [0, r + 1) to the last bit, up to best_iteration_ after early stopping
+    (the last stage is predict's); get_booster is XGBoost's name for booster_."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(400, 4))
     X[rng.random(X.shape) < 0.1] = np.nan
@@ -158,12 +158,18 @@ def test_staged_predictions_and_get_booster():
               GBDTRegressor(n_estimators=6).fit(X, yr),
               GBDTRegressor(n_estimators=6, objective="reg:quantileerror",
                             quantile_alpha=[0.2, 0.8]).fit(X, yr),
-              GBDTRegressor(n_estimators=40, early_stopping_rounds=2).fit(X, yr)]
+              GBDTRegressor(n_estimators=40, learning_rate=0.5, early_stopping_rounds=2).fit(
+                  X, yr + rng.normal(size=400))]
     for m in models:
         b = m.get_booster()
         assert b is m.booster_
         stages = list(m.staged_predict(X))
-        assert len(stages) == b.num_boosted_rounds()
+        rounds = b.num_boosted_rounds() if m.best_iteration_ is None else m.best_iteration_ + 1
+        assert len(stages) == rounds
+        np.testing.assert_array_equal(stages[-1], m.predict(X))
+        sp = pytest.importorskip("scipy.sparse")
+        np.testing.assert_array_equal(list(m.staged_predict(sp.csr_matrix(np.nan_to_num(X))))[-1],
+                                      m.predict(np.nan_to_num(X)))
         for r in (0, len(stages) // 2, len(stages) - 1):
             want = b.predict(X, iteration_range=(0, r + 1))
             if isinstance(m, GBDTClassifier):
@@ -172,3 +178,4 @@ def test_staged_predictions_and_get_booster():
                 np.testing.assert_array_equal(stages[r], m.classes_[np.argmax(proba, axis=1)])
             else:
                 np.testing.assert_array_equal(stages[r], want)
+    assert models[-1].best_iteration_ + 1 < models[-1].booster_.num_boosted_rounds()

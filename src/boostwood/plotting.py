@@ -190,9 +190,11 @@ def plot_partial_dependence(model, X, features, grid_resolution=50, percentiles=
     the recursion over the trees (:meth:`Booster.partial_dependence`), on a grid
     between the given percentiles of that column of ``X``; the column's deciles are
     marked on the x axis. ``X``'s columns are matched to the model's features as
-    :meth:`Booster.predict` matches them (``validate_features``); ``ax``, when given,
-    holds one Axes per feature."""
+    :meth:`Booster.predict` matches them (``validate_features``), or, for a scikit-learn
+    estimator, as its ``predict`` does; ``ax``, when given, holds one Axes per feature."""
     booster = _booster(model)
+    if not isinstance(model, Booster) and hasattr(model, "_check_X"):
+        X, validate_features = model._check_X(X), False  # scikit-learn's rule, as predict
     fm, _ = booster._features_of(X, validate_features)
     X = fm.dense if fm.dense is not None else fm.csc.toarray()
     idx = _feature_indices(booster, features)
@@ -204,7 +206,7 @@ def plot_partial_dependence(model, X, features, grid_resolution=50, percentiles=
         _, axes = plt.subplots(1, len(idx), figsize=(4 * len(idx), 3.2), squeeze=False)
         axes = axes[0]
     else:
-        axes = np.atleast_1d(ax)
+        axes = np.atleast_1d(ax).ravel()
         if axes.size != len(idx):
             raise ValueError(f"ax holds {axes.size} Axes for {len(idx)} features")
     for a, j in zip(axes, idx):

@@ -36,10 +36,8 @@ def fold_ids(n_rows, nfold, seed=0, shuffle=True, labels=None):
 
 def fold_pairs(folds, n_rows, labels):
     """``folds`` of :func:`cv` as a list of (train rows, test rows) int64 arrays."""
-    if (isinstance(folds, np.ndarray) and folds.ndim == 1) or (
-            isinstance(folds, (list, tuple)) and folds
-            and all(isinstance(v, (int, float, np.number)) for v in folds)):
-        ids = np.asarray(folds)
+    ids = _as_fold_ids(folds)
+    if ids is not None:
         if not np.issubdtype(ids.dtype, np.integer):
             raise ValueError(f"folds as fold ids must be integers, got dtype {ids.dtype}")
         if ids.shape != (n_rows,):
@@ -60,6 +58,18 @@ def fold_pairs(folds, n_rows, labels):
     if not pairs:
         raise ValueError("folds holds no (train_rows, test_rows) pair")
     return [_fold_pair(p, k, n_rows) for k, p in enumerate(pairs)]
+
+
+def _as_fold_ids(folds):
+    """``folds`` as a 1-d array of fold ids (an array, list, range, pandas or polars
+    Series, ...), or None when it is not one (pairs, an iterator, a splitter)."""
+    if hasattr(folds, "split") or not hasattr(folds, "__len__"):
+        return None
+    try:
+        ids = np.asarray(folds)
+    except ValueError:  # ragged (train_rows, test_rows) pairs
+        return None
+    return ids if ids.ndim == 1 and ids.dtype != object else None
 
 
 def _fold_pair(pair, k, n_rows):

@@ -47,8 +47,21 @@ def _arrow_to_array(table, name):
                         "them as numbers first")
     out = np.empty((table.num_rows, table.num_columns), dtype=np.float64, order="F")
     for j in range(table.num_columns):
-        out[:, j] = pc.cast(table.column(j), pa.float64()).to_numpy(zero_copy_only=False)
+        # safe=False: integers beyond 2**53 round to the nearest double, as numpy's do
+        out[:, j] = pc.cast(table.column(j), pa.float64(), safe=False).to_numpy(
+            zero_copy_only=False)
     return out, [str(n) for n in table.column_names]
+
+
+def _arrow_vector(values, name):
+    """An Arrow array of numbers or booleans as float64, nulls as NaN."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    try:
+        values = pc.cast(values, pa.float64(), safe=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise TypeError(f"{name} must be numeric: {exc}") from None
+    return values.to_numpy(zero_copy_only=False)
 
 
 def _is_sparse(obj):
@@ -80,7 +93,7 @@ class FeatureMatrix:
         ``value`` 0 is refused for one."""
         if self.dense is not None:
             dense = self.dense.copy()
-            dense[dense == value] = np.nan
+            dense[dense == dense.dtype.type(value)] = np.nan  # float32 data: its float32
             return FeatureMatrix(dense=dense, feature_names=self.feature_names)
         if value == 0:
             raise ValueError("missing=0 cannot apply to a sparse matrix, whose absent "
@@ -96,8 +109,9 @@ class FeatureMatrix:
         return FeatureMatrix(csc=self.csc[rows].tocsc(), feature_names=self.feature_names)
 
     def row_chunks(self, chunk_rows=65536):
-        """Yield (start, dense block) of at most ``chunk_rows`` rows, float, row-major
-        (sparse input: blocks of at most 64 MiB)."""
+        """Yield (start, dense block) of at most ``chunk_rows`` rows, float: the dense
+        matrix itself in one block (row- or column-major, as given), or, for sparse input,
+        row-major blocks of at most 64 MiB."""
         n = self.shape[0]
         if self.dense is not None:
             yield 0, self.dense
@@ -192,7 +206,7 @@ def check_vector(values, n_rows, name, allow_2d=False, nonnegative=False):
     Returns a float64 array of shape (n_rows,) or, with ``allow_2d``, (n_rows, k).
     """
     if (type(values).__module__ or "").startswith("pyarrow") and hasattr(values, "to_numpy"):
-        values = values.to_numpy(zero_copy_only=False)  # an Arrow array: nulls become NaN
+        values = _arrow_vector(values, name)  # nulls become NaN
     elif _is_pandas_frame(values) or hasattr(values, "to_numpy"):
         values = values.to_numpy()
     try:

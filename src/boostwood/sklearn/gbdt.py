@@ -213,17 +213,19 @@ class _GBDTBase(BaseEstimator):
                                      validate_features=False)
 
     def _staged_raw(self, X):
-        """Per boosting round, the margins of the rounds so far, shape (n_samples, K):
-        each round's trees' leaf values added in tree order to the base margins, the
-        same additions as ``predict`` (its last stage equals ``predict`` over every
-        round to the last bit)."""
+        """Per boosting round that ``predict`` uses (up to ``best_iteration_`` after early
+        stopping, as scikit-learn's early-stopped models hold only those), the margins of
+        the rounds so far, shape (n_samples, K): each round's trees' leaf values added in
+        tree order to the base margins, the same additions as ``predict`` (the last stage
+        equals it to the last bit). X is checked and converted once."""
         check_is_fitted(self, "booster_")
-        X, b = self._check_X(X), self.booster_
+        b = self.booster_
+        fm, _ = b._features_of(self._check_X(X), False)
         K = b.n_outputs
-        raw = np.empty((X.shape[0], K), dtype=np.float64)
+        raw = np.empty((fm.shape[0], K), dtype=np.float64)
         raw[:] = b.base_score
-        for r in range(b.num_boosted_rounds()):
-            leaves = b[r:r + 1].predict(X, pred_leaf=True, validate_features=False)
+        for r in range(b._round_range(None)[1]):
+            leaves = b._predict_matrix(fm, None, False, True, False, False, (r, r + 1))
             for k in range(K):
                 raw[:, k] += b.trees[r * K + k].value[leaves[:, k]]
             yield raw
@@ -294,8 +296,8 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
         return self._raw(X, output_margin=False)
 
     def staged_predict(self, X):
-        """Predictions after each boosting round (every round, also past an early-stopping
-        ``best_iteration_``), as scikit-learn's gradient boosting yields them."""
+        """Predictions after each boosting round that ``predict`` uses, as scikit-learn's
+        gradient boosting yields them (the last one is ``predict``'s)."""
         for raw in self._staged_raw(X):
             yield self.booster_.objective.transform(raw.copy())
 
@@ -374,8 +376,8 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
     def staged_predict_proba(self, X):
-        """Class probabilities after each boosting round (every round, also past an
-        early-stopping ``best_iteration_``)."""
+        """Class probabilities after each boosting round that ``predict`` uses (the last
+        one is ``predict_proba``'s)."""
         for raw in self._staged_raw(X):
             yield self._proba_of(raw)
 
