@@ -112,8 +112,9 @@ def test_same_trees_as_xgboost_exact_on_lightgbm_binary_example():
 def test_same_trees_as_xgboost_exact_with_scale_pos_weight():
     """``scale_pos_weight`` (before: an unknown parameter) weighs positive rows in the
     gradients as XGBoost does: the same trees, and the same trees as weighting them."""
-    data = np.loadtxt(shared_file("lightgbm_examples", "binary_classification", "binary.train"))
-    X, y = data[:, 1:], data[:, 0]
+    r = np.random.default_rng(11)
+    X = r.normal(size=(3000, 5))
+    y = (X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + r.normal(size=3000) > 1.0).astype(float)
     _parity(X, y, 6, scale_pos_weight=3.5)
     logs = ({}, {})
     exact = dict(PARAMS, tree_method="exact")  # (histogram bins would follow the weights)

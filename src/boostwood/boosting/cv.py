@@ -63,7 +63,7 @@ def fold_pairs(folds, n_rows, labels):
 def _as_fold_ids(folds):
     """``folds`` as a 1-d array of fold ids (an array, list, range, pandas or polars
     Series, ...), or None when it is not one (pairs, an iterator, a splitter)."""
-    if hasattr(folds, "split") or not hasattr(folds, "__len__"):
+    if hasattr(folds, "split") or not hasattr(folds, "__len__") or len(folds) == 0:
         return None
     try:
         ids = np.asarray(folds)
