@@ -341,3 +341,21 @@ def test_adaboost_r2_stops_at_a_first_tree_no_better_than_half():
             np.array([[-1.0, 1.0], [-1.0, 1.0]]), np.array([1.0, 2.0]))
         assert np.all(m.estimator_weights_ > 0)
         assert np.all((m.predict(np.zeros((1, 2))) >= 1) & (m.predict(np.zeros((1, 2))) <= 2))
+
+
+def test_forest_warns_when_rows_have_no_out_of_bag_estimate():
+    """With few trees some rows are in every bag: oob_score_ covers the others only. It
+    said nothing (scikit-learn warns); now it warns with the count, and a forest with no
+    row out of bag has oob_score_ NaN instead of a score of nothing."""
+    import warnings
+    X, y = _data(n=40, seed=2)
+    for cls, target in ((bw.RandomForestClassifier, y), (bw.RandomForestRegressor, X[:, 0])):
+        with pytest.warns(UserWarning, match=r"of 40 rows were in every tree's bag"):
+            m = cls(2, oob_score=True, random_state=0).fit(X, target)
+        assert np.isfinite(m.oob_score_)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            cls(60, oob_score=True, random_state=0).fit(X, target)
+        with pytest.warns(UserWarning, match="1 of 1 rows"):
+            assert np.isnan(cls(3, oob_score=True, random_state=0).fit(X[:1], target[:1])
+                            .oob_score_)

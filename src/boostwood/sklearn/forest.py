@@ -7,6 +7,7 @@ Every tree depends only on its own seed, so the forest is the same for any
 ``n_jobs`` given ``random_state``.
 """
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -19,6 +20,18 @@ from ..ensemble import cart, forest
 from ..tree.tree import feature_importance as _tree_importance
 from ._hyper import CLASSIFIER, FOREST, seed_of
 from .trees import _check_X_predict, _fit_inputs, _leaves, _TreeParams, class_targets
+
+
+def _out_of_bag_rows(seen):
+    """``seen`` (rows out of at least one tree's bag): the OOB score covers those rows
+    only, so rows in every bag are warned about (scikit-learn warns too); with none
+    out of bag the score is NaN."""
+    missing = int(np.count_nonzero(~seen))
+    if missing:
+        warnings.warn(f"{missing} of {seen.size} rows were in every tree's bag: oob_score_ "
+                      "covers the others only (their out-of-bag predictions are NaN); more "
+                      "trees give every row an estimate", UserWarning, stacklevel=3)
+    return seen
 
 
 class _Forest(_TreeParams, BaseEstimator):
@@ -152,12 +165,13 @@ class RandomForestClassifier(ClassifierMixin, _Forest):
         if self.oob_score:
             votes = self._tree_votes(_leaves(self.trees_, fm))
             votes[inbag.T] = 0.0
-            seen = votes.sum(axis=(1, 2)) > 0
+            seen = _out_of_bag_rows(votes.sum(axis=(1, 2)) > 0)
             self.oob_decision_function_ = np.full((fm.shape[0], self.n_classes_), np.nan)
             self.oob_decision_function_[seen] = votes[seen].sum(axis=1) / \
                 votes[seen].sum(axis=(1, 2))[:, None]
             self.oob_score_ = accuracy_score(
-                codes[seen], np.argmax(self.oob_decision_function_[seen], axis=1))
+                codes[seen], np.argmax(self.oob_decision_function_[seen], axis=1)) \
+                if seen.any() else np.nan
         return self
 
     def _tree_votes(self, leaves):
@@ -217,10 +231,11 @@ class RandomForestRegressor(RegressorMixin, _Forest):
         if self.oob_score:
             pred = self._tree_values(_leaves(self.trees_, fm))
             pred[inbag.T] = np.nan
-            seen = ~np.all(np.isnan(pred), axis=1)
+            seen = _out_of_bag_rows(~np.all(np.isnan(pred), axis=1))
             self.oob_prediction_ = np.full(len(y), np.nan)
             self.oob_prediction_[seen] = np.nanmean(pred[seen], axis=1)
-            self.oob_score_ = r2_score(y[seen], self.oob_prediction_[seen])
+            self.oob_score_ = r2_score(y[seen], self.oob_prediction_[seen]) \
+                if seen.any() else np.nan
         return self
 
     def _tree_values(self, leaves):
