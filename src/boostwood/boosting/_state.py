@@ -210,9 +210,7 @@ class TrainingState:
                              "give dtrain the model's columns and names")
         self.booster._start(init.base_score, dtrain.feature_names)
         self.booster.trees = list(init.trees)
-        self.booster.feature_types = list(init.feature_types)
-        self.booster.category_dictionaries = {f: list(v) for f, v in
-                                              init.category_dictionaries.items()}
+        self.booster._take_feature_types(init)
         self.round = init.num_boosted_rounds()
         return init.base_score
 
@@ -227,7 +225,7 @@ class TrainingState:
         opposite of the loss): an error. Some negative ones (focal or Cauchy losses,
         rounding just below 0) pass, as in XGBoost and LightGBM, with one warning."""
         hess = self.gh[:, :, 1]
-        total = hess.astype(np.float64).sum(axis=1)
+        total = hess.sum(axis=1, dtype=np.float64)
         self.reducer.allreduce_sum(total)
         if np.any(total <= 0):
             raise ValueError(f"the custom objective's hessians sum to {total.min():.3g} <= 0 "

@@ -71,6 +71,12 @@ class Booster:
         self.trees = []
         self._packed = {}
 
+    def _take_feature_types(self, other):
+        """The feature types and category dictionaries of ``other`` (a slice, a continued
+        model: :meth:`_start` makes every feature numeric)."""
+        self.feature_types = list(other.feature_types)
+        self.category_dictionaries = {f: list(v) for f, v in other.category_dictionaries.items()}
+
     def _append_round(self, trees):
         self.trees.extend(trees)
         self._packed = {}
@@ -89,8 +95,7 @@ class Booster:
         start, stop, _ = item.indices(self.num_boosted_rounds())
         out = Booster(self.params)
         out._start(self.base_score, self.feature_names)
-        out.feature_types = list(self.feature_types)
-        out.category_dictionaries = {f: list(v) for f, v in self.category_dictionaries.items()}
+        out._take_feature_types(self)
         K = self.n_outputs
         out.trees = self.trees[start * K: max(start, stop) * K]
         return out

@@ -33,7 +33,6 @@ def _arrow_to_array(table, name):
     become NaN. Other column types (strings, dictionaries, dates, ...) are an error."""
     try:
         import pyarrow as pa
-        import pyarrow.compute as pc
     except ImportError:
         raise ImportError(f"{name}: reading an Arrow table or a polars DataFrame needs "
                           "pyarrow (pip install boostwood[arrow])") from None
@@ -47,14 +46,13 @@ def _arrow_to_array(table, name):
                         "them as numbers first")
     out = np.empty((table.num_rows, table.num_columns), dtype=np.float64, order="F")
     for j in range(table.num_columns):
-        # safe=False: integers beyond 2**53 round to the nearest double, as numpy's do
-        out[:, j] = pc.cast(table.column(j), pa.float64(), safe=False).to_numpy(
-            zero_copy_only=False)
+        out[:, j] = _arrow_vector(table.column(j), name)
     return out, [str(n) for n in table.column_names]
 
 
 def _arrow_vector(values, name):
-    """An Arrow array of numbers or booleans as float64, nulls as NaN."""
+    """An Arrow array of numbers or booleans as float64, nulls as NaN (safe=False:
+    integers beyond 2**53 round to the nearest double, as numpy's do)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     try:

@@ -361,30 +361,29 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, n_classes)."""
         check_is_fitted(self, "booster_")
-        p = self._raw(X, output_margin=False)
-        if p.ndim == 1:
-            return np.column_stack([1.0 - p, p])
-        return p
+        return _class_columns(self._raw(X, output_margin=False))
 
     def predict(self, X):
         """Predicted class labels, shape (n_samples,)."""
         check_is_fitted(self, "booster_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
-    def _proba_of(self, raw):
-        p = self.booster_.objective.transform(raw.copy())
-        return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
-
     def staged_predict_proba(self, X):
         """Class probabilities after each boosting round that ``predict`` uses (the last
         one is ``predict_proba``'s)."""
         for raw in self._staged_raw(X):
-            yield self._proba_of(raw)
+            yield _class_columns(self.booster_.objective.transform(raw.copy()))
 
     def staged_predict(self, X):
         """Predicted classes after each boosting round."""
         for p in self.staged_predict_proba(X):
             yield self.classes_[np.argmax(p, axis=1)]
+
+
+def _class_columns(p):
+    """Probabilities as one column per class: P(classes_[1]) of a binary model becomes
+    (1 - p, p)."""
+    return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
 
 class LeafEncoder(TransformerMixin, BaseEstimator):
