@@ -149,10 +149,11 @@ def test_logloss_columns_kernel_is_the_numpy_terms(weighted):
         num, wt = m.terms(y, p, w)
         assert got.shape == (n, 2)
         # libm's log in the kernel; NumPy has SIMD logs of its own on some processors
-        # (AVX-512): within an ulp of each other, equal on the AVX2 machines CI runs on
+        # (AVX-512): the logs within an ulp of each other (equal on AVX2 machines), and a
+        # weight times either rounds once more, so the weighted terms within two
         assert np.array_equal(np.isnan(got[:, 0]), np.isnan(num))
         finite = ~np.isnan(num)
-        np.testing.assert_array_max_ulp(got[finite, 0], num[finite], maxulp=1)
+        np.testing.assert_array_max_ulp(got[finite, 0], num[finite], maxulp=2 if weighted else 1)
         np.testing.assert_array_equal(got[:, 1], np.broadcast_to(wt, (n,)))
         if n > 1:
             soft = y.copy()
