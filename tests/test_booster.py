@@ -344,3 +344,62 @@ def test_copy_num_features_and_slices_keep_the_feature_types(multiclass_model):
     s.category_dictionaries[0].append("green")
     assert c.category_dictionaries == {0: ["red", "blue"]}
     np.testing.assert_array_equal(s.predict(X), b.predict(X, iteration_range=(2, 7)))
+
+
+def _twins(tmp_path, params, twin, X, y, rounds=4):
+    """A model of ``params`` (saved and loaded back) and of ``twin`` (the objective
+    it shares its loss with), each with its evaluation log."""
+    logs = ({}, {})
+    models = [bw.train(p, bw.Dataset(X, y), rounds, evals=[(bw.Dataset(X, y), "t")],
+                       evals_result=log, verbose_eval=False) for p, log in zip((params, twin), logs)]
+    models[0].save_model(tmp_path / "m.json")
+    return bw.Booster(model_file=tmp_path / "m.json"), models[1], logs
+
+
+def test_multi_softmax_predicts_the_class_of_multi_softprob(tmp_path):
+    """``multi:softmax`` (before: unknown) grows multi:softprob's trees and predicts the
+    most probable class as a float; metrics read the probabilities, so its log is
+    softprob's (an mlogloss of class ids would be meaningless)."""
+    r = np.random.default_rng(5)
+    X = r.normal(size=(600, 4))
+    y = np.digitize(X[:, 0] + 0.5 * r.normal(size=600), [-0.5, 0.5]).astype(float)
+    soft, prob, (log_a, log_b) = _twins(
+        tmp_path, dict(objective="multi:softmax", num_class=3, eval_metric=["mlogloss", "merror"]),
+        dict(objective="multi:softprob", num_class=3, eval_metric=["mlogloss", "merror"]), X, y)
+    assert log_a == log_b
+    p = prob.predict(X)
+    out = soft.predict(X)
+    assert out.shape == (600,) and out.dtype == np.float64
+    np.testing.assert_array_equal(out, np.argmax(p, axis=1))
+    np.testing.assert_array_equal(soft.predict(X, output_margin=True),
+                                  prob.predict(X, output_margin=True))
+    with pytest.raises(ValueError, match="'multi:softmax' needs the parameter num_class"):
+        bw.train(dict(objective="multi:softmax"), bw.Dataset(X, y), 1)
+    with pytest.raises(ValueError, match=r"multi:softmax with num_class=2 needs integer labels"):
+        bw.train(dict(objective="multi:softmax", num_class=2), bw.Dataset(X, y), 1)
+
+
+def test_binary_logitraw_predicts_the_margins_of_binary_logistic(tmp_path):
+    """``binary:logitraw`` (before: unknown) predicts binary:logistic's margins; its
+    metrics read probabilities (XGBoost computes its default logloss on the margins), and
+    a ``base_score`` is a margin, as its predictions are."""
+    X, y = make_classification(n=800)
+    raw, logistic, (log_a, log_b) = _twins(tmp_path, dict(objective="binary:logitraw"),
+                                           dict(objective="binary:logistic"), X, y)
+    assert log_a == log_b and list(log_a["t"]) == ["logloss"]
+    np.testing.assert_array_equal(raw.predict(X), logistic.predict(X, output_margin=True))
+    b = bw.train(dict(objective="binary:logitraw", base_score=-0.25), bw.Dataset(X, y), 0)
+    np.testing.assert_array_equal(b.predict(X[:3]), np.full(3, -0.25))
+
+
+def test_reg_logistic_takes_probabilities_as_labels():
+    """Soft labels: ``reg:logistic`` minimises the log loss at p = y (a constant label
+    0.3 is learned as 0.3); binary:logistic refuses them and names reg:logistic."""
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    y = np.full(200, 0.3)
+    b = bw.train(dict(objective="reg:logistic"), bw.Dataset(X, y), 0)
+    np.testing.assert_allclose(b.predict(X[:2]), 0.3, rtol=1e-12)
+    with pytest.raises(ValueError, match="use reg:logistic"):
+        bw.train(dict(objective="binary:logistic"), bw.Dataset(X, y), 1)
+    with pytest.raises(ValueError, match=r"reg:logistic needs labels in \[0, 1\]"):
+        bw.train(dict(objective="reg:logistic"), bw.Dataset(X, y + 1), 1)

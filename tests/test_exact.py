@@ -278,3 +278,14 @@ def test_infinities_sparse_input_and_round_trip(tmp_path, extra):
                      verbose_eval=False)
     sparse = bw.train(dict(max_depth=3, **extra), bw.Dataset(Xs, y), 3, verbose_eval=False)
     np.testing.assert_array_equal(dense.predict(Xs.toarray()), sparse.predict(Xs))
+
+
+@pytest.mark.parametrize("objective", ["binary:logitraw", "reg:logistic"])
+def test_same_trees_as_xgboost_exact_for_logitraw_and_soft_label_logistic(objective):
+    """``binary:logitraw`` (margins out) and ``reg:logistic`` (labels anywhere in [0, 1])
+    were unknown objectives; both grow XGBoost's trees and predict what it predicts."""
+    r = np.random.default_rng(12)
+    X = r.normal(size=(3000, 5))
+    p = 1 / (1 + np.exp(-(X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + r.normal(size=3000))))
+    y = p if objective == "reg:logistic" else (p > 0.5).astype(float)
+    _parity(X, y, 6, objective=objective)

@@ -194,3 +194,78 @@ def test_metrics_refuse_predictions_or_weights_of_another_length():
     with pytest.raises(ValueError, match="predictions have shape"):
         LogLoss().columns(np.array([1.0, 0, 1, 0, 1]), np.array([0.5, 0.5]), np.ones(5))
     assert roc_auc([1, 0, 1], [0.9, 0.1, 0.8], [1.0, 1.0, 2.0]) == 1.0
+
+
+def _soft_auc_by_pairs(y, s, w):
+    """Soft-label AUC by its definition: every row is a positive of weight w y and a
+    negative of weight w (1 - y); pairs (itself included) ordered by score, ties 1/2."""
+    wp, wn = w * y, w * (1 - y)
+    order = (s[:, None] > s[None, :]) + 0.5 * (s[:, None] == s[None, :])
+    return (wp[:, None] * wn[None, :] * order).sum() / (wp.sum() * wn.sum())
+
+
+def test_soft_labels_auc_and_error_against_the_definition_and_xgboost():
+    """Labels in (0, 1) (``reg:logistic``'s) were thresholded at 0.5 by ``auc`` and
+    ``error``; now each row counts as y positive and 1 - y negative, as in XGBoost."""
+    xgb = pytest.importorskip("xgboost")
+    r = np.random.default_rng(3)
+    X = r.normal(size=(400, 3))
+    y = 1 / (1 + np.exp(-(X[:, 0] + r.normal(size=400))))
+    y[:40] = np.round(y[:40])  # some hard labels among the soft ones
+    w = r.uniform(0.5, 2.0, 400)
+    log = {}
+    d = xgb.DMatrix(X, y, weight=w)
+    model = xgb.train(dict(objective="reg:logistic", eval_metric=["auc", "error"], max_depth=2,
+                           nthread=1), d, 3, evals=[(d, "t")], evals_result=log,
+                      verbose_eval=False)
+    p = model.predict(d).astype(np.float64)
+    p[:20] = p[20:40]  # ties
+    expected = _soft_auc_by_pairs(y, p, w)
+    assert roc_auc(y, p, w) == pytest.approx(expected, rel=1e-12)
+    assert get_metric("auc")(y, p, w) == pytest.approx(expected, rel=1e-12)
+    assert get_metric("error")(y, p, w) == pytest.approx(
+        np.sum(w * np.where(p > 0.5, 1 - y, y)) / w.sum(), rel=1e-12)
+    p = model.predict(d).astype(np.float64)
+    assert get_metric("auc")(y, p, w) == pytest.approx(log["t"]["auc"][-1], rel=1e-6)
+    assert get_metric("error")(y, p, w) == pytest.approx(log["t"]["error"][-1], rel=1e-6)
+    with pytest.raises(ValueError, match="auc needs labels in"):
+        roc_auc(np.r_[y[:-1], 1.5], p)
+
+
+@pytest.mark.parametrize("name, y, n_outputs, match", [
+    ("mlogloss", [0.0, 1.0], 1, "needs class probabilities"),
+    ("merror", [0.0, 1.0], 1, "needs class probabilities"),
+    ("auc", [0.0, 2.0], 3, "needs one prediction per row"),
+    ("logloss", [0.0, 2.0], 3, "needs one prediction per row"),
+    ("rmse", [0.0, 2.0], 3, "needs one prediction per row"),
+    ("auc", [-3.0, 2.5], 1, r"needs labels in \[0, 1\]"),
+    ("error", [-3.0, 2.5], 1, r"needs labels in \[0, 1\]"),
+    ("logloss", [-3.0, 2.5], 1, r"needs labels in \[0, 1\]"),
+    ("mlogloss", [0.0, 3.0], 3, "needs class ids 0..2"),
+    ("merror", [0.0, 1.5], 3, "needs class ids 0..2"),
+    ("poisson-nloglik", [-1.0, 2.0], 1, "needs non-negative labels"),
+    ("gamma-deviance", [0.0, 2.0], 1, "needs positive labels"),
+])
+def test_metrics_refuse_labels_and_predictions_they_are_not_defined_for(name, y, n_outputs,
+                                                                        match):
+    """Before: an IndexError or AxisError from numpy (mlogloss of one column), or a number
+    of no meaning (a log loss of -50 for regression labels, an AUC of labels cut at
+    0.5). Checked directly, and once per evaluation set when training starts."""
+    y = np.array(y)
+    pred = np.full((2, n_outputs), 0.5) if n_outputs > 1 else np.full(2, 0.5)
+    with pytest.raises(ValueError, match=f"eval_metric '{name}' {match}"):
+        get_metric(name)(y, pred, np.ones(2))
+    import boostwood as bw
+    X = np.arange(40.0).reshape(20, 2)
+    labels = np.resize(y, 20)
+    params = dict(eval_metric=name, objective="reg:squarederror")
+    if n_outputs > 1:
+        params = dict(eval_metric=name, objective="multi:softprob", num_class=n_outputs)
+        labels = np.resize(np.arange(n_outputs, dtype=float), 20)
+        labels[:2] = y  # the evaluation set holds the bad labels
+    d = bw.Dataset(X, labels)
+    objective_ok = n_outputs == 1 or np.all(np.isin(y, np.arange(n_outputs)))
+    if not objective_ok:  # the objective refuses them first
+        return
+    with pytest.raises(ValueError, match=f"evaluation set 'v': eval_metric '{name}' {match}"):
+        bw.train(params, bw.Dataset(X, labels), 1, evals=[(d, "v")], verbose_eval=False)

@@ -172,13 +172,24 @@ class TrainingState:
                 if d.reference is not None:
                     d._bin()  # the training bins (binned again if dtrain was)
                 self.evals[-1].add_tree = self.method.margin_adder(d)
-        names = p["eval_metric"] or [self.obj.default_metric]
-        self.metrics = [get_metric(m, p) for m in names]
+        self.metrics = self._metrics(p, custom_metric)
+
+    def _metrics(self, p, custom_metric):
+        """The metrics of ``eval_metric`` (else the objective's), each checked once against
+        every evaluation set's labels and the model's outputs, then the custom one."""
+        metrics = [get_metric(m, p) for m in p["eval_metric"] or [self.obj.default_metric]]
+        for ev in self.evals:
+            for m in metrics:
+                try:
+                    m.check(ev.label, self.obj.n_outputs)
+                except ValueError as exc:
+                    raise ValueError(f"evaluation set {ev.name!r}: {exc}") from None
         if custom_metric is not None:
             if not callable(custom_metric):
                 raise TypeError(f"custom_metric must be callable, got "
                                 f"{type(custom_metric).__name__}")
-            self.metrics.append(_CustomMetric(custom_metric))
+            metrics.append(_CustomMetric(custom_metric))
+        return metrics
 
     def _round_rng(self):
         """The random numbers of one round come from (seed, round number) alone, so a run
@@ -388,7 +399,7 @@ class TrainingState:
     def evaluate(self, evals_log):
         """Append this round's metric values to ``evals_log``."""
         for ev in self.evals:
-            pred = self.obj.transform(ev.raw)
+            pred = self.obj.eval_transform(ev.raw)
             log = evals_log.setdefault(ev.name, {})
             for m in self.metrics:
                 if isinstance(m, _CustomMetric):

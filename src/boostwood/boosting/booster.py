@@ -33,7 +33,7 @@ class Booster:
     Attributes
     ----------
     trees : list of Tree, round-major: round ``r`` owns ``trees[r*K:(r+1)*K]``
-        for ``K`` outputs (classes of multi:softprob, else 1)
+        for ``K`` outputs (classes of multi:softprob and multi:softmax, else 1)
     base_score : ndarray of shape (K,), the initial margins
     best_iteration : int or None, the best round found by early stopping (0-based)
     best_score : float or None
@@ -205,8 +205,9 @@ class Booster:
 
         Returns
         -------
-        ndarray of shape (n_rows,) for single-output objectives, (n_rows, K) for
-        multi:softprob, or (n_rows, n_trees) int32 with ``pred_leaf``.
+        ndarray of shape (n_rows,) for single-output objectives and multi:softmax (class
+        ids), (n_rows, K) for multi:softprob, or (n_rows, n_trees) int32 with
+        ``pred_leaf``.
         """
         if self.base_score is None:
             raise ValueError("this Booster has no model; train it or load one first")
@@ -248,6 +249,13 @@ class Booster:
         if output_margin:
             return raw[:, 0] if self.n_outputs == 1 else raw
         return self.objective.transform(raw)
+
+    def _metric_predictions(self, data, iteration_range=None, validate_features=False):
+        """Predictions on the scale the metrics read (:meth:`Objective.eval_transform`:
+        probabilities where ``predict`` gives class ids or margins)."""
+        raw = self.predict(data, output_margin=True, iteration_range=iteration_range,
+                           validate_features=validate_features)
+        return self.objective.eval_transform(raw.reshape(raw.shape[0], self.n_outputs))
 
     def inplace_predict(self, data, iteration_range=None, predict_type="value",
                         missing=np.nan, validate_features=True, base_margin=None):

@@ -74,7 +74,7 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
     dtrain : Dataset
         Training data with labels.
     num_boost_round : int, default=10
-        Boosting rounds (``num_class`` trees per round for multi:softprob).
+        Boosting rounds (``num_class`` trees per round for multi:softprob and softmax).
     evals : list of (Dataset, str), optional
         Sets evaluated after every round, in order.
     callbacks : list of TrainingCallback, optional
@@ -91,8 +91,9 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
         (``(label, margin) -> (grad, hess)``, compiled). The ``objective`` parameter
         still sets the link and the default metric.
     custom_metric : callable, optional
-        ``custom_metric(preds, dataset) -> (name, value)`` on output-scale predictions,
-        evaluated after the built-in metrics (so early stopping uses it); lower is
+        ``custom_metric(preds, dataset) -> (name, value)`` on the predictions the
+        built-in metrics read (those of ``predict``, but probabilities for
+        ``multi:softmax`` and ``binary:logitraw``), evaluated after the built-in metrics (so early stopping uses it); lower is
         better unless an ``EarlyStopping(maximize=True)`` callback says otherwise.
     init_model : Booster or path, optional
         Continue training this model: its trees are kept and ``num_boost_round``

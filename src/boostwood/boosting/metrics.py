@@ -29,11 +29,41 @@ class Metric:
     name : str
     higher_better : bool, direction used by early stopping
     additive : bool, whether the value is a function of per-row sums
+    labels : str or None, the labels the metric is defined for (checked by
+        :meth:`check`): "unit" (in [0, 1]: 0/1, or probabilities), "classes" (class ids
+        0..K-1 of K prediction columns), "nonnegative", "positive", or None (any)
     """
 
     name = None
     higher_better = False
     additive = True
+    labels = None
+
+    def n_columns(self, n_outputs):
+        """The prediction columns the metric reads from a model of ``n_outputs`` margins,
+        or None when it cannot read that model's predictions."""
+        return 1 if n_outputs == 1 else None
+
+    def check(self, y, n_outputs):
+        """A ValueError, naming the metric, unless it is defined for labels ``y`` and the
+        predictions of a model of ``n_outputs`` columns (before: crashes deep in numpy,
+        or numbers of no meaning, such as a negative log loss of regression labels)."""
+        if self.n_columns(n_outputs) is None:
+            what = "one prediction per row" if self.labels != "classes" else \
+                "class probabilities (multi:softprob or multi:softmax)"
+            raise ValueError(f"eval_metric {self.name!r} needs {what}; the model predicts "
+                             f"{n_outputs} column{'s' * (n_outputs != 1)} per row")
+        y = np.asarray(y)
+        ok = {"unit": lambda: (y >= 0) & (y <= 1), "nonnegative": lambda: y >= 0,
+              "positive": lambda: y > 0,
+              "classes": lambda: (y >= 0) & (y < n_outputs) & (y == np.floor(y)),
+              None: lambda: True}[self.labels]()
+        if not np.all(ok):
+            bad = np.unique(y[~np.broadcast_to(ok, y.shape)])[:5].tolist()
+            need = {"unit": "labels in [0, 1] (0/1, or probabilities)",
+                    "nonnegative": "non-negative labels", "positive": "positive labels",
+                    "classes": f"class ids 0..{n_outputs - 1}"}[self.labels]
+            raise ValueError(f"eval_metric {self.name!r} needs {need}, got {bad}")
 
     def terms(self, y, pred, w):
         """(numerator, weight) per row: arrays of shape (n_rows,)."""
@@ -65,6 +95,7 @@ class Metric:
         return float(self.finalize(*_column_totals(self.columns(y, pred, w), reducer)))
 
     def __call__(self, y, pred, w):
+        self.check(y, 1 if np.ndim(pred) == 1 else np.shape(pred)[1])
         return self.evaluate(RowInfo.of(y, w), pred)
 
 
@@ -133,6 +164,7 @@ class LogLoss(Metric):
     """Binary log loss -sum w [y log p + (1 - y) log(1 - p)] / sum w, p clipped to [1e-15, 1 - 1e-15]."""
 
     name = "logloss"
+    labels = "unit"
 
     def columns(self, y, pred, w):
         """0/1 labels and float64 predictions: the one-log terms of :meth:`terms` by a
@@ -159,18 +191,24 @@ class LogLoss(Metric):
 
 
 class ErrorRate(Metric):
-    """Binary error rate: weighted share of rows with (p > 0.5) != y."""
+    """Binary error rate: weighted share of rows with (p > 0.5) != y. A soft label y in
+    (0, 1) counts as y positive and 1 - y negative (its expected error, as in XGBoost)."""
 
     name = "error"
+    labels = "unit"
 
     def terms(self, y, pred, w):
-        return w * ((pred > 0.5) != (y > 0.5)), w
+        return w * np.where(pred > 0.5, 1.0 - y, y), w
 
 
 class MultiLogLoss(Metric):
     """Multiclass log loss -sum w log p_y / sum w."""
 
     name = "mlogloss"
+    labels = "classes"
+
+    def n_columns(self, n_outputs):
+        return n_outputs if n_outputs >= 2 else None
 
     def terms(self, y, pred, w):
         p = np.clip(pred[np.arange(y.shape[0]), y.astype(np.int64)], _EPS, 1.0)
@@ -181,6 +219,8 @@ class MultiError(Metric):
     """Multiclass error rate: weighted share of rows with argmax p != y."""
 
     name = "merror"
+    labels = "classes"
+    n_columns = MultiLogLoss.n_columns
 
     def terms(self, y, pred, w):
         return w * (np.argmax(pred, axis=1) != y), w
@@ -192,6 +232,7 @@ class AUC(Metric):
     name = "auc"
     higher_better = True
     additive = False
+    labels = "unit"
 
     def from_rows(self, y, pred, w):
         return roc_auc(y, pred, w)
@@ -202,12 +243,23 @@ def roc_auc(y, score, w=None):
 
     The rows are put in score order by a stable radix sort across threads and summed
     group by group in that order (:mod:`boostwood._kernels.sort`). Returns NaN when one
-    class has no weight.
+    class has no weight. A soft label y in (0, 1) makes its row a positive of weight
+    y w and a negative of weight (1 - y) w (as XGBoost counts it); labels outside
+    [0, 1] are an error.
     """
-    positive = np.asarray(y) > 0.5
-    score = np.asarray(score)
+    y, score = np.asarray(y), np.asarray(score)
     w = None if w is None else np.asarray(w, dtype=np.float64)
-    _check_lengths(positive, score, w)
+    _check_lengths(y, score, w)
+    positive = y == 1
+    if not np.all(positive | (y == 0)):
+        if not np.all((y >= 0) & (y <= 1)):
+            raise ValueError("auc needs labels in [0, 1] (0/1, or probabilities), got "
+                             f"{np.unique(y[(y < 0) | (y > 1) | (y != y)])[:5].tolist()}")
+        # each row twice: its positive part, then its negative part (a tie of 1/2)
+        w = np.ones(y.shape[0]) if w is None else w
+        y = np.asarray(y, dtype=np.float64)
+        return roc_auc(np.r_[np.ones_like(y), np.zeros_like(y)], np.r_[score, score],
+                       np.r_[w * y, w * (1.0 - y)])
     tags = (np.arange(positive.shape[0], dtype=np.uint64) << np.uint64(1)) | positive
     # unit weights (a stride-0 view of one 1.0, RowInfo's default) need no reads
     weighted = w is not None and _one_weight(w) != 1.0
@@ -267,6 +319,9 @@ class QuantileMetric(_WithParam):
 
     name, param_name, param_default = "quantile", "quantile_alpha", 0.5
 
+    def n_columns(self, n_outputs):
+        return n_outputs if n_outputs == self.alphas.size else None
+
     def __init__(self, param=None):
         alphas = np.sort(np.atleast_1d(np.asarray(self.param_default if param is None else param,
                                                   dtype=np.float64)))
@@ -288,6 +343,7 @@ class PoissonNLogLik(Metric):
     """Poisson negative log-likelihood sum w [p - y log p + log y!] / sum w, p = predicted mean."""
 
     name = "poisson-nloglik"
+    labels = "nonnegative"
 
     def terms(self, y, pred, w):
         p = np.maximum(pred, _EPS)
@@ -300,6 +356,7 @@ class GammaDeviance(Metric):
     """Gamma deviance 2 sum w [(y - p)/p - log(y/p)] / sum w."""
 
     name = "gamma-deviance"
+    labels = "positive"
 
     def terms(self, y, pred, w):
         p = np.maximum(pred, _EPS)
@@ -312,6 +369,7 @@ class TweedieNLogLik(_WithParam):
     tweedie_variance_power: sum w [-y p^(1-rho)/(1-rho) + p^(2-rho)/(2-rho)] / sum w."""
 
     name, param_name, param_default = "tweedie-nloglik", "tweedie_variance_power", 1.5
+    labels = "nonnegative"
 
     def terms(self, y, pred, w):
         r = self.param
@@ -324,6 +382,7 @@ class ExponentialLoss(Metric):
     """Mean AdaBoost loss exp(-y* F) with y* = 2y - 1 and F = log(p / (1 - p)) / 2."""
 
     name = "exponential"
+    labels = "unit"
 
     def terms(self, y, pred, w):
         p = np.clip(pred, _EPS, 1 - _EPS)

@@ -7,7 +7,7 @@ ValueError (with a "did you mean" when a known name is close).
 import difflib
 
 from ..data.checks import INF, Param, check_value
-from ..objectives import OBJECTIVES
+from ..objectives import OBJECTIVES, Softmax
 from ..tree.stats import MAX_QUANT_BINS
 
 #: Most boosting rounds (LightGBM's int32 limit): beyond it a typo, not a plan.
@@ -18,7 +18,7 @@ PARAMS = {
     "objective": Param("reg:squarederror", "str", choices=tuple(OBJECTIVES),
                        doc="loss function"),
     "num_class": Param(None, "optional_int", 2, 1 << 15, aliases=("num_classes",),
-                       doc="classes of multi:softprob"),
+                       doc="classes of multi:softprob and multi:softmax"),
     "huber_delta": Param(1.0, "float", 0.0, INF, low_open=True,
                          doc="reg:huber: residual beyond which the loss is linear"),
     "huber_slope": Param(1.0, "float", 0.0, INF, low_open=True,
@@ -163,10 +163,12 @@ def binning_args(p):
 
 
 def _check_combinations(p):
-    if p["objective"] == "multi:softprob" and p["num_class"] is None:
-        raise ValueError("objective 'multi:softprob' needs the parameter num_class")
-    if p["objective"] != "multi:softprob" and p["num_class"] not in (None, 1):
-        raise ValueError(f"num_class is only used by multi:softprob, not {p['objective']!r}")
+    multiclass = issubclass(OBJECTIVES[p["objective"]], Softmax)
+    if multiclass and p["num_class"] is None:
+        raise ValueError(f"objective {p['objective']!r} needs the parameter num_class")
+    if not multiclass and p["num_class"] not in (None, 1):
+        raise ValueError(f"num_class is only used by multi:softprob and multi:softmax, not "
+                         f"{p['objective']!r}")
     alphas = p["quantile_alpha"] if isinstance(p["quantile_alpha"], list) else [p["quantile_alpha"]]
     if max(alphas) >= 1.0:
         raise ValueError(f"parameter 'quantile_alpha' must be in (0, 1), got {p['quantile_alpha']}")

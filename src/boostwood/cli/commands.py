@@ -227,7 +227,7 @@ def _print_summary(booster, evals, model_path, quiet):
     names = [n for _, n in evals]
     if "test" in names and booster.objective.name.startswith("binary"):
         dtest = evals[names.index("test")][0]
-        error = float(np.mean((booster.predict(dtest) > 0.5) != dtest.label))
+        error = float(np.mean((booster._metric_predictions(dtest) > 0.5) != dtest.label))
         print(f"test error: {error:.4f}")
     if not quiet:
         print(f"model ({booster.num_boosted_rounds()} rounds) saved to {model_path}")
@@ -309,7 +309,7 @@ def cmd_eval(args):
     booster = _load_model(args.model)
     d = load_for_model(args.data, data_config(args), booster)
     names = args.metric or [booster.objective.default_metric]
-    pred = booster.predict(d)
+    pred = booster._metric_predictions(d, validate_features=True)
     y = booster.objective.check_labels(d.label)
     w = np.ones(len(y)) if d.weight is None else d.weight
     for name in names:

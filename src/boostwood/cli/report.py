@@ -25,8 +25,7 @@ def _curve(booster, d, y, w, metric):
     """The metric on ``d`` after rounds 1, ..., n (at most 40 points)."""
     n = booster.num_boosted_rounds()
     points = sorted(set(np.linspace(1, n, min(n, 40)).astype(int))) if n else []
-    return points, [metric(y, booster.predict(d, iteration_range=(0, r),
-                                              validate_features=False), w) for r in points]
+    return points, [metric(y, booster._metric_predictions(d, (0, r)), w) for r in points]
 
 
 def _figures(booster, d, y, w, metric, n_trees):
@@ -50,9 +49,9 @@ def build_report(booster, d, model_path, data_path, n_trees=3):
     metric = get_metric(booster.objective.default_metric, booster.params)
     X = d.features.dense if d.features.dense is not None else None
     missing = float(np.isnan(X).mean()) if X is not None else float("nan")
-    pred = booster.predict(d, validate_features=False)
+    pred = booster._metric_predictions(d)
     names = [booster.objective.default_metric] + (["auc"] if booster.objective.name in (
-        "binary:logistic", "binary:logitboost") else [])
+        "binary:logistic", "binary:logitraw", "binary:logitboost") else [])
     metrics = [(m, f"{get_metric(m, booster.params)(y, pred, w):.6g}") for m in names]
     figs = _figures(booster, d, y, w, metric, n_trees)
     params = [(k, v) for k, v in sorted(booster.params.items()) if not k.startswith("_")]

@@ -1,9 +1,11 @@
 """Layer 3: losses, their derivatives, initial scores and links."""
-from .builtin import Logistic, Objective, Softmax, SquaredError
+from .builtin import (Logistic, LogisticRaw, LogisticRegression, Objective, Softmax,
+                      SoftmaxClass, SquaredError)
 from .custom import CompiledObjective, CustomObjective, objective
 from .pointwise import POINTWISE
 
-OBJECTIVES = {cls.name: cls for cls in (SquaredError, Logistic, Softmax) + POINTWISE}
+OBJECTIVES = {cls.name: cls for cls in (SquaredError, Logistic, Softmax, SoftmaxClass,
+                                         LogisticRaw, LogisticRegression) + POINTWISE}
 
 
 def get_objective(name, num_class=None, params=None):
@@ -15,7 +17,7 @@ def get_objective(name, num_class=None, params=None):
     if name not in OBJECTIVES:
         raise ValueError(f"unknown objective {name!r}; available: {sorted(OBJECTIVES)}")
     cls = OBJECTIVES[name]
-    if cls is Softmax:
+    if issubclass(cls, Softmax):
         return cls(num_class)
     param_name = getattr(cls, "param_name", None)
     if param_name is not None:
@@ -23,5 +25,5 @@ def get_objective(name, num_class=None, params=None):
     return cls()
 
 
-__all__ = ["OBJECTIVES", "CompiledObjective", "CustomObjective", "Objective", "get_objective",
-           "objective"]
+__all__ = ["OBJECTIVES", "CompiledObjective", "CustomObjective", "Objective", "Softmax",
+           "get_objective", "objective"]

@@ -18,7 +18,9 @@ def check_binary_labels(name, y):
     """``y`` if every label is 0 or 1, else a ValueError naming the objective."""
     if not np.all((y == 0) | (y == 1)):
         bad = np.unique(y[(y != 0) & (y != 1)])[:5]
-        raise ValueError(f"{name} needs labels 0 or 1, got {bad.tolist()}")
+        hint = ("; for probabilities (soft labels) in [0, 1] use reg:logistic"
+                if np.all((y >= 0) & (y <= 1)) else "")
+        raise ValueError(f"{name} needs labels 0 or 1, got {bad.tolist()}{hint}")
     return y
 
 
@@ -105,6 +107,12 @@ class Objective:
         """Predictions from margins of shape (n_rows, n_outputs)."""
         return raw[:, 0]
 
+    def eval_transform(self, raw):
+        """What metrics read, from margins of shape (n_rows, n_outputs): the predictions,
+        except where those are class ids or margins (``multi:softmax``,
+        ``binary:logitraw``), whose metrics read probabilities."""
+        return self.transform(raw)
+
     def loss(self, y, raw):
         """Per-row loss at the given margins (used by tests and metrics)."""
         raise NotImplementedError
@@ -164,6 +172,39 @@ class Logistic(Objective):
         return np.logaddexp(0.0, F) - y * F
 
 
+class LogisticRaw(Logistic):
+    """``binary:logitraw``: the loss of ``binary:logistic``, predicting the margin (the
+    log-odds) instead of the probability. Metrics read the probabilities, so ``logloss``
+    and ``error`` mean what they mean for ``binary:logistic``. A user ``base_score`` is
+    on the prediction scale, a margin (as in XGBoost)."""
+
+    name = "binary:logitraw"
+
+    def base_margin_from_score(self, base_score):
+        return np.array([float(base_score)])
+
+    def transform(self, raw):
+        return raw[:, 0]
+
+    def eval_transform(self, raw):
+        return sigmoid_of(raw[:, 0])
+
+
+class LogisticRegression(Logistic):
+    """``reg:logistic``: the loss of ``binary:logistic`` for labels anywhere in [0, 1]
+    (probabilities, soft labels): L = -y log p - (1 - y) log(1 - p), p = 1 / (1 + exp(-F)),
+    minimised at p = y. Predictions are probabilities; the default metric is ``rmse``."""
+
+    name = "reg:logistic"
+    default_metric = "rmse"
+
+    def check_labels(self, y):
+        if not np.all((y >= 0) & (y <= 1)):
+            bad = np.unique(y[~((y >= 0) & (y <= 1))])[:5]
+            raise ValueError(f"{self.name} needs labels in [0, 1], got {bad.tolist()}")
+        return y
+
+
 class Softmax(Objective):
     """``multi:softprob``: L = -log p_y, p = softmax(F) over ``num_class`` margins.
 
@@ -177,7 +218,7 @@ class Softmax(Objective):
 
     def __init__(self, num_class=None):
         if num_class is None or num_class < 2:
-            raise ValueError("multi:softprob needs num_class >= 2")
+            raise ValueError(f"{self.name} needs num_class >= 2")
         super().__init__(num_class)
         self.n_outputs = int(num_class)
         #: boosting="gradient": Friedman's multinomial leaf factor (K - 1)/K (notes 003 eq. 20)
@@ -187,7 +228,7 @@ class Softmax(Objective):
         ok = (y == np.floor(y)) & (y >= 0) & (y < self.num_class)
         if not np.all(ok):
             bad = np.unique(y[~ok])[:5]
-            raise ValueError(f"multi:softprob with num_class={self.num_class} needs integer "
+            raise ValueError(f"{self.name} with num_class={self.num_class} needs integer "
                              f"labels in [0, {self.num_class - 1}], got {bad.tolist()}")
         return y
 
@@ -218,3 +259,18 @@ class Softmax(Objective):
         z = raw - raw.max(axis=1, keepdims=True)
         logsum = np.log(np.exp(z).sum(axis=1))
         return logsum - z[np.arange(len(y)), y.astype(np.int64)]
+
+
+class SoftmaxClass(Softmax):
+    """``multi:softmax``: the loss of ``multi:softprob``, predicting the class id (the
+    class of the largest margin, the first of equal ones) as a float, shape (n_rows,).
+    Metrics read the probabilities, so ``mlogloss`` means what it means for
+    ``multi:softprob``."""
+
+    name = "multi:softmax"
+
+    def transform(self, raw):
+        return np.argmax(raw, axis=1).astype(np.float64)
+
+    def eval_transform(self, raw):
+        return Softmax.transform(self, raw)
