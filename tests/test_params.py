@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 import boostwood as bw
@@ -54,3 +55,32 @@ def test_replace_param_drops_every_alias_of_the_name():
     assert out == {"eta": 0.1, "colsample_by_tree": 0.5, "nthread": 1}
     assert given == {"n_jobs": 4, "eta": 0.1, "colsample_by_tree": 0.5}
     assert replace_param(None, "nthread", 2) == {"nthread": 2}
+
+
+def test_params_as_xgboost_list_of_pairs_with_several_metrics():
+    """XGBoost takes ``params`` as (name, value) pairs, eval_metric repeated for several
+    metrics (before: a TypeError). The same model and log as the dict; another name
+    twice is an error, not a silent last-one-wins."""
+    r = np.random.default_rng(1)
+    X = r.normal(size=(300, 3))
+    d = bw.Dataset(X, (X[:, 0] > 0).astype(float))
+    pairs = [("objective", "binary:logistic"), ("eval_metric", "logloss"),
+             ("eval_metric", "auc"), ("max_depth", 3)]
+    as_dict = dict(objective="binary:logistic", eval_metric=["logloss", "auc"], max_depth=3)
+    logs = ({}, {})
+    models = [bw.train(p, d, 3, evals=[(d, "t")], evals_result=log, verbose_eval=False)
+              for p, log in zip((pairs, as_dict), logs)]
+    assert logs[0] == logs[1] and list(logs[0]["t"]) == ["logloss", "auc"]
+    np.testing.assert_array_equal(models[0].predict(X), models[1].predict(X))
+    a, b = bw.cv(pairs, d, 2, nfold=2), bw.cv(as_dict, d, 2, nfold=2)
+    assert list(a) == list(b) == ["train-logloss-mean", "train-logloss-std", "train-auc-mean",
+                                  "train-auc-std", "test-logloss-mean", "test-logloss-std",
+                                  "test-auc-mean", "test-auc-std"]
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+    with pytest.raises(ValueError, match="'max_depth' given twice"):
+        bw.train(pairs + [("max_depth", 4)], d, 1)
+    with pytest.raises(TypeError, match=r"\(name, value\) pairs"):
+        bw.train([("max_depth", 3, 1)], d, 1)
+    with pytest.raises(TypeError, match="params must be a dict or a list"):
+        bw.train("max_depth=3", d, 1)

@@ -9,7 +9,7 @@ from ..data.checks import Param, check_value
 from ._side_by_side import SideBySide
 from .callback import TrainingCallback, nan_metric_message
 from .engine import train
-from .params import replace_param, resolve_params
+from .params import as_param_dict, replace_param, resolve_params
 
 _ARGS = {"nfold": Param(3, "int", 2), "stratified": Param(False, "bool"),
          "seed": Param(0, "int"), "shuffle": Param(True, "bool"),
@@ -148,6 +148,7 @@ def cv(params, dtrain, num_boost_round=10, nfold=3, stratified=False, folds=None
                         ("shuffle", shuffle), ("early_stopping_rounds", early_stopping_rounds),
                         ("return_folds", return_folds)):
         check_value(name, value, _ARGS[name])
+    params = as_param_dict(params)
     n = dtrain.num_row()
     if folds is None:
         folds = fold_ids(n, nfold, seed, shuffle, dtrain.label if stratified else None)

@@ -102,8 +102,39 @@ def _canonical(key):
     raise ValueError(f"unknown parameter {key!r}{hint}")
 
 
+#: The names under which a list of pairs may give several metrics.
+_METRIC_KEYS = ("eval_metric", "metric")
+
+
 def _check_value(name, value):
     return check_value(name, value, PARAMS[name])
+
+
+def as_param_dict(params):
+    """User ``params`` as a new dict: a dict, None (no parameters), or XGBoost's list of
+    ``(name, value)`` pairs, in which ``eval_metric`` may come several times (its metrics,
+    in order) and any other name at most once."""
+    if params is None:
+        return {}
+    if isinstance(params, dict):
+        return dict(params)
+    if not isinstance(params, (list, tuple)):
+        raise TypeError(f"params must be a dict or a list of (name, value) pairs, got "
+                        f"{type(params).__name__}")
+    out = {}
+    for item in params:
+        if not (isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str)):
+            raise TypeError(f"params as a list must hold (name, value) pairs, got {item!r}")
+        key, value = item
+        if key in out and key in _METRIC_KEYS:
+            old = out[key] if isinstance(out[key], (list, tuple)) else [out[key]]
+            out[key] = list(old) + (list(value) if isinstance(value, (list, tuple)) else [value])
+        elif key in out:
+            raise ValueError(f"parameter {key!r} given twice in the list of pairs (only "
+                             "eval_metric may repeat)")
+        else:
+            out[key] = value
+    return out
 
 
 def resolve_params(params):
@@ -111,18 +142,14 @@ def resolve_params(params):
 
     Parameters
     ----------
-    params : dict or None
-        Keys are canonical names or aliases.
+    params : dict, list of (name, value) pairs, or None
+        Keys are canonical names or aliases (see :func:`as_param_dict` for the pairs).
 
     Returns
     -------
     dict with every canonical name of :data:`PARAMS`.
     """
-    if params is None:
-        params = {}
-    if not isinstance(params, dict):
-        raise TypeError(f"params must be a dict, got {type(params).__name__}")
-    params = dict(params)
+    params = as_param_dict(params)
     params.pop("_given", None)  # already-resolved parameters may be passed again
     given = {}
     for key, value in params.items():
@@ -151,7 +178,7 @@ def replace_param(params, name, value):
         return isinstance(key, str) and (key in PARAMS or key in _ALIAS) \
             and _canonical(key) == name
 
-    out = {k: v for k, v in dict(params or {}).items() if not same(k)}
+    out = {k: v for k, v in as_param_dict(params).items() if not same(k)}
     out[name] = value
     return out
 
