@@ -269,3 +269,27 @@ def test_metrics_refuse_labels_and_predictions_they_are_not_defined_for(name, y,
         return
     with pytest.raises(ValueError, match=f"evaluation set 'v': eval_metric '{name}' {match}"):
         bw.train(params, bw.Dataset(X, labels), 1, evals=[(d, "v")], verbose_eval=False)
+
+
+def test_error_at_a_threshold_is_logged_under_its_own_name():
+    """XGBoost's ``error@t`` (before: "takes no parameter"): the error rate at threshold t,
+    logged as "error@t" beside plain "error" (a metric with a parameter used to be logged
+    under its bare name, so two levels of one metric wrote into one list)."""
+    import boostwood as bw
+    r = np.random.default_rng(2)
+    X = r.normal(size=(400, 3))
+    y = (X[:, 0] + r.normal(size=400) > 0).astype(float)
+    log = {}
+    b = bw.train(dict(objective="binary:logistic", eval_metric=["error", "error@0.7",
+                                                                 "quantile@0.2", "quantile@0.8"]),
+                 bw.Dataset(X, y), 2, evals=[(bw.Dataset(X, y), "t")], evals_result=log,
+                 verbose_eval=False)
+    assert list(log["t"]) == ["error", "error@0.7", "quantile@0.2", "quantile@0.8"]
+    p = b.predict(X)
+    assert log["t"]["error"][-1] == pytest.approx(np.mean((p > 0.5) != y), rel=1e-12)
+    assert log["t"]["error@0.7"][-1] == pytest.approx(np.mean((p > 0.7) != y), rel=1e-12)
+    assert log["t"]["error@0.7"][-1] != log["t"]["error"][-1]
+    with pytest.raises(ValueError, match="threshold must be in"):
+        get_metric("error@1.5")
+    with pytest.raises(ValueError, match="takes no parameter"):
+        get_metric("auc@0.5")

@@ -109,7 +109,8 @@ class EarlyStopping(TrainingCallback):
             raise ValueError(f"early stopping metric {metric!r} is not among {list(evals_log[data])}")
         maximize = self.maximize
         if maximize is None:
-            maximize = metric in METRICS and METRICS[metric].higher_better
+            base = metric.partition("@")[0]  # (a metric with a parameter: name@value)
+            maximize = base in METRICS and METRICS[base].higher_better
         score = evals_log[data][metric][-1]
         if score != score:  # NaN: no round would compare with it, so round 0 would "win"
             raise ValueError(nan_metric_message(f"{data}-{metric}", epoch))

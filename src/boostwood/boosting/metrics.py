@@ -191,14 +191,20 @@ class LogLoss(Metric):
 
 
 class ErrorRate(Metric):
-    """Binary error rate: weighted share of rows with (p > 0.5) != y. A soft label y in
-    (0, 1) counts as y positive and 1 - y negative (its expected error, as in XGBoost)."""
+    """Binary error rate: weighted share of rows with (p > t) != y, t = 0.5 unless given
+    as ``error@t``. A soft label y in (0, 1) counts as y positive and 1 - y negative (its
+    expected error, as in XGBoost)."""
 
     name = "error"
     labels = "unit"
 
+    def __init__(self, param=None):
+        self.param = 0.5 if param is None else float(param)
+        if not 0.0 <= self.param <= 1.0:
+            raise ValueError(f"eval_metric 'error@{param}': the threshold must be in [0, 1]")
+
     def terms(self, y, pred, w):
-        return w * np.where(pred > 0.5, 1.0 - y, y), w
+        return w * np.where(pred > self.param, 1.0 - y, y), w
 
 
 class MultiLogLoss(Metric):
@@ -403,13 +409,20 @@ def get_metric(name, params=None):
     if base not in METRICS:
         raise ValueError(f"unknown eval_metric {name!r}; available: {sorted(METRICS)}")
     cls = METRICS[base]
-    if issubclass(cls, _WithParam):
-        if value:
-            try:
-                return cls(float(value))
-            except ValueError:
-                raise ValueError(f"eval_metric {name!r}: {value!r} is not a number") from None
-        return cls((params or {}).get(cls.param_name))
-    if value:
+    if not value:
+        if issubclass(cls, _WithParam):
+            return cls((params or {}).get(cls.param_name))
+        return cls()
+    if not (issubclass(cls, _WithParam) or cls is ErrorRate):  # (error@t: XGBoost's)
         raise ValueError(f"eval_metric {base!r} takes no parameter, got {name!r}")
-    return cls()
+    metric = cls(_number(name, value))
+    metric.name = name  # its key in the evaluation log, beside the metric without "@"
+    return metric
+
+
+def _number(name, value):
+    """The parameter ``value`` of metric ``name`` (``base@value``) as a float."""
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"eval_metric {name!r}: {value!r} is not a number") from None
