@@ -293,3 +293,43 @@ def test_error_at_a_threshold_is_logged_under_its_own_name():
         get_metric("error@1.5")
     with pytest.raises(ValueError, match="takes no parameter"):
         get_metric("auc@0.5")
+
+
+def test_aucpr_is_xgboost_s_and_average_precision_scikit_learn_s():
+    """``aucpr`` (XGBoost's interpolated area) and ``average_precision`` (LightGBM's,
+    scikit-learn's step-wise sum) were unknown metrics. Each against its library on the
+    same predictions (ties, weights), in a training log, and with soft labels against
+    the definition (a soft row split into a positive and a negative row)."""
+    import boostwood as bw
+    from boostwood.boosting.metrics import average_precision, pr_auc
+    xgb = pytest.importorskip("xgboost")
+    r = np.random.default_rng(4)
+    for weighted in (False, True):
+        X = r.normal(size=(500, 3))
+        y = (X[:, 0] + r.normal(size=500) > 1).astype(float)
+        w = r.uniform(0.5, 2.0, 500) if weighted else np.ones(500)
+        d, log = xgb.DMatrix(X, y, weight=w), {}
+        model = xgb.train(dict(objective="binary:logistic", eval_metric="aucpr", max_depth=2,
+                               nthread=1), d, 4, evals=[(d, "t")], evals_result=log,
+                          verbose_eval=False)
+        p = model.predict(d).astype(np.float64)
+        assert np.unique(p).size < 100  # ties: one point per distinct score
+        assert pr_auc(y, p, w) == pytest.approx(log["t"]["aucpr"][-1], rel=1e-7)
+        assert average_precision(y, p, w) == pytest.approx(
+            skm.average_precision_score(y, p, sample_weight=w), rel=1e-12)
+    ours = {}
+    b = bw.train(dict(objective="binary:logistic", eval_metric=["aucpr", "average_precision"],
+                      max_depth=2), bw.Dataset(X, y, weight=w), 3,
+                 evals=[(bw.Dataset(X, y, weight=w), "t")], evals_result=ours, verbose_eval=False)
+    p = b.predict(X)
+    assert ours["t"]["aucpr"][-1] == pytest.approx(pr_auc(y, p, w), rel=1e-12)
+    assert ours["t"]["average_precision"][-1] == pytest.approx(
+        skm.average_precision_score(y, p, sample_weight=w), rel=1e-12)
+    soft = np.clip(y * 0.8 + 0.1 * r.random(500), 0, 1)
+    split = (np.r_[np.ones(500), np.zeros(500)], np.r_[p, p], np.r_[w * soft, w * (1 - soft)])
+    assert pr_auc(soft, p, w) == pytest.approx(pr_auc(*split), rel=1e-12)
+    assert average_precision(soft, p, w) == pytest.approx(average_precision(*split), rel=1e-12)
+    assert np.isnan(pr_auc(np.zeros(3), [0.1, 0.2, 0.3]))
+    assert average_precision(np.ones(3), [0.1, 0.2, 0.3]) == 1.0
+    with pytest.raises(ValueError, match="labels in"):
+        pr_auc([0.0, 2.0], [0.1, 0.2])

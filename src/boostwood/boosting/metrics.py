@@ -10,7 +10,7 @@ import numpy as np
 
 from .._comm import exact_sums_of_finite
 from .._kernels.loss import binary_logloss_columns, log_factorial
-from .._kernels.sort import auc_of_sorted, sorted_pairs
+from .._kernels.sort import argsort_stable, auc_of_sorted, sorted_pairs
 from ..data.rowinfo import RowInfo, gather_rows
 
 _EPS = 1e-15
@@ -276,6 +276,76 @@ def roc_auc(y, score, w=None):
     return float(area / (w_pos * w_neg))
 
 
+def _pr_points(y, score, w):
+    """Weighted true and false positives above each distinct score, from the highest
+    down (a soft label y counts y positive, 1 - y negative); ties form one point."""
+    y = np.asarray(y, dtype=np.float64)
+    score = np.asarray(score, dtype=np.float64)
+    w = np.ones(y.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
+    _check_lengths(y, score, w)
+    if not np.all((y >= 0) & (y <= 1)):
+        raise ValueError("precision-recall metrics need labels in [0, 1] (0/1, or "
+                         f"probabilities), got {np.unique(y[~((y >= 0) & (y <= 1))])[:5].tolist()}")
+    if y.size == 0:
+        return np.zeros(0), np.zeros(0)
+    order = argsort_stable(score)[::-1]
+    s = score[order]
+    starts = np.r_[0, np.flatnonzero(s[1:] != s[:-1]) + 1]
+    return (np.cumsum(np.add.reduceat((w * y)[order], starts)),
+            np.cumsum(np.add.reduceat((w * (1.0 - y))[order], starts)))
+
+
+def pr_auc(y, score, w=None):
+    """XGBoost's ``aucpr``: the area under the precision-recall curve, with precision
+    interpolated between the curve's points as Davis & Goadrich (2006) do (false
+    positives grow linearly with true positives along a segment, so precision is
+    x / (x + fp(x)), integrated in closed form). NaN without positive weight."""
+    tp, fp = _pr_points(y, score, w)
+    P = tp[-1] if tp.size else 0.0
+    if not P > 0:
+        return float("nan")
+    tp0, fp0 = np.r_[0.0, tp[:-1]], np.r_[0.0, fp[:-1]]
+    step = tp > tp0  # (a segment without new positives adds no recall, no area)
+    tp, fp, tp0, fp0 = tp[step], fp[step], tp0[step], fp0[step]
+    a = 1.0 + (fp - fp0) / (tp - tp0)
+    b = (fp0 - (a - 1.0) * tp0) / P
+    with np.errstate(divide="ignore", invalid="ignore"):
+        curve = np.where(b != 0, b / a * (np.log(a * tp / P + b) - np.log(a * tp0 / P + b)), 0.0)
+    return float(np.sum(((tp - tp0) / P - curve) / a))
+
+
+def average_precision(y, score, w=None):
+    """LightGBM's ``average_precision`` (scikit-learn's ``average_precision_score``):
+    sum over the distinct scores, from the highest down, of the recall gained times the
+    precision there. NaN without positive weight."""
+    tp, fp = _pr_points(y, score, w)
+    if not (tp.size and tp[-1] > 0):
+        return float("nan")
+    return float(np.sum(np.diff(np.r_[0.0, tp / tp[-1]]) * (tp / (tp + fp))))
+
+
+class AUCPR(Metric):
+    """Area under the precision-recall curve, interpolated (:func:`pr_auc`)."""
+
+    name = "aucpr"
+    higher_better = True
+    additive = False
+    labels = "unit"
+
+    def from_rows(self, y, pred, w):
+        return pr_auc(y, pred, w)
+
+
+class AveragePrecision(AUCPR):
+    """Average precision, the step-wise area under the precision-recall curve
+    (:func:`average_precision`)."""
+
+    name = "average_precision"
+
+    def from_rows(self, y, pred, w):
+        return average_precision(y, pred, w)
+
+
 class MAPE(Metric):
     """Mean absolute percentage error sum w |y - p| / max(|y|, 1e-15) / sum w."""
 
@@ -397,7 +467,8 @@ class ExponentialLoss(Metric):
 
 
 METRICS = {cls.name: cls for cls in (RMSE, MAE, LogLoss, ErrorRate, MultiLogLoss, MultiError, AUC,
-                                     MAPE, HuberMetric, PseudoHuberMetric, QuantileMetric,
+                                     AUCPR, AveragePrecision, MAPE, HuberMetric,
+                                     PseudoHuberMetric, QuantileMetric,
                                      PoissonNLogLik, GammaDeviance, TweedieNLogLik,
                                      ExponentialLoss)}
 
