@@ -235,7 +235,7 @@ def test_soft_labels_auc_and_error_against_the_definition_and_xgboost():
 @pytest.mark.parametrize("name, y, n_outputs, match", [
     ("mlogloss", [0.0, 1.0], 1, "needs class probabilities"),
     ("merror", [0.0, 1.0], 1, "needs class probabilities"),
-    ("auc", [0.0, 2.0], 3, "needs one prediction per row"),
+    ("auc", [0.0, 3.0], 3, "needs class ids 0..2"),
     ("logloss", [0.0, 2.0], 3, "needs one prediction per row"),
     ("rmse", [0.0, 2.0], 3, "needs one prediction per row"),
     ("auc", [-3.0, 2.5], 1, r"needs labels in \[0, 1\]"),
@@ -333,3 +333,33 @@ def test_aucpr_is_xgboost_s_and_average_precision_scikit_learn_s():
     assert average_precision(np.ones(3), [0.1, 0.2, 0.3]) == 1.0
     with pytest.raises(ValueError, match="labels in"):
         pr_auc([0.0, 2.0], [0.1, 0.2])
+
+
+def test_multiclass_auc_is_xgboost_s_and_scikit_learn_s_one_vs_rest():
+    """``auc`` of class probabilities (before: refused, and earlier a numpy error) is the
+    one-vs-rest AUC averaged with the classes' weights: XGBoost's logged value and
+    scikit-learn's ``multi_class="ovr", average="weighted"``, with and without weights."""
+    import boostwood as bw
+    from boostwood.boosting.metrics import one_vs_rest_auc
+    xgb = pytest.importorskip("xgboost")
+    r = np.random.default_rng(6)
+    X = r.normal(size=(600, 3))
+    y = np.digitize(X[:, 0] + r.normal(size=600), [-0.7, 0.6]).astype(float)
+    for w in (np.ones(600), r.uniform(0.5, 2.0, 600)):
+        d, log = xgb.DMatrix(X, y, weight=w), {}
+        model = xgb.train(dict(objective="multi:softprob", num_class=3, eval_metric="auc",
+                               max_depth=2, nthread=1), d, 3, evals=[(d, "t")],
+                          evals_result=log, verbose_eval=False)
+        p = model.predict(d).astype(np.float64)
+        expected = skm.roc_auc_score(y, p, multi_class="ovr", average="weighted",
+                                     sample_weight=w)
+        assert one_vs_rest_auc(y, p, w) == pytest.approx(expected, rel=1e-12)
+        assert one_vs_rest_auc(y, p, w) == pytest.approx(log["t"]["auc"][-1], rel=1e-6)
+    ours = {}
+    b = bw.train(dict(objective="multi:softmax", num_class=3, eval_metric="auc"),
+                 bw.Dataset(X, y, weight=w), 2, evals=[(bw.Dataset(X, y, weight=w), "t")],
+                 evals_result=ours, verbose_eval=False)
+    p = bw.train(dict(objective="multi:softprob", num_class=3), bw.Dataset(X, y, weight=w),
+                 2).predict(X)
+    assert ours["t"]["auc"][-1] == pytest.approx(skm.roc_auc_score(
+        y, p, multi_class="ovr", average="weighted", sample_weight=w), rel=1e-12)

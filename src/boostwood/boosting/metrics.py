@@ -48,8 +48,9 @@ class Metric:
         """A ValueError, naming the metric, unless it is defined for labels ``y`` and the
         predictions of a model of ``n_outputs`` columns (before: crashes deep in numpy,
         or numbers of no meaning, such as a negative log loss of regression labels)."""
+        kind = self.label_kind(n_outputs)
         if self.n_columns(n_outputs) is None:
-            what = "one prediction per row" if self.labels != "classes" else \
+            what = "one prediction per row" if kind != "classes" else \
                 "class probabilities (multi:softprob or multi:softmax)"
             raise ValueError(f"eval_metric {self.name!r} needs {what}; the model predicts "
                              f"{n_outputs} column{'s' * (n_outputs != 1)} per row")
@@ -57,13 +58,17 @@ class Metric:
         ok = {"unit": lambda: (y >= 0) & (y <= 1), "nonnegative": lambda: y >= 0,
               "positive": lambda: y > 0,
               "classes": lambda: (y >= 0) & (y < n_outputs) & (y == np.floor(y)),
-              None: lambda: True}[self.labels]()
+              None: lambda: True}[kind]()
         if not np.all(ok):
             bad = np.unique(y[~np.broadcast_to(ok, y.shape)])[:5].tolist()
             need = {"unit": "labels in [0, 1] (0/1, or probabilities)",
                     "nonnegative": "non-negative labels", "positive": "positive labels",
-                    "classes": f"class ids 0..{n_outputs - 1}"}[self.labels]
+                    "classes": f"class ids 0..{n_outputs - 1}"}[kind]
             raise ValueError(f"eval_metric {self.name!r} needs {need}, got {bad}")
+
+    def label_kind(self, n_outputs):
+        """The ``labels`` the metric takes with a model of ``n_outputs`` columns."""
+        return self.labels
 
     def terms(self, y, pred, w):
         """(numerator, weight) per row: arrays of shape (n_rows,)."""
@@ -233,15 +238,43 @@ class MultiError(Metric):
 
 
 class AUC(Metric):
-    """Area under the ROC curve, weighted; tied predictions count one half."""
+    """Area under the ROC curve, weighted; tied predictions count one half. With class
+    probabilities (multi:softprob, multi:softmax), XGBoost's multi-class AUC: each
+    class's one-vs-rest AUC, averaged with the classes' weights."""
 
     name = "auc"
     higher_better = True
     additive = False
     labels = "unit"
 
+    def n_columns(self, n_outputs):
+        return n_outputs
+
+    def label_kind(self, n_outputs):
+        return "unit" if n_outputs == 1 else "classes"
+
     def from_rows(self, y, pred, w):
-        return roc_auc(y, pred, w)
+        return roc_auc(y, pred, w) if np.ndim(pred) == 1 else one_vs_rest_auc(y, pred, w)
+
+
+def one_vs_rest_auc(y, proba, w=None):
+    """Multi-class AUC: sum over classes c of W_c AUC_c / sum of W_c, where AUC_c ranks
+    the rows by ``proba[:, c]`` with class c positive and W_c is its weight (scikit-learn's
+    ``roc_auc_score(multi_class="ovr", average="weighted")``); a class without rows has
+    no weight. NaN when only one class has rows."""
+    y, proba = np.asarray(y), np.asarray(proba)
+    w = np.ones(y.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
+    if proba.ndim != 2 or proba.shape[0] != y.shape[0] or w.shape != y.shape:
+        raise ValueError(f"class probabilities have shape {proba.shape}, the labels "
+                         f"{y.shape}, the weights {w.shape}")
+    area = total = 0.0
+    for c in range(proba.shape[1]):
+        positive = y == c
+        weight = float(w[positive].sum())
+        if weight > 0:
+            area += weight * roc_auc(positive, proba[:, c], w)
+            total += weight
+    return area / total if total > 0 else float("nan")
 
 
 def roc_auc(y, score, w=None):
