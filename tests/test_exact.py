@@ -280,12 +280,15 @@ def test_infinities_sparse_input_and_round_trip(tmp_path, extra):
     np.testing.assert_array_equal(dense.predict(Xs.toarray()), sparse.predict(Xs))
 
 
-@pytest.mark.parametrize("objective", ["binary:logitraw", "reg:logistic"])
-def test_same_trees_as_xgboost_exact_for_logitraw_and_soft_label_logistic(objective):
-    """``binary:logitraw`` (margins out) and ``reg:logistic`` (labels anywhere in [0, 1])
-    were unknown objectives; both grow XGBoost's trees and predict what it predicts."""
+@pytest.mark.parametrize("objective", ["binary:logitraw", "reg:logistic", "reg:squaredlogerror"])
+def test_same_trees_as_xgboost_exact_for_logitraw_soft_logistic_and_squared_log(objective):
+    """``binary:logitraw`` (margins out), ``reg:logistic`` (labels anywhere in [0, 1]) and
+    ``reg:squaredlogerror`` (RMSLE's loss) were unknown objectives; each grows XGBoost's
+    trees and predicts what it predicts."""
     r = np.random.default_rng(12)
     X = r.normal(size=(3000, 5))
-    p = 1 / (1 + np.exp(-(X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + r.normal(size=3000))))
-    y = p if objective == "reg:logistic" else (p > 0.5).astype(float)
+    z = X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + r.normal(size=3000)
+    p = 1 / (1 + np.exp(-z))
+    y = {"binary:logitraw": (p > 0.5).astype(float), "reg:logistic": p,
+         "reg:squaredlogerror": np.expm1(np.abs(z))}[objective]
     _parity(X, y, 6, objective=objective)

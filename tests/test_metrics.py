@@ -245,6 +245,7 @@ def test_soft_labels_auc_and_error_against_the_definition_and_xgboost():
     ("merror", [0.0, 1.5], 3, "needs class ids 0..2"),
     ("poisson-nloglik", [-1.0, 2.0], 1, "needs non-negative labels"),
     ("gamma-deviance", [0.0, 2.0], 1, "needs positive labels"),
+    ("rmsle", [-1.0, 2.0], 1, "needs labels above -1"),
 ])
 def test_metrics_refuse_labels_and_predictions_they_are_not_defined_for(name, y, n_outputs,
                                                                         match):
@@ -363,3 +364,21 @@ def test_multiclass_auc_is_xgboost_s_and_scikit_learn_s_one_vs_rest():
                  2).predict(X)
     assert ours["t"]["auc"][-1] == pytest.approx(skm.roc_auc_score(
         y, p, multi_class="ovr", average="weighted", sample_weight=w), rel=1e-12)
+
+
+def test_rmsle_and_the_squared_log_objective_s_initial_margin():
+    """``rmsle`` (before: unknown) against scikit-learn's root mean squared log error; the
+    constant that ``reg:squaredlogerror`` starts from minimises it."""
+    import boostwood as bw
+    r = np.random.default_rng(7)
+    y, p, w = np.expm1(r.random(300) * 3), np.expm1(r.random(300) * 3), r.uniform(0.5, 2, 300)
+    assert get_metric("rmsle")(y, p, w) == pytest.approx(
+        skm.root_mean_squared_log_error(y, p, sample_weight=w), rel=1e-12)
+    b = bw.train(dict(objective="reg:squaredlogerror"), bw.Dataset(np.zeros((300, 1)), y,
+                                                                  weight=w), 0)
+    c = b.predict(np.zeros((1, 1)))[0]
+    loss = [get_metric("rmsle")(y, np.full(300, c * f), w) for f in (0.99, 1.0, 1.01)]
+    assert loss[1] < min(loss[0], loss[2])
+    with pytest.raises(ValueError, match="needs labels > -1"):
+        bw.train(dict(objective="reg:squaredlogerror"), bw.Dataset(np.zeros((2, 1)),
+                                                                   np.array([-1.0, 0.0])), 1)

@@ -19,7 +19,11 @@ CASES = [("reg:squarederror", None, _real),
          ("reg:gamma", None, _positive),
          ("reg:tweedie", None, lambda r, n: np.where(r.random(n) < 0.3, 0.0, _positive(r, n))),
          ("binary:logitboost", None, _binary),
-         ("binary:exponential", None, _binary)]
+         ("binary:exponential", None, _binary),
+         ("binary:logitraw", None, _binary),
+         ("reg:logistic", None, lambda r, n: r.random(n)),
+         ("multi:softmax", 3, lambda r, n: r.integers(0, 3, n).astype(float)),
+         ("reg:squaredlogerror", None, _positive)]
 #: these use h = w by design and re-estimate leaves by line search (no curvature to match)
 UNIT_HESSIAN = {"reg:absoluteerror", "reg:huber", "reg:quantileerror"}
 
@@ -33,6 +37,8 @@ def test_gradient_and_hessian_match_finite_differences(name, k, labels):
     w = r.uniform(0.5, 2.0, n)
     raw = r.normal(size=(n, K)) * (0.5 if name in ("reg:tweedie", "count:poisson",
                                                      "reg:gamma") else 2)
+    if name == "reg:squaredlogerror":  # where the loss is convex (the hessian's floor aside)
+        raw = (y * r.uniform(0.8, 1.25, n))[:, None]
     gh = np.empty((K, n, 2), np.float32)
     obj.gradient(RowInfo.of(y, w), raw, gh)
     eps = 1e-5

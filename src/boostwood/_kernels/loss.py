@@ -235,7 +235,12 @@ def softmax_grad(y, raw, w, gh_out):
 
 # Pointwise losses of one margin per row, selected by an integer code (one compiled
 # kernel serves them all; the branch is the same for every row, so it predicts well).
-ABSOLUTE, HUBER, PSEUDO_HUBER, QUANTILE, POISSON, GAMMA, TWEEDIE, LOGITBOOST, EXPONENTIAL = range(9)
+ABSOLUTE, HUBER, PSEUDO_HUBER, QUANTILE, POISSON, GAMMA, TWEEDIE, LOGITBOOST, EXPONENTIAL, \
+    SQUARED_LOG = range(10)
+#: SQUARED_LOG: margins are floored here (log1p needs F > -1), and hessians at
+#: SQUARED_LOG_HESS (the loss is not convex where F > e y + e - 1), as XGBoost does.
+SQUARED_LOG_FLOOR = -1.0 + 1e-6
+SQUARED_LOG_HESS = 1e-6
 
 #: |g|, |h| are clamped here before they are stored as float32 (which overflows
 #: at 3.4e38): a margin of 800 under a log link must not turn into inf or NaN.
@@ -267,6 +272,8 @@ def pointwise_grad_hess(kind, y, F, p):
     LOGITBOOST    L = log(1 + e^(-2 y* F)), y* = 2y - 1, P(y=1) = 1/(1 + e^(-2F))
                                                      g = 2 (q - y), h = 4 q (1 - q), q = sigmoid(2F)
     EXPONENTIAL   L = e^(-y* F)                      g = -y* e^(-y* F), h = e^(-y* F)
+    SQUARED_LOG   L = (log1p(F) - log1p(y))^2 / 2    g = d / (1 + F), h = max((1 - d) / (1 + F)^2,
+                  d = log1p(F) - log1p(y)                SQUARED_LOG_HESS), F >= SQUARED_LOG_FLOOR
     """
     if kind == ABSOLUTE:
         return (1.0 if F > y else (-1.0 if F < y else 0.0)), 1.0
@@ -292,6 +299,10 @@ def pointwise_grad_hess(kind, y, F, p):
     if kind == LOGITBOOST:
         q = sigmoid(2.0 * F)
         return 2.0 * (q - y), 4.0 * q * (1.0 - q)
+    if kind == SQUARED_LOG:
+        f = max(F, SQUARED_LOG_FLOOR)
+        d = math.log1p(f) - math.log1p(y)
+        return d / (1.0 + f), max((1.0 - d) / ((1.0 + f) * (1.0 + f)), SQUARED_LOG_HESS)
     # EXPONENTIAL
     ys = 2.0 * y - 1.0
     e = _exp(-ys * F)

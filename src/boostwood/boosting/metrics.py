@@ -31,7 +31,8 @@ class Metric:
     additive : bool, whether the value is a function of per-row sums
     labels : str or None, the labels the metric is defined for (checked by
         :meth:`check`): "unit" (in [0, 1]: 0/1, or probabilities), "classes" (class ids
-        0..K-1 of K prediction columns), "nonnegative", "positive", or None (any)
+        0..K-1 of K prediction columns), "nonnegative", "positive", "above_minus_one",
+        or None (any)
     """
 
     name = None
@@ -56,13 +57,14 @@ class Metric:
                              f"{n_outputs} column{'s' * (n_outputs != 1)} per row")
         y = np.asarray(y)
         ok = {"unit": lambda: (y >= 0) & (y <= 1), "nonnegative": lambda: y >= 0,
-              "positive": lambda: y > 0,
+              "positive": lambda: y > 0, "above_minus_one": lambda: y > -1,
               "classes": lambda: (y >= 0) & (y < n_outputs) & (y == np.floor(y)),
               None: lambda: True}[kind]()
         if not np.all(ok):
             bad = np.unique(y[~np.broadcast_to(ok, y.shape)])[:5].tolist()
             need = {"unit": "labels in [0, 1] (0/1, or probabilities)",
                     "nonnegative": "non-negative labels", "positive": "positive labels",
+                    "above_minus_one": "labels above -1",
                     "classes": f"class ids 0..{n_outputs - 1}"}[kind]
             raise ValueError(f"eval_metric {self.name!r} needs {need}, got {bad}")
 
@@ -379,6 +381,18 @@ class AveragePrecision(AUCPR):
         return average_precision(y, pred, w)
 
 
+class RMSLE(RMSE):
+    """Root mean squared log error sqrt(sum w (log1p(p) - log1p(y))^2 / sum w), labels > -1
+    (NaN where a prediction is -1 or below)."""
+
+    name = "rmsle"
+    labels = "above_minus_one"
+
+    def terms(self, y, pred, w):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return w * (np.log1p(pred) - np.log1p(y)) ** 2, w
+
+
 class MAPE(Metric):
     """Mean absolute percentage error sum w |y - p| / max(|y|, 1e-15) / sum w."""
 
@@ -500,7 +514,7 @@ class ExponentialLoss(Metric):
 
 
 METRICS = {cls.name: cls for cls in (RMSE, MAE, LogLoss, ErrorRate, MultiLogLoss, MultiError, AUC,
-                                     AUCPR, AveragePrecision, MAPE, HuberMetric,
+                                     AUCPR, AveragePrecision, MAPE, RMSLE, HuberMetric,
                                      PseudoHuberMetric, QuantileMetric,
                                      PoissonNLogLik, GammaDeviance, TweedieNLogLik,
                                      ExponentialLoss)}

@@ -288,5 +288,28 @@ class Exponential(_Binary):
         return np.exp(np.clip(-(2 * y - 1) * raw[:, 0], -K.EXP_CLIP, K.EXP_CLIP))
 
 
+class SquaredLogError(Pointwise):
+    """``reg:squaredlogerror``: L = (log1p(F) - log1p(y))^2 / 2, the loss of RMSLE, for
+    labels y > -1; predictions are the margins (XGBoost's gradient, and its floors on the
+    margin and the hessian: :data:`boostwood._kernels.loss.SQUARED_LOG_FLOOR`). The initial
+    margin is expm1 of the weighted mean of log1p(y), which minimises the loss."""
+
+    name, kind, default_metric = "reg:squaredlogerror", K.SQUARED_LOG, "rmsle"
+
+    def check_labels(self, y):
+        if np.any(y <= -1):
+            raise ValueError(f"reg:squaredlogerror needs labels > -1, got min {y.min()}")
+        return y
+
+    def init_terms(self, y, w):
+        return np.column_stack([w * np.log1p(y), w])
+
+    def init_from_totals(self, totals):
+        return np.array([np.expm1(totals[0] / totals[1]) if totals[1] > 0 else 0.0])
+
+    def loss(self, y, raw):
+        return 0.5 * (np.log1p(np.maximum(raw[:, 0], K.SQUARED_LOG_FLOOR)) - np.log1p(y)) ** 2
+
+
 POINTWISE = (AbsoluteError, Quantile, Huber, PseudoHuber, Poisson, Gamma, Tweedie, LogitBoost,
-             Exponential)
+             Exponential, SquaredLogError)
