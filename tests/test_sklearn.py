@@ -125,6 +125,32 @@ def test_regressor_objectives_and_quantile_levels():
         GBDTRegressor(objective="count:poisson").fit(X, y)
 
 
+def test_classifier_class_weight_is_scikit_learn_s_sample_weight_product():
+    """``class_weight`` (scikit-learn's and LGBMClassifier's; before: an unknown parameter,
+    a TypeError): the model of ``sample_weight`` times ``compute_sample_weight`` to the
+    bit, for "balanced" and a dict of string labels, multiplied into given weights and
+    into the validation split of early stopping."""
+    from sklearn.utils.class_weight import compute_sample_weight
+    r = np.random.default_rng(3)
+    X = r.normal(size=(900, 4))
+    y = np.array(["no", "maybe", "yes"])[np.digitize(X[:, 0] + r.normal(size=900), [0.8, 1.6])]
+    sw = r.uniform(0.5, 2.0, 900)
+    for cw in ("balanced", {"yes": 5.0, "maybe": 2.0}):
+        kw = dict(n_estimators=8, max_depth=3, early_stopping_rounds=3)
+        a = GBDTClassifier(class_weight=cw, **kw).fit(X, y, sample_weight=sw)
+        b = GBDTClassifier(**kw).fit(X, y, sample_weight=sw * compute_sample_weight(cw, y))
+        np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+        assert a.evals_result_ == b.evals_result_
+    plain = GBDTClassifier(n_estimators=8, max_depth=3).fit(X, y)
+    heavy = GBDTClassifier(n_estimators=8, max_depth=3, class_weight={"yes": 20.0}).fit(X, y)
+    assert np.mean(heavy.predict(X) == "yes") > np.mean(plain.predict(X) == "yes")
+    with pytest.raises(ValueError, match=r"not in y: \['nope'\]"):
+        GBDTClassifier(n_estimators=2, class_weight={"nope": 2.0}).fit(X, y)
+    for bad in ("heavy", {"yes": -1.0}, [1.0, 2.0]):
+        with pytest.raises((ValueError, TypeError), match="class_weight"):
+            GBDTClassifier(n_estimators=2, class_weight=bad).fit(X, y)
+
+
 def test_classifier_scale_pos_weight_weighs_the_second_class():
     """``scale_pos_weight`` (XGBClassifier's): the model of weighting ``classes_[1]``'s
     rows, probabilities shifted towards it; refused for more than two classes."""

@@ -168,7 +168,8 @@ class _GBDTBase(BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False,
                              dtype=[np.float64, np.float32], y_numeric=self._objective != "_clf")
         y = self._encode_y(y)
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        sample_weight = self._weigh_classes(y, _check_sample_weight(sample_weight, X,
+                                                                    dtype=np.float64))
         params = self._native_params()
         evals = []
         if eval_set is not None:
@@ -206,6 +207,9 @@ class _GBDTBase(BaseEstimator):
 
     def _stratify(self, y):
         return None
+
+    def _weigh_classes(self, y, sample_weight):
+        return sample_weight
 
     def _raw(self, X, output_margin):
         check_is_fitted(self, "booster_")
@@ -308,6 +312,11 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
     scale_pos_weight : float, default=1.0
         Binary problems: the rows of the second class (``classes_[1]``) weigh this much in
         the gradients (XGBoost's parameter); metrics are not reweighted.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes ({class label: weight}, 1 for a class not named;
+        "balanced": n_samples / (n_classes * class count)), multiplied into
+        ``sample_weight`` of the training rows, the validation split of early stopping
+        included, as scikit-learn's and LightGBM's; an ``eval_set`` keeps its own weights.
 
     Attributes
     ----------
@@ -316,14 +325,15 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
     """
     _objective = "_clf"
 
-    def __init__(self, *, scale_pos_weight=1.0, **kwargs):
+    def __init__(self, *, scale_pos_weight=1.0, class_weight=None, **kwargs):
         super().__init__(**kwargs)
         self.scale_pos_weight = scale_pos_weight
+        self.class_weight = class_weight
 
     __init__.__signature__ = inspect.Signature(
         list(inspect.signature(__init__).parameters.values())[:-1]
         + list(inspect.signature(_GBDTBase.__init__).parameters.values())[1:])
-    _hyperparameters = {**_GBDTBase._hyperparameters,
+    _hyperparameters = {**_GBDTBase._hyperparameters, **_hyper.CLASSIFIER,
                         "scale_pos_weight": _hyper.param(PARAMS["scale_pos_weight"])}
 
     def _native_params(self):
@@ -357,6 +367,21 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
 
     def _stratify(self, y):
         return y
+
+    def _weigh_classes(self, codes, sample_weight):
+        """``sample_weight`` times the weight of each row's class (``class_weight``)."""
+        if self.class_weight is None:
+            return sample_weight
+        if isinstance(self.class_weight, str):  # "balanced" (counts, as scikit-learn's)
+            counts = np.bincount(codes.astype(np.int64), minlength=self.n_classes_)
+            per_class = len(codes) / (self.n_classes_ * np.maximum(counts, 1))
+        else:
+            unknown = [k for k in self.class_weight if not np.any(self.classes_ == k)]
+            if unknown:
+                raise ValueError(f"class_weight names classes that are not in y: {unknown}")
+            per_class = np.array([float(self.class_weight.get(c, 1.0)) for c in
+                                  self.classes_.tolist()])
+        return sample_weight * per_class[codes.astype(np.int64)]
 
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, n_classes)."""
