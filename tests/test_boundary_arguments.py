@@ -228,6 +228,9 @@ def test_evals_sets_must_have_the_training_columns_by_name():
             bw.train({}, dtrain, 2, evals=[(dvalid, "v")], verbose_eval=False)
     with pytest.raises(TypeError, match="must be a boostwood.Dataset"):
         bw.train({}, unnamed, 2, evals=[(X, "v")], verbose_eval=False)
+    # before: TypeError "unsupported operand type(s) for -: 'NoneType' and 'float'"
+    with pytest.raises(ValueError, match="evals set 'v' has no label"):
+        bw.train({}, unnamed, 2, evals=[(bw.Dataset(X), "v")], verbose_eval=False)
     for dtrain, dvalid in ((named, bw.Dataset(df, y, reference=named)),
                            (unnamed, bw.Dataset(X, y))):
         r = {}

@@ -28,6 +28,9 @@ def _check_evals(evals, dtrain):
         if not isinstance(d, Dataset):
             raise TypeError(f"evals set {name!r} must be a boostwood.Dataset, got "
                             f"{type(d).__name__}")
+        if d.label is None:  # (it crashed in the metrics with a TypeError)
+            raise ValueError(f"evals set {name!r} has no label to evaluate against; give "
+                             "the Dataset one")
         if d.num_feature() != dtrain.num_feature():
             raise ValueError(f"evals set {name!r} has {d.num_feature()} features but the "
                              f"training data has {dtrain.num_feature()}")
