@@ -403,3 +403,39 @@ def test_reg_logistic_takes_probabilities_as_labels():
         bw.train(dict(objective="binary:logistic"), bw.Dataset(X, y), 1)
     with pytest.raises(ValueError, match=r"reg:logistic needs labels in \[0, 1\]"):
         bw.train(dict(objective="reg:logistic"), bw.Dataset(X, y + 1), 1)
+
+
+def test_eval_and_eval_set_give_the_training_log_s_last_values():
+    """XGBoost's ``Booster.eval`` / ``eval_set`` (before: no such methods): the model's
+    metrics, in XGBoost's line format, equal to the training log at the last round, and
+    at the best one after early stopping (the rounds ``predict`` uses); a custom metric
+    reads what the built-in ones read."""
+    X, y = make_classification(n=500)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, 500)
+    dtest = bw.Dataset(X[:200], y[:200], weight=w[:200])
+    log = {}
+    b = bw.train(dict(objective="binary:logitraw", eval_metric=["logloss", "auc", "error@0.6"]),
+                 bw.Dataset(X, y), 4, evals=[(dtest, "test")], evals_result=log,
+                 verbose_eval=False)
+    line = b.eval(dtest, "test", iteration=3)
+    head, *fields = line.split("\t")
+    assert head == "[3]"
+    values = {k: float(v) for k, v in (f.split(":") for f in fields)}
+    assert values == {f"test-{m}": vals[-1] for m, vals in log["test"].items()}
+    both = b.eval_set([(dtest, "a"), (bw.Dataset(X, y), "b")],
+                      feval=lambda p, d: ("meanp", float(np.mean(p))))
+    assert both.startswith("[0]\ta-logloss:") and "\tb-auc:" in both
+    mean_p = float(both.split("b-meanp:")[1])
+    assert mean_p == pytest.approx(np.mean(1 / (1 + np.exp(-b.predict(X)))), rel=1e-12)
+    stopped = bw.train(dict(objective="binary:logistic", eta=1.0), bw.Dataset(X[200:], y[200:]),
+                       60, evals=[(dtest, "test")], evals_result=log, early_stopping_rounds=3,
+                       verbose_eval=False)
+    assert stopped.num_boosted_rounds() > stopped.best_iteration + 1
+    assert float(stopped.eval(dtest, "test").split(":")[1]) == \
+        log["test"]["logloss"][stopped.best_iteration]
+    with pytest.raises(ValueError, match="has no label"):
+        b.eval(bw.Dataset(X))
+    with pytest.raises(TypeError, match=r"\(Dataset, name\) pairs"):
+        b.eval_set([(X, "x")])
+    with pytest.raises(ValueError, match="no model"):
+        bw.Booster().eval(dtest)

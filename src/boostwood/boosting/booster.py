@@ -16,6 +16,7 @@ from ..objectives import get_objective
 from ..tree import Tree
 from ..tree.tree import feature_importance as tree_importance, pack_trees
 from . import dump, explain, model_io
+from .metrics import get_metric
 from .params import resolve_params
 
 
@@ -283,6 +284,45 @@ class Booster:
                                  f"{fm.shape[0]} rows and {self.n_outputs} outputs")
         return self._predict_matrix(fm, base_margin, predict_type == "margin", False, False,
                                     False, iteration_range)
+
+    def eval_set(self, evals, iteration=0, feval=None):
+        """XGBoost's ``eval_set``: the model's metrics (its ``eval_metric``, else the
+        objective's) for each ``(Dataset, name)`` pair of ``evals``, of the rounds that
+        :meth:`predict` uses (up to ``best_iteration`` after early stopping), as the line
+        ``"[iteration]\tname-metric:value..."`` (values to the last digit; ``iteration``
+        only labels the line). ``feval(preds, dataset) -> (name, value)``
+        adds a custom metric, given what the built-in ones read."""
+        if self.base_score is None:
+            raise ValueError("this Booster has no model; train it or load one first")
+        check_value("iteration", iteration, Param(0, "int", 0))
+        if not isinstance(evals, (list, tuple)) or not all(
+                isinstance(e, (list, tuple)) and len(e) == 2 and isinstance(e[0], Dataset)
+                and isinstance(e[1], str) for e in evals):
+            raise TypeError("evals must be a list of (Dataset, name) pairs")
+        if feval is not None and not callable(feval):
+            raise TypeError(f"feval must be callable, got {type(feval).__name__}")
+        metrics = [get_metric(m, self.params)
+                   for m in self.params["eval_metric"] or [self.objective.default_metric]]
+        parts = []
+        for d, name in evals:
+            if d.label is None:
+                raise ValueError(f"evals set {name!r} has no label to evaluate against")
+            y = self.objective.check_labels(np.asarray(d.label, dtype=np.float64))
+            w = np.ones(y.shape[0]) if d.weight is None else d.weight
+            pred = self._metric_predictions(d, validate_features=True)
+            for m in metrics:
+                try:
+                    parts.append(f"{name}-{m.name}:{float(m(y, pred, w))!r}")
+                except ValueError as exc:
+                    raise ValueError(f"evals set {name!r}: {exc}") from None
+            if feval is not None:
+                metric, value = feval(pred, d)
+                parts.append(f"{name}-{metric}:{float(value)!r}")
+        return f"[{iteration}]\t" + "\t".join(parts)
+
+    def eval(self, data, name="eval", iteration=0):
+        """XGBoost's ``eval``: :meth:`eval_set` of the one set ``data`` named ``name``."""
+        return self.eval_set([(data, name)], iteration)
 
     def num_features(self):
         """Number of features the model was trained on."""
