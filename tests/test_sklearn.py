@@ -65,7 +65,7 @@ def test_feature_names_from_dataframe():
 def test_native_params_map_every_estimator_parameter():
     """Changing any estimator parameter changes the parameters train() receives."""
     from boostwood.boosting.params import resolve_params
-    not_train = {"n_estimators", "early_stopping_rounds", "validation_fraction"}
+    not_train = {"n_estimators", "early_stopping_rounds", "validation_fraction", "importance_type"}
     new_values = {"grow_policy": "lossguide", "tree_method": "exact", "eval_metric": "mae",
                   "base_score": 0.3, "random_state": 5, "n_jobs": 1, "verbose": True,
                   "max_bin": 63, "boosting": "gradient", "line_search": "global",
@@ -205,3 +205,32 @@ def test_staged_predictions_and_get_booster():
             else:
                 np.testing.assert_array_equal(stages[r], want)
     assert models[-1].best_iteration_ + 1 < models[-1].booster_.num_boosted_rounds()
+
+
+def test_xgboost_and_lightgbm_estimator_arguments():
+    """What XGBClassifier / LGBMClassifier users pass (before: TypeErrors): predictions of
+    an ``iteration_range`` equal the booster's; ``output_margin``; ``importance_type``
+    (XGBoost's "weight" is the split count); ``evals_result()``."""
+    X, y = make_classification(n=600)
+    clf = GBDTClassifier(n_estimators=6, max_depth=3, importance_type="weight")
+    clf.fit(X, y, eval_set=[(X[:100], y[:100])])
+    b = clf.get_booster()
+    np.testing.assert_array_equal(clf.predict_proba(X, iteration_range=(0, 2))[:, 1],
+                                  b.predict(X, iteration_range=(0, 2)))
+    assert not np.array_equal(clf.predict_proba(X, (0, 2)), clf.predict_proba(X))
+    np.testing.assert_array_equal(clf.predict(X, (1, 4)),
+                                  (b.predict(X, iteration_range=(1, 4)) > 0.5).astype(float))
+    np.testing.assert_array_equal(clf.apply(X, (2, 3)), b.predict(X, pred_leaf=True,
+                                                                  iteration_range=(2, 3)))
+    splits = b.feature_importance("split")
+    np.testing.assert_allclose(clf.feature_importances_, splits / splits.sum(), rtol=1e-15)
+    clf.set_params(importance_type="gain")
+    gain = b.feature_importance("gain")
+    np.testing.assert_allclose(clf.feature_importances_, gain / gain.sum(), rtol=1e-15)
+    assert clf.evals_result() == clf.evals_result_ and clf.evals_result() is not clf.evals_result_
+    Xr, yr = make_regression(n=400)
+    reg = GBDTRegressor(n_estimators=4, objective="count:poisson").fit(Xr, np.exp(yr / 4))
+    np.testing.assert_allclose(np.exp(reg.predict(Xr, output_margin=True)), reg.predict(Xr),
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match="importance_type"):
+        GBDTRegressor(n_estimators=2, importance_type="gini").fit(Xr, yr)

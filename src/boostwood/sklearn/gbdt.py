@@ -20,6 +20,9 @@ from ..data.checks import Param
 from . import _hyper
 from ._hyper import seed_of
 
+#: ``importance_type`` -> the Booster's name for it ("weight" is XGBoost's for "split").
+_IMPORTANCE = {"total_gain": "total_gain", "gain": "gain", "split": "split", "weight": "split",
+               "total_cover": "total_cover", "cover": "cover"}
 #: Estimator hyperparameter -> the ``train`` parameter it becomes (the one mapping).
 _NATIVE = {
     "learning_rate": "eta", "max_depth": "max_depth", "max_leaves": "max_leaves",
@@ -82,6 +85,10 @@ _COMMON_DOC = """
         Threads (None or <= 0: all cores).
     verbose : bool or int, default=False
         Print the evaluation log (every ``verbose`` rounds).
+    importance_type : str, default="total_gain"
+        What ``feature_importances_`` sums per feature, normalised to sum to 1:
+        "total_gain", "gain" (mean gain per split, XGBoost's default), "split" or
+        "weight" (number of splits), "total_cover", "cover".
 """
 
 
@@ -91,7 +98,8 @@ class _GBDTBase(BaseEstimator):
         **{name: PARAMS[native] for name, native in _NATIVE.items()},
         "n_estimators": _hyper.ROUNDS, "early_stopping_rounds": Param(None, "optional_int", 1),
         "validation_fraction": Param(0.1, "float", 0.0, 1.0, low_open=True, high_open=True),
-        "random_state": _hyper.SEED, "n_jobs": _hyper.JOBS, "verbose": _hyper.verbosity}
+        "random_state": _hyper.SEED, "n_jobs": _hyper.JOBS, "verbose": _hyper.verbosity,
+        "importance_type": Param("total_gain", "str", choices=tuple(_IMPORTANCE))}
 
     def __init__(self, *, n_estimators=100, learning_rate=0.1, max_depth=6, max_leaves=0,
                  grow_policy="depthwise", min_child_weight=1.0, min_child_samples=1,
@@ -100,7 +108,8 @@ class _GBDTBase(BaseEstimator):
                  tree_method="hist", sketch_eps=0.03, use_quantized_grad=False,
                  boosting="newton", line_search="leaf",
                  early_stopping_rounds=None, validation_fraction=0.1, eval_metric=None,
-                 base_score=None, random_state=None, n_jobs=None, verbose=False):
+                 base_score=None, random_state=None, n_jobs=None, verbose=False,
+                 importance_type="total_gain"):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -128,6 +137,7 @@ class _GBDTBase(BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.importance_type = importance_type
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -211,10 +221,17 @@ class _GBDTBase(BaseEstimator):
     def _weigh_classes(self, y, sample_weight):
         return sample_weight
 
-    def _raw(self, X, output_margin):
+    def _raw(self, X, output_margin, iteration_range=None):
         check_is_fitted(self, "booster_")
         return self.booster_.predict(self._check_X(X), output_margin=output_margin,
-                                     validate_features=False)
+                                     validate_features=False, iteration_range=iteration_range)
+
+    def evals_result(self):
+        """XGBoost's ``evals_result()``: the evaluation log of ``fit``,
+        ``{"validation_0": {metric: [values]}}`` (a copy of ``evals_result_``)."""
+        check_is_fitted(self, "booster_")
+        return {name: {m: list(v) for m, v in log.items()}
+                for name, log in self.evals_result_.items()}
 
     def _staged_raw(self, X):
         """Per boosting round that ``predict`` uses (up to ``best_iteration_`` after early
@@ -239,16 +256,19 @@ class _GBDTBase(BaseEstimator):
         check_is_fitted(self, "booster_")
         return self.booster_
 
-    def apply(self, X):
-        """Leaf index of every sample in every tree, shape (n_samples, n_trees)."""
+    def apply(self, X, iteration_range=None):
+        """Leaf index of every sample in every tree, shape (n_samples, n_trees) (of the
+        rounds ``iteration_range`` = (start, stop), else those ``predict`` uses)."""
         check_is_fitted(self, "booster_")
-        return self.booster_.predict(self._check_X(X), pred_leaf=True, validate_features=False)
+        return self.booster_.predict(self._check_X(X), pred_leaf=True, validate_features=False,
+                                     iteration_range=iteration_range)
 
     @property
     def feature_importances_(self):
-        """Total gain of each feature's splits, normalised to sum to 1 (zeros if no split)."""
+        """Each feature's ``importance_type`` (total gain by default) over its splits,
+        normalised to sum to 1 (zeros if no split)."""
         check_is_fitted(self, "booster_")
-        imp = self.booster_.feature_importance("total_gain")
+        imp = self.booster_.feature_importance(_IMPORTANCE[self.importance_type])
         total = imp.sum()
         return imp / total if total > 0 else imp
 
@@ -295,9 +315,12 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
                 params[name] = getattr(self, name)
         return params
 
-    def predict(self, X):
-        """Predicted values, shape (n_samples,) (or (n_samples, levels) for several quantiles)."""
-        return self._raw(X, output_margin=False)
+    def predict(self, X, output_margin=False, iteration_range=None):
+        """Predicted values, shape (n_samples,) (or (n_samples, levels) for several
+        quantiles); ``output_margin``: before the link (log of the mean under count:* and
+        log-link objectives); ``iteration_range`` = (start, stop) rounds, else those up to
+        ``best_iteration_``."""
+        return self._raw(X, output_margin, iteration_range)
 
     def staged_predict(self, X):
         """Predictions after each boosting round that ``predict`` uses, as scikit-learn's
@@ -383,15 +406,17 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
                                   self.classes_.tolist()])
         return sample_weight * per_class[codes.astype(np.int64)]
 
-    def predict_proba(self, X):
-        """Class probabilities, shape (n_samples, n_classes)."""
+    def predict_proba(self, X, iteration_range=None):
+        """Class probabilities, shape (n_samples, n_classes), of the rounds
+        ``iteration_range`` = (start, stop), else those up to ``best_iteration_``."""
         check_is_fitted(self, "booster_")
-        return _class_columns(self._raw(X, output_margin=False))
+        return _class_columns(self._raw(X, False, iteration_range))
 
-    def predict(self, X):
-        """Predicted class labels, shape (n_samples,)."""
+    def predict(self, X, iteration_range=None):
+        """Predicted class labels, shape (n_samples,) (``iteration_range`` as in
+        :meth:`predict_proba`)."""
         check_is_fitted(self, "booster_")
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        return self.classes_[np.argmax(self.predict_proba(X, iteration_range), axis=1)]
 
     def staged_predict_proba(self, X):
         """Class probabilities after each boosting round that ``predict`` uses (the last
