@@ -359,3 +359,37 @@ def test_forest_warns_when_rows_have_no_out_of_bag_estimate():
         with pytest.warns(UserWarning, match="1 of 1 rows"):
             assert np.isnan(cls(3, oob_score=True, random_state=0).fit(X[:1], target[:1])
                             .oob_score_)
+
+
+@pytest.mark.parametrize("cls", ["RandomForestClassifier", "ExtraTreesRegressor"])
+def test_warm_start_adds_trees_to_the_forest_of_one_fit(cls):
+    """``warm_start`` (scikit-learn's; before: an unknown parameter): 6 trees, then 15,
+    are the forest of one fit of 15, the same predictions, importances and OOB scores;
+    fewer trees, the same number (a warning), or data of other features or classes are
+    refused or said, never mixed in silently."""
+    X, y = _data(n=600, seed=9)
+    est = getattr(bw, cls)
+    if cls.endswith("Regressor"):
+        y = y + X[:, 0]
+    kw = dict(random_state=4, oob_score=True, bootstrap=True, max_samples=0.7)
+    one = est(15, **kw).fit(X, y)
+    warm = est(6, warm_start=True, **kw).fit(X, y)
+    first = warm.trees_[:6]
+    warm.set_params(n_estimators=15).fit(X, y)
+    assert all(a is b for a, b in zip(warm.trees_, first)) and len(warm.trees_) == 15
+    predict = "predict_proba" if cls.endswith("Classifier") else "predict"
+    np.testing.assert_array_equal(getattr(warm, predict)(X), getattr(one, predict)(X))
+    np.testing.assert_array_equal(warm.feature_importances_, one.feature_importances_)
+    assert warm.oob_score_ == one.oob_score_
+    with pytest.warns(UserWarning, match="no tree added"):
+        warm.fit(X, y)
+    with pytest.raises(ValueError, match="below the 15 trees"):
+        warm.set_params(n_estimators=10).fit(X, y)
+    with pytest.raises(ValueError, match="same features and classes"):
+        warm.set_params(n_estimators=20).fit(X[:, :3], y)
+    with pytest.raises(ValueError, match="rows of the first fit"):
+        warm.fit(X[:500], y[:500])
+    cold = est(6, **kw).fit(X, y)
+    cold.set_params(n_estimators=8).fit(X, y)  # without warm_start: a new forest
+    np.testing.assert_array_equal(getattr(cold, predict)(X),
+                                  getattr(est(8, **kw).fit(X, y), predict)(X))

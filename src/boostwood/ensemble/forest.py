@@ -61,8 +61,7 @@ def grow_forest(columns, spec, channel, stat, weight, n_classes, n_features, see
         out = []
         for i in range(worker, len(seeds), n_workers):
             r = np.random.default_rng(int(seeds[i]))
-            counts = np.bincount(r.integers(0, n, n_boot), minlength=n).astype(np.float64) \
-                if bootstrap else np.ones(n)
+            counts = _bag_counts(r, n, n_boot, bootstrap)
             wt = weight * counts
             if not np.any(wt > 0):
                 wt = weight.copy()
@@ -78,9 +77,33 @@ def grow_forest(columns, spec, channel, stat, weight, n_classes, n_features, see
     else:
         grown = grow_trees(0, 1)
     trees = [t for _, t, _, _ in grown]
+    return Forest(trees, [s for _, _, s, _ in grown],
+                  np.array([b for _, _, _, b in grown]).reshape(len(trees), n),
+                  forest_importances(trees, n_features))
+
+
+def _bag_counts(rng, n, n_boot, bootstrap):
+    """How many times each of the n rows is drawn into a tree's bag (``n_boot`` draws
+    with replacement; all ones without bootstrap): the first draws of the tree's
+    generator."""
+    if not bootstrap:
+        return np.ones(n)
+    return np.bincount(rng.integers(0, n, n_boot), minlength=n).astype(np.float64)
+
+
+def in_bag(seeds, n, n_bootstrap=None, bootstrap=True):
+    """(len(seeds), n) bool: the in-bag rows of the trees of ``seeds`` (what
+    :func:`grow_forest` drew for them), e.g. for the out-of-bag rows of trees grown by an
+    earlier call."""
+    n_boot = n if n_bootstrap is None else n_bootstrap
+    return np.array([_bag_counts(np.random.default_rng(int(s)), n, n_boot, bootstrap) > 0
+                     for s in seeds], dtype=bool).reshape(len(seeds), n)
+
+
+def forest_importances(trees, n_features):
+    """The mean of the trees' normalised impurity importances, normalised (tree order)."""
     imp = np.zeros(n_features)
     for t in trees:
         ti = cart.importances(t, n_features)
         imp += ti / ti.sum() if ti.sum() > 0 else ti
-    imp = imp / imp.sum() if imp.sum() > 0 else imp
-    return Forest(trees, [s for _, _, s, _ in grown], np.array([b for _, _, _, b in grown]), imp)
+    return imp / imp.sum() if imp.sum() > 0 else imp

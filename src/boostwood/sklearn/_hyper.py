@@ -117,7 +117,7 @@ TREE = {
 DECISION_TREE = {**TREE, "ccp_alpha": _NON_NEGATIVE}
 FOREST = {**TREE, "n_estimators": ROUNDS, "bootstrap": Param(True, "bool"),
           "oob_score": Param(False, "bool"), "n_jobs": JOBS,
-          "max_samples": optional(count(1))}
+          "max_samples": optional(count(1)), "warm_start": Param(False, "bool")}
 CLASSIFIER = {"class_weight": class_weight}
 ADABOOST = {"n_estimators": ROUNDS, "learning_rate": Param(1.0, "float", 0.0, low_open=True),
             "random_state": SEED}

@@ -64,21 +64,71 @@ class _Forest(_TreeParams, BaseEstimator):
             return max(1, int(round(m * n)))
         raise ValueError(f"max_samples must be None, an int or a float in (0, 1], got {m!r}")
 
-    def _fit_forest(self, fm, channel, stat, w, K):
+    _WARM_KEYS = ("n_features_in_", "feature_names_in_", "classes_", "n_classes_")
+
+    def _warm_state(self):
+        """The fitted attributes a warm start must find unchanged (features, their names,
+        classes), or None when this fit grows a fresh forest."""
+        if not (isinstance(self.warm_start, (bool, np.bool_)) and self.warm_start
+                and hasattr(self, "trees_")):
+            return None
+        return {k: getattr(self, k) for k in self._WARM_KEYS if hasattr(self, k)}
+
+    def _kept_trees(self, warm, n_rows):
+        """How many grown trees this fit keeps: with ``warm_start``, every one (their data
+        must have the same features and classes), else none. A refused fit leaves the
+        fitted forest as it was."""
+        if warm is None:
+            return 0
+        now = {k: getattr(self, k) for k in self._WARM_KEYS if hasattr(self, k)}
+        same = now.keys() == warm.keys() and all(np.array_equal(now[k], warm[k]) for k in now)
+        if not same:
+            for k in self._WARM_KEYS:  # validation already set them from this data
+                if k in warm:
+                    setattr(self, k, warm[k])
+                elif hasattr(self, k):
+                    delattr(self, k)
+            raise ValueError(
+                "warm_start adds trees for the same features and classes: this data has "
+                f"{now['n_features_in_']} features {list(now.get('feature_names_in_', []))[:5]}"
+                f" and classes {list(now.get('classes_', []))[:5]}, the forest "
+                f"{warm['n_features_in_']} {list(warm.get('feature_names_in_', []))[:5]} and "
+                f"{list(warm.get('classes_', []))[:5]}")
+        kept = len(self.trees_)
+        if self.oob_score and n_rows != self._fit_rows:  # the old trees' bags name rows
+            raise ValueError(f"oob_score with warm_start needs the rows of the first fit "
+                             f"({self._fit_rows}), got {n_rows}")
+        if self.n_estimators < kept:
+            raise ValueError(f"n_estimators={self.n_estimators} is below the {kept} trees "
+                             "already grown; with warm_start=True it must be at least that")
+        if self.n_estimators == kept:
+            warnings.warn(f"warm_start with n_estimators={kept}, the trees already grown: no "
+                          "tree added", UserWarning, stacklevel=3)
+        return kept
+
+    def _fit_forest(self, fm, channel, stat, w, K, warm=None):
+        """Grow the forest (with a warm start, the trees from ``len(trees_)`` on: the
+        forest of one fit with all of them); each tree's in-bag rows, (n_trees, n_rows)."""
         self._check_forest_params()
-        n = fm.shape[0]
+        kept = self._kept_trees(warm, fm.shape[0])
+        n, n_boot = fm.shape[0], self._n_bootstrap(fm.shape[0])
+        self._fit_rows = n
         n_threads = set_threads(0 if self.n_jobs is None else self.n_jobs)
         seed = seed_of(self.random_state)
         seeds = np.random.default_rng(seed).integers(0, 2 ** 31 - 1, size=self.n_estimators)
-        spec = self._tree_spec(n, fm.shape[1], w.sum())
-        splitter = self._splitter()
-        columns = cart.search_columns(fm, splitter, self.max_bin, int(seed), w)
-        grown = forest.grow_forest(columns, spec, channel, stat, w, K, fm.shape[1], seeds,
-                                   self.bootstrap, self._n_bootstrap(n), n_threads,
-                                   splitter == "random")
-        self.trees_, self.node_stats_ = grown.trees, grown.node_stats
-        self.feature_importances_ = grown.importances
-        return grown.in_bag
+        trees, stats = (self.trees_, self.node_stats_) if kept else ([], [])
+        bags = [forest.in_bag(seeds[:kept], n, n_boot, self.bootstrap)]  # (drawn again)
+        if kept < self.n_estimators:
+            splitter = self._splitter()
+            columns = cart.search_columns(fm, splitter, self.max_bin, int(seed), w)
+            grown = forest.grow_forest(columns, self._tree_spec(n, fm.shape[1], w.sum()),
+                                       channel, stat, w, K, fm.shape[1], seeds[kept:],
+                                       self.bootstrap, n_boot, n_threads, splitter == "random")
+            trees, stats = trees + grown.trees, stats + grown.node_stats
+            bags.append(grown.in_bag)
+        self.trees_, self.node_stats_ = trees, stats
+        self.feature_importances_ = forest.forest_importances(trees, fm.shape[1])
+        return np.concatenate(bags)
 
     def feature_importance(self, importance_type="gain"):
         """Importance types over all trees (``split``, ``gain``, ``total_gain``, ``cover``,
@@ -120,6 +170,9 @@ _FOREST_DOC = """
     n_jobs : int, optional, threads for growing each tree (None or <= 0: all cores)
     random_state : int, optional; the forest is the same for any ``n_jobs``
     max_bin : int, default=255
+    warm_start : bool, default=False
+        ``fit`` keeps the trees already grown and adds trees up to ``n_estimators``: with
+        the same data and ``random_state``, the forest of one fit with all of them.
 """
 
 
@@ -138,7 +191,8 @@ class RandomForestClassifier(ClassifierMixin, _Forest):
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None,
-                 class_weight=None, max_samples=None, voting="soft", max_bin=255):
+                 class_weight=None, max_samples=None, voting="soft", max_bin=255,
+                 warm_start=False):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.splitter = splitter
@@ -157,11 +211,13 @@ class RandomForestClassifier(ClassifierMixin, _Forest):
         self.max_samples = max_samples
         self.voting = voting
         self.max_bin = max_bin
+        self.warm_start = warm_start
 
     def fit(self, X, y, sample_weight=None):
+        warm = self._warm_state()
         fm, y, w = _fit_inputs(self, X, y, sample_weight, classifier=True)
         codes, w = class_targets(self, y, w)
-        inbag = self._fit_forest(fm, codes, w, w, self.n_classes_)
+        inbag = self._fit_forest(fm, codes, w, w, self.n_classes_, warm)
         if self.oob_score:
             votes = self._tree_votes(_leaves(self.trees_, fm))
             votes[inbag.T] = 0.0
@@ -204,7 +260,7 @@ class RandomForestRegressor(RegressorMixin, _Forest):
                  max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, max_features=1.0, max_leaf_nodes=None,
                  min_impurity_decrease=0.0, bootstrap=True, oob_score=False, n_jobs=None,
-                 random_state=None, max_samples=None, max_bin=255):
+                 random_state=None, max_samples=None, max_bin=255, warm_start=False):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.splitter = splitter
@@ -221,13 +277,15 @@ class RandomForestRegressor(RegressorMixin, _Forest):
         self.random_state = random_state
         self.max_samples = max_samples
         self.max_bin = max_bin
+        self.warm_start = warm_start
 
     def fit(self, X, y, sample_weight=None):
         if self.criterion != "squared_error":
             raise ValueError(f"criterion must be 'squared_error', got {self.criterion!r}")
+        warm = self._warm_state()
         fm, y, w = _fit_inputs(self, X, y, sample_weight, classifier=False)
         y = np.asarray(y, dtype=np.float64)
-        inbag = self._fit_forest(fm, np.zeros(len(y), dtype=np.int32), w * y, w, 1)
+        inbag = self._fit_forest(fm, np.zeros(len(y), dtype=np.int32), w * y, w, 1, warm)
         if self.oob_score:
             pred = self._tree_values(_leaves(self.trees_, fm))
             pred[inbag.T] = np.nan
@@ -257,7 +315,7 @@ class ExtraTreesClassifier(RandomForestClassifier):
                  min_weight_fraction_leaf=0.0, max_features="sqrt", max_leaf_nodes=None,
                  min_impurity_decrease=0.0, bootstrap=False, oob_score=False, n_jobs=None,
                  random_state=None, class_weight=None, max_samples=None, voting="soft",
-                 max_bin=255):
+                 max_bin=255, warm_start=False):
         super().__init__(n_estimators, criterion=criterion, splitter=splitter,
                          max_depth=max_depth, min_samples_split=min_samples_split,
                          min_samples_leaf=min_samples_leaf,
@@ -266,7 +324,7 @@ class ExtraTreesClassifier(RandomForestClassifier):
                          min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
                          oob_score=oob_score, n_jobs=n_jobs, random_state=random_state,
                          class_weight=class_weight, max_samples=max_samples, voting=voting,
-                         max_bin=max_bin)
+                         max_bin=max_bin, warm_start=warm_start)
 
 
 class ExtraTreesRegressor(RandomForestRegressor):
@@ -276,7 +334,7 @@ class ExtraTreesRegressor(RandomForestRegressor):
                  max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, max_features=1.0, max_leaf_nodes=None,
                  min_impurity_decrease=0.0, bootstrap=False, oob_score=False, n_jobs=None,
-                 random_state=None, max_samples=None, max_bin=255):
+                 random_state=None, max_samples=None, max_bin=255, warm_start=False):
         super().__init__(n_estimators, criterion=criterion, splitter=splitter,
                          max_depth=max_depth, min_samples_split=min_samples_split,
                          min_samples_leaf=min_samples_leaf,
@@ -284,4 +342,4 @@ class ExtraTreesRegressor(RandomForestRegressor):
                          max_features=max_features, max_leaf_nodes=max_leaf_nodes,
                          min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
                          oob_score=oob_score, n_jobs=n_jobs, random_state=random_state,
-                         max_samples=max_samples, max_bin=max_bin)
+                         max_samples=max_samples, max_bin=max_bin, warm_start=warm_start)
