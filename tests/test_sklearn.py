@@ -234,3 +234,30 @@ def test_xgboost_and_lightgbm_estimator_arguments():
                                rtol=1e-12)
     with pytest.raises(ValueError, match="importance_type"):
         GBDTRegressor(n_estimators=2, importance_type="gini").fit(Xr, yr)
+
+
+def test_fit_continues_an_init_model_as_lightgbm_and_xgboost_do(tmp_path):
+    """``fit(..., init_model=)`` (LightGBM) / ``xgb_model=`` (XGBoost), before a TypeError:
+    4 rounds continued by 3 are the model of 7 in one fit, from a fitted estimator, its
+    Booster or a saved model file; other classes, or both names, are refused."""
+    X, y = make_classification(n=800)
+    labels = np.where(y > 0, "yes", "no")
+    first = GBDTClassifier(n_estimators=4, max_depth=3).fit(X, labels)
+    whole = GBDTClassifier(n_estimators=7, max_depth=3).fit(X, labels).predict_proba(X)
+    first.get_booster().save_model(tmp_path / "m.json")
+    for init in (dict(init_model=first), dict(xgb_model=first.get_booster()),
+                 dict(init_model=str(tmp_path / "m.json"))):
+        more = GBDTClassifier(n_estimators=3, max_depth=3).fit(X, labels, **init)
+        assert more.n_estimators_ == 7
+        np.testing.assert_array_equal(more.predict_proba(X), whole)
+    with pytest.raises(ValueError, match="fitted on the classes"):
+        GBDTClassifier(n_estimators=2).fit(X, np.where(y > 0, "yes", "maybe"), init_model=first)
+    with pytest.raises(ValueError, match="not both"):
+        GBDTClassifier(n_estimators=2).fit(X, labels, init_model=first, xgb_model=first)
+    with pytest.raises(TypeError, match="init_model must be"):
+        GBDTClassifier(n_estimators=2).fit(X, labels, init_model=GBDTRegressor())
+    Xr, yr = make_regression(n=500)
+    r4 = GBDTRegressor(n_estimators=4).fit(Xr, yr)
+    np.testing.assert_array_equal(GBDTRegressor(n_estimators=2).fit(Xr, yr, init_model=r4)
+                                  .predict(Xr), GBDTRegressor(n_estimators=6).fit(Xr, yr)
+                                  .predict(Xr))

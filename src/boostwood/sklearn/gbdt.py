@@ -6,6 +6,7 @@ function) and calls ``train``. The fitted model is a native :class:`Booster`
 in ``booster_``. Requires scikit-learn (``pip install boostwood[sklearn]``).
 """
 import inspect
+import os
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin, clone
@@ -13,7 +14,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ..boosting import train
+from ..boosting import Booster, train
 from ..boosting.params import PARAMS
 from ..data import Dataset
 from ..data.checks import Param
@@ -162,7 +163,8 @@ class _GBDTBase(BaseEstimator):
         return validate_data(self, X, reset=False, accept_sparse=["csr", "csc"],
                              ensure_all_finite=False, dtype=[np.float64, np.float32])
 
-    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
+            init_model=None, xgb_model=None):
         """Fit the model.
 
         Parameters
@@ -173,7 +175,12 @@ class _GBDTBase(BaseEstimator):
         eval_set : list of (X, y) pairs, optional
             Evaluated every round; the last one drives early stopping.
         sample_weight_eval_set : list of array-like, optional
+        init_model, xgb_model : fitted estimator of this class, Booster or model path,
+            optional
+            Continue its training: its trees are kept and ``n_estimators`` more rounds
+            are added (LightGBM's and XGBoost's names for it; give at most one).
         """
+        init = self._init_booster(init_model, xgb_model)
         _hyper.check_hyperparameters(self)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False,
                              dtype=[np.float64, np.float32], y_numeric=self._objective != "_clf")
@@ -207,9 +214,11 @@ class _GBDTBase(BaseEstimator):
         dsets = [(Dataset(Xe, ye, weight=we, feature_names=names, reference=dtrain), name)
                  for Xe, ye, we, name in evals]
         self.evals_result_ = {}
+        self._check_init_classes(init_model if init_model is not None else xgb_model)
         self.booster_ = train(params, dtrain, num_boost_round=self.n_estimators, evals=dsets,
                               early_stopping_rounds=self.early_stopping_rounds,
-                              verbose_eval=self.verbose, evals_result=self.evals_result_)
+                              verbose_eval=self.verbose, evals_result=self.evals_result_,
+                              init_model=init)
         self.best_iteration_ = self.booster_.best_iteration
         self.best_score_ = self.booster_.best_score
         self.n_estimators_ = self.booster_.num_boosted_rounds()
@@ -217,6 +226,25 @@ class _GBDTBase(BaseEstimator):
 
     def _stratify(self, y):
         return None
+
+    def _init_booster(self, init_model, xgb_model):
+        """The Booster whose training ``fit`` continues (``init_model`` or ``xgb_model``:
+        an estimator of this class, a Booster or a model file), or None."""
+        if init_model is not None and xgb_model is not None:
+            raise ValueError("give init_model or xgb_model (two names for one thing), not both")
+        init = init_model if init_model is not None else xgb_model
+        if init is None or isinstance(init, Booster):
+            return init
+        if isinstance(init, (str, os.PathLike)):
+            return Booster(model_file=init)
+        if isinstance(init, type(self)):
+            check_is_fitted(init, "booster_")
+            return init.booster_
+        raise TypeError(f"init_model must be a fitted {type(self).__name__}, a Booster or a "
+                        f"model path, got {type(init).__name__}")
+
+    def _check_init_classes(self, init):
+        """Nothing to check but for classifiers."""
 
     def _weigh_classes(self, y, sample_weight):
         return sample_weight
@@ -368,14 +396,16 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         params["scale_pos_weight"] = self.scale_pos_weight  # (binary only: train says so)
         return params
 
-    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
+            init_model=None, xgb_model=None):
         check_classification_targets(y)
         self.classes_ = np.unique(np.asarray(y))
         self.n_classes_ = len(self.classes_)
         if self.n_classes_ < 2:
             raise ValueError("the classifier needs samples of at least 2 classes, but y holds "
                              "only one class")
-        return super().fit(X, y, sample_weight, eval_set, sample_weight_eval_set)
+        return super().fit(X, y, sample_weight, eval_set, sample_weight_eval_set, init_model,
+                           xgb_model)
 
     def _encode_y(self, y):
         y = np.asarray(y)
@@ -390,6 +420,13 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
 
     def _stratify(self, y):
         return y
+
+    def _check_init_classes(self, init):
+        """A classifier continued from another's trees must have its classes: the
+        margins belong to them by position."""
+        if isinstance(init, GBDTClassifier) and not np.array_equal(init.classes_, self.classes_):
+            raise ValueError(f"init_model was fitted on the classes {init.classes_.tolist()[:10]}"
+                             f", this data has {self.classes_.tolist()[:10]}")
 
     def _weigh_classes(self, codes, sample_weight):
         """``sample_weight`` times the weight of each row's class (``class_weight``)."""
