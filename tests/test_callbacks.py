@@ -114,3 +114,26 @@ def test_early_stopping_on_a_nan_metric_is_an_error():
     folds = [(np.r_[neg, pos[:50]], pos[50:]), (np.r_[pos, neg[:50]], neg[50:])]
     with pytest.raises(ValueError, match="test-auc-mean is NaN at round 0"):
         bw.cv(params, d, 10, folds=folds, early_stopping_rounds=3)
+
+
+def test_early_stopping_of_a_continued_model_counts_the_model_s_rounds(data):
+    """Continuing a 5-round model with early stopping: ``best_iteration`` counts the
+    model's rounds (XGBoost's and LightGBM's convention), so ``predict`` keeps the
+    continued trees; it counted this run's epochs, and predict cut the model to
+    ``best_iteration + 1`` of the first rounds (found by review). ``save_best`` too."""
+    dtr, dva = data
+    params = {"objective": "binary:logistic", "eta": 0.1, "max_depth": 4}
+    first = bw.train(params, dtr, 5, verbose_eval=False)
+    for save_best in (False, True):
+        log = {}
+        b = bw.train(params, dtr, 200, evals=[(dva, "valid")], verbose_eval=False,
+                     evals_result=log, init_model=first,
+                     callbacks=[bw.EarlyStopping(3, save_best=save_best)])
+        curve = log["valid"]["logloss"]  # this run's rounds: the model's rounds 5, 6, ...
+        assert b.best_iteration == 5 + int(np.argmin(curve)) and b.best_iteration > 5
+        assert b.best_score == min(curve)
+        assert b.num_boosted_rounds() == (b.best_iteration + 1 if save_best else 5 + len(curve))
+        np.testing.assert_array_equal(b.predict(dva), b.predict(
+            dva, iteration_range=(0, b.best_iteration + 1)))
+        margin = b.predict(dva, output_margin=True)
+        assert not np.array_equal(margin, first.predict(dva, output_margin=True))

@@ -96,9 +96,13 @@ class EarlyStopping(TrainingCallback):
     def before_training(self, model):
         self.best_score = None
         self.best_iteration = None
+        # rounds of an init_model come first: best_iteration counts the model's rounds,
+        # not this run's epochs (as XGBoost's and LightGBM's), since predict reads it so
+        self.start = model.num_boosted_rounds() if model.base_score is not None else 0
         return model
 
     def after_iteration(self, model, epoch, evals_log):
+        epoch += self.start
         if not evals_log:
             raise ValueError("early stopping needs at least one evaluation set")
         data = self.data_name or list(evals_log)[-1]
