@@ -1,4 +1,6 @@
 """Decision trees, forests and AdaBoost on the one tree engine, against scikit-learn."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -387,9 +389,50 @@ def test_warm_start_adds_trees_to_the_forest_of_one_fit(cls):
         warm.set_params(n_estimators=10).fit(X, y)
     with pytest.raises(ValueError, match="same features and classes"):
         warm.set_params(n_estimators=20).fit(X[:, :3], y)
-    with pytest.raises(ValueError, match="rows of the first fit"):
+    with pytest.raises(ValueError, match="that the forest.s trees were grown on"):
         warm.fit(X[:500], y[:500])
     cold = est(6, **kw).fit(X, y)
     cold.set_params(n_estimators=8).fit(X, y)  # without warm_start: a new forest
     np.testing.assert_array_equal(getattr(cold, predict)(X),
                                   getattr(est(8, **kw).fit(X, y), predict)(X))
+
+
+def test_warm_start_oob_uses_the_bags_the_trees_were_grown_on(monkeypatch):
+    """The out-of-bag rows of the trees kept by a warm start are those each was grown on,
+    also when ``random_state`` (a RandomState draws a new seed every fit) or
+    ``max_samples`` changed between the fits; they were drawn again from the current
+    settings, and in-bag rows counted as out of bag (found by review). Other rows with
+    the same count are refused, as is a forest whose bags are unknown."""
+    from boostwood.ensemble import forest as forest_loop
+    grown_bags = []
+    real = forest_loop.grow_forest
+
+    def recording(*args, **kwargs):
+        out = real(*args, **kwargs)
+        grown_bags.append(out.in_bag)
+        return out
+
+    monkeypatch.setattr(forest_loop, "grow_forest", recording)
+    X, y = _data(n=400, seed=12)
+    y = y + X[:, 1]
+    for first, second in ((dict(random_state=np.random.RandomState(0)), {}),
+                          (dict(random_state=1), dict(random_state=2)),
+                          (dict(random_state=1, max_samples=0.5), dict(max_samples=None))):
+        grown_bags.clear()
+        warm = bw.RandomForestRegressor(5, warm_start=True, oob_score=True, **first)
+        warm.fit(X, y).set_params(n_estimators=12, **second)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            warm.fit(X, y)
+        bags = np.concatenate(grown_bags)
+        per_tree = np.stack([t.value[leaf] for t, leaf in zip(warm.trees_, warm.apply(X).T)],
+                            axis=1)
+        expected = np.nanmean(np.where(bags.T, np.nan, per_tree), axis=1)
+        np.testing.assert_allclose(warm.oob_prediction_, expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="rows .* that the forest's trees were grown on"):
+        warm.set_params(n_estimators=13).fit(X[::-1], y[::-1])
+    del warm._fit_rows, warm._tree_bags  # (a forest pickled before they were kept)
+    with pytest.raises(ValueError, match="that the forest's trees were grown on"):
+        warm.fit(X, y)
+    warm.set_params(oob_score=False).fit(X, y)  # without an OOB score no bag is needed
+    assert len(warm.trees_) == 13

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._config import set_threads
 from ..data.checks import Param
+from ..data.dataset import fingerprint
 from ..ensemble import cart, forest
 from ..tree.tree import feature_importance as _tree_importance
 from ._hyper import CLASSIFIER, FOREST, seed_of
@@ -32,6 +33,15 @@ def _out_of_bag_rows(seen):
                       "covers the others only (their out-of-bag predictions are NaN); more "
                       "trees give every row an estimate", UserWarning, stacklevel=3)
     return seen
+
+
+def _rows_fingerprint(fm, *columns):
+    """Fingerprints of the training rows (features and the per-row ``columns``): the
+    rows an out-of-bag score of a warm start must find again."""
+    parts = [fm.dense] if fm.dense is not None else [fm.csc.data, fm.csc.indices,
+                                                      fm.csc.indptr]
+    parts += [np.asarray(c, dtype=np.float64) for c in columns]
+    return tuple(fingerprint(p) for p in parts) + (fm.shape,)
 
 
 class _Forest(_TreeParams, BaseEstimator):
@@ -74,7 +84,7 @@ class _Forest(_TreeParams, BaseEstimator):
             return None
         return {k: getattr(self, k) for k in self._WARM_KEYS if hasattr(self, k)}
 
-    def _kept_trees(self, warm, n_rows):
+    def _kept_trees(self, warm, rows):
         """How many grown trees this fit keeps: with ``warm_start``, every one (their data
         must have the same features and classes), else none. A refused fit leaves the
         fitted forest as it was."""
@@ -95,9 +105,12 @@ class _Forest(_TreeParams, BaseEstimator):
                 f"{warm['n_features_in_']} {list(warm.get('feature_names_in_', []))[:5]} and "
                 f"{list(warm.get('classes_', []))[:5]}")
         kept = len(self.trees_)
-        if self.oob_score and n_rows != self._fit_rows:  # the old trees' bags name rows
-            raise ValueError(f"oob_score with warm_start needs the rows of the first fit "
-                             f"({self._fit_rows}), got {n_rows}")
+        if self.oob_score and rows != getattr(self, "_fit_rows", None):
+            # the old trees' bags name rows of the earlier data: out-of-bag predictions of
+            # other rows would take in-bag ones for out-of-bag (a forest fitted before
+            # boostwood kept the fingerprint has none)
+            raise ValueError("oob_score with warm_start needs the rows (features, targets and "
+                             "weights) that the forest's trees were grown on")
         if self.n_estimators < kept:
             raise ValueError(f"n_estimators={self.n_estimators} is below the {kept} trees "
                              "already grown; with warm_start=True it must be at least that")
@@ -110,14 +123,18 @@ class _Forest(_TreeParams, BaseEstimator):
         """Grow the forest (with a warm start, the trees from ``len(trees_)`` on: the
         forest of one fit with all of them); each tree's in-bag rows, (n_trees, n_rows)."""
         self._check_forest_params()
-        kept = self._kept_trees(warm, fm.shape[0])
+        rows = _rows_fingerprint(fm, channel, stat, w)
+        kept = self._kept_trees(warm, rows)
         n, n_boot = fm.shape[0], self._n_bootstrap(fm.shape[0])
-        self._fit_rows = n
         n_threads = set_threads(0 if self.n_jobs is None else self.n_jobs)
         seed = seed_of(self.random_state)
         seeds = np.random.default_rng(seed).integers(0, 2 ** 31 - 1, size=self.n_estimators)
         trees, stats = (self.trees_, self.node_stats_) if kept else ([], [])
-        bags = [forest.in_bag(seeds[:kept], n, n_boot, self.bootstrap)]  # (drawn again)
+        # each kept tree's bag (for the OOB score), drawn again from its own seed and draw
+        # count (a forest pickled before boostwood kept them has none: _kept_trees refused)
+        specs = list(getattr(self, "_tree_bags", [None] * kept))[:kept]
+        bags = [forest.in_bag([sd], n, nb, bs) for sd, nb, bs in specs] if self.oob_score \
+            else []
         if kept < self.n_estimators:
             splitter = self._splitter()
             columns = cart.search_columns(fm, splitter, self.max_bin, int(seed), w)
@@ -126,9 +143,11 @@ class _Forest(_TreeParams, BaseEstimator):
                                        self.bootstrap, n_boot, n_threads, splitter == "random")
             trees, stats = trees + grown.trees, stats + grown.node_stats
             bags.append(grown.in_bag)
+            specs = specs + [(int(sd), n_boot, bool(self.bootstrap)) for sd in seeds[kept:]]
         self.trees_, self.node_stats_ = trees, stats
+        self._tree_bags, self._fit_rows = specs, rows  # (what a warm start needs)
         self.feature_importances_ = forest.forest_importances(trees, fm.shape[1])
-        return np.concatenate(bags)
+        return np.concatenate(bags) if self.oob_score else None
 
     def feature_importance(self, importance_type="gain"):
         """Importance types over all trees (``split``, ``gain``, ``total_gain``, ``cover``,
@@ -172,7 +191,9 @@ _FOREST_DOC = """
     max_bin : int, default=255
     warm_start : bool, default=False
         ``fit`` keeps the trees already grown and adds trees up to ``n_estimators``: with
-        the same data and ``random_state``, the forest of one fit with all of them.
+        the same data and an int ``random_state``, the forest of one fit with all of
+        them. Each tree keeps its own bag, so ``oob_score`` stays right whatever the
+        settings; it needs the rows the trees were grown on (else an error).
 """
 
 
