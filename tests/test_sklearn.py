@@ -261,3 +261,23 @@ def test_fit_continues_an_init_model_as_lightgbm_and_xgboost_do(tmp_path):
     np.testing.assert_array_equal(GBDTRegressor(n_estimators=2).fit(Xr, yr, init_model=r4)
                                   .predict(Xr), GBDTRegressor(n_estimators=6).fit(Xr, yr)
                                   .predict(Xr))
+
+
+def test_a_refused_fit_leaves_the_fitted_classifier_as_it_was():
+    """A fit that raises after setting ``classes_`` (classes of another init_model, a
+    class_weight naming an unknown class) left the new classes beside the old booster,
+    so predict answered in the new labels (found by review); ``init_model=self`` compared
+    the new classes with themselves."""
+    X, y = make_classification(n=500)
+    clf = GBDTClassifier(n_estimators=3).fit(X, y)
+    before = clf.predict(X)
+    with pytest.raises(ValueError, match="fitted on the classes"):
+        clf.fit(X, y + 5, init_model=clf)
+    with pytest.raises(ValueError, match="not in y"):
+        clf.set_params(class_weight={7: 2.0}).fit(X, y + 5)
+    with pytest.raises(ValueError):
+        clf.set_params(class_weight=None).fit(X[:, :3], np.zeros(500))
+    assert clf.classes_.tolist() == [0.0, 1.0] and clf.n_features_in_ == X.shape[1]
+    np.testing.assert_array_equal(clf.predict(X), before)
+    clf.set_params(n_estimators=2).fit(X, y, init_model=clf)  # the same classes: continues
+    assert clf.n_estimators_ == 5

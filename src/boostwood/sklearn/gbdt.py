@@ -5,6 +5,7 @@ the estimator's parameters in :meth:`_native_params` (the one mapping
 function) and calls ``train``. The fitted model is a native :class:`Booster`
 in ``booster_``. Requires scikit-learn (``pip install boostwood[sklearn]``).
 """
+import contextlib
 import inspect
 import os
 
@@ -93,6 +94,21 @@ _COMMON_DOC = """
 """
 
 
+@contextlib.contextmanager
+def _kept_on_error(est):
+    """A fit that raises leaves the estimator's fitted attributes (``name_``) as they
+    were: a refused fit must not pair new ``classes_`` or feature names with the earlier
+    ``booster_``, which predict would then read by position."""
+    saved = {k: v for k, v in vars(est).items() if k.endswith("_")}
+    try:
+        yield
+    except BaseException:
+        for k in [k for k in vars(est) if k.endswith("_")]:
+            delattr(est, k)
+        vars(est).update(saved)
+        raise
+
+
 class _GBDTBase(BaseEstimator):
     _objective = None
     _hyperparameters = {
@@ -178,9 +194,15 @@ class _GBDTBase(BaseEstimator):
         init_model, xgb_model : fitted estimator of this class, Booster or model path,
             optional
             Continue its training: its trees are kept and ``n_estimators`` more rounds
-            are added (LightGBM's and XGBoost's names for it; give at most one).
+            are added (LightGBM's and XGBoost's names for it; give at most one). A
+            classifier's classes must be the estimator's; a Booster or file has no class
+            labels, so its outputs are taken as this data's classes in sorted order.
         """
-        init = self._init_booster(init_model, xgb_model)
+        with _kept_on_error(self):
+            return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
+                             self._init_booster(init_model, xgb_model))
+
+    def _fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, init):
         _hyper.check_hyperparameters(self)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False,
                              dtype=[np.float64, np.float32], y_numeric=self._objective != "_clf")
@@ -214,7 +236,6 @@ class _GBDTBase(BaseEstimator):
         dsets = [(Dataset(Xe, ye, weight=we, feature_names=names, reference=dtrain), name)
                  for Xe, ye, we, name in evals]
         self.evals_result_ = {}
-        self._check_init_classes(init_model if init_model is not None else xgb_model)
         self.booster_ = train(params, dtrain, num_boost_round=self.n_estimators, evals=dsets,
                               early_stopping_rounds=self.early_stopping_rounds,
                               verbose_eval=self.verbose, evals_result=self.evals_result_,
@@ -243,8 +264,6 @@ class _GBDTBase(BaseEstimator):
         raise TypeError(f"init_model must be a fitted {type(self).__name__}, a Booster or a "
                         f"model path, got {type(init).__name__}")
 
-    def _check_init_classes(self, init):
-        """Nothing to check but for classifiers."""
 
     def _weigh_classes(self, y, sample_weight):
         return sample_weight
@@ -398,14 +417,22 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
             init_model=None, xgb_model=None):
-        check_classification_targets(y)
-        self.classes_ = np.unique(np.asarray(y))
-        self.n_classes_ = len(self.classes_)
-        if self.n_classes_ < 2:
-            raise ValueError("the classifier needs samples of at least 2 classes, but y holds "
-                             "only one class")
-        return super().fit(X, y, sample_weight, eval_set, sample_weight_eval_set, init_model,
-                           xgb_model)
+        init = init_model if init_model is not None else xgb_model
+        init_classes = getattr(init, "classes_", None) if isinstance(init, GBDTClassifier) \
+            else None  # (read before this fit sets classes_: init may be self)
+        with _kept_on_error(self):
+            check_classification_targets(y)
+            self.classes_ = np.unique(np.asarray(y))
+            self.n_classes_ = len(self.classes_)
+            if self.n_classes_ < 2:
+                raise ValueError("the classifier needs samples of at least 2 classes, but y "
+                                 "holds only one class")
+            if init_classes is not None and not np.array_equal(init_classes, self.classes_):
+                raise ValueError(f"init_model was fitted on the classes "
+                                 f"{init_classes.tolist()[:10]}, this data has "
+                                 f"{self.classes_.tolist()[:10]}")
+            return super().fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
+                               init_model, xgb_model)
 
     def _encode_y(self, y):
         y = np.asarray(y)
@@ -421,12 +448,6 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
     def _stratify(self, y):
         return y
 
-    def _check_init_classes(self, init):
-        """A classifier continued from another's trees must have its classes: the
-        margins belong to them by position."""
-        if isinstance(init, GBDTClassifier) and not np.array_equal(init.classes_, self.classes_):
-            raise ValueError(f"init_model was fitted on the classes {init.classes_.tolist()[:10]}"
-                             f", this data has {self.classes_.tolist()[:10]}")
 
     def _weigh_classes(self, codes, sample_weight):
         """``sample_weight`` times the weight of each row's class (``class_weight``)."""
