@@ -410,6 +410,7 @@ def test_eval_and_eval_set_give_the_training_log_s_last_values():
     metrics, in XGBoost's line format, equal to the training log at the last round, and
     at the best one after early stopping (the rounds ``predict`` uses); a custom metric
     reads what the built-in ones read."""
+    from boostwood.boosting.metrics import get_metric
     X, y = make_classification(n=500)
     w = np.random.default_rng(0).uniform(0.5, 2.0, 500)
     dtest = bw.Dataset(X[:200], y[:200], weight=w[:200])
@@ -433,6 +434,12 @@ def test_eval_and_eval_set_give_the_training_log_s_last_values():
     assert stopped.num_boosted_rounds() > stopped.best_iteration + 1
     assert float(stopped.eval(dtest, "test").split(":")[1]) == \
         log["test"]["logloss"][stopped.best_iteration]
+    line = b.eval_set([(dtest, "t")], iteration_range=(0, 2), output_margin=True,
+                      feval=lambda m, d: [("lo", float(m.min())), ("hi", float(m.max()))])
+    margins = b.predict(dtest, iteration_range=(0, 2))  # (logitraw: margins)
+    assert f"t-lo:{float(margins.min())!r}\tt-hi:{float(margins.max())!r}" in line
+    assert float(line.split("t-logloss:")[1].split("\t")[0]) == pytest.approx(
+        get_metric("logloss")(y[:200], 1 / (1 + np.exp(-margins)), w[:200]), rel=1e-12)
     with pytest.raises(ValueError, match="has no label"):
         b.eval(bw.Dataset(X))
     with pytest.raises(TypeError, match=r"\(Dataset, name\) pairs"):

@@ -80,6 +80,9 @@ def test_params_as_xgboost_list_of_pairs_with_several_metrics():
         np.testing.assert_array_equal(a[k], b[k])
     with pytest.raises(ValueError, match="'max_depth' given twice"):
         bw.train(pairs + [("max_depth", 4)], d, 1)
+    with pytest.raises(ValueError, match=r"eval_metric names \['auc'\] more than once"):
+        bw.train(pairs + [("eval_metric", "auc")], d, 1, evals=[(d, "t")])  # (a log of
+    # 2 x rounds values under one name, early stopping reading the mix: found by review)
     with pytest.raises(TypeError, match=r"\(name, value\) pairs"):
         bw.train([("max_depth", 3, 1)], d, 1)
     with pytest.raises(TypeError, match="params must be a dict or a list"):

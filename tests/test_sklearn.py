@@ -234,6 +234,10 @@ def test_xgboost_and_lightgbm_estimator_arguments():
                                rtol=1e-12)
     with pytest.raises(ValueError, match="importance_type"):
         GBDTRegressor(n_estimators=2, importance_type="gini").fit(Xr, yr)
+    with pytest.raises(ValueError, match="importance_type"):  # set after fit: not a KeyError
+        _ = reg.set_params(importance_type="gini").feature_importances_
+    with pytest.raises(ValueError, match="no evaluation result"):  # as XGBoost's
+        reg.evals_result()
 
 
 def test_fit_continues_an_init_model_as_lightgbm_and_xgboost_do(tmp_path):

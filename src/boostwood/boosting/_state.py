@@ -178,6 +178,10 @@ class TrainingState:
         """The metrics of ``eval_metric`` (else the objective's), each checked once against
         every evaluation set's labels and the model's outputs, then the custom one."""
         metrics = [get_metric(m, p) for m in p["eval_metric"] or [self.obj.default_metric]]
+        names = [m.name for m in metrics]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # (their values would interleave in one list of the log)
+            raise ValueError(f"eval_metric names {twice} more than once")
         for ev in self.evals:
             for m in metrics:
                 try:

@@ -285,16 +285,22 @@ class Booster:
         return self._predict_matrix(fm, base_margin, predict_type == "margin", False, False,
                                     False, iteration_range)
 
-    def eval_set(self, evals, iteration=0, feval=None):
+    def eval_set(self, evals, iteration=0, feval=None, output_margin=False,
+                 iteration_range=None):
         """XGBoost's ``eval_set``: the model's metrics (its ``eval_metric``, else the
-        objective's) for each ``(Dataset, name)`` pair of ``evals``, of the rounds that
-        :meth:`predict` uses (up to ``best_iteration`` after early stopping), as the line
+        objective's) for each ``(Dataset, name)`` pair of ``evals``, as the line
         ``"[iteration]\tname-metric:value..."`` (values to the last digit; ``iteration``
-        only labels the line). ``feval(preds, dataset) -> (name, value)``
-        adds a custom metric, given what the built-in ones read."""
+        only labels the line).
+
+        The rounds are those :meth:`predict` uses (up to ``best_iteration`` after early
+        stopping), or ``iteration_range``; XGBoost's evaluates every tree. ``feval(preds,
+        dataset)`` returns ``(name, value)`` or a list of them; ``preds`` are what the
+        built-in metrics read (what :func:`train`'s ``custom_metric`` gets), or with
+        ``output_margin`` the margins (XGBoost's default)."""
         if self.base_score is None:
             raise ValueError("this Booster has no model; train it or load one first")
         check_value("iteration", iteration, Param(0, "int", 0))
+        check_value("output_margin", output_margin, Param(False, "bool"))
         if not isinstance(evals, (list, tuple)) or not all(
                 isinstance(e, (list, tuple)) and len(e) == 2 and isinstance(e[0], Dataset)
                 and isinstance(e[1], str) for e in evals):
@@ -309,15 +315,17 @@ class Booster:
                 raise ValueError(f"evals set {name!r} has no label to evaluate against")
             y = self.objective.check_labels(np.asarray(d.label, dtype=np.float64))
             w = np.ones(y.shape[0]) if d.weight is None else d.weight
-            pred = self._metric_predictions(d, validate_features=True)
+            raw = self.predict(d, output_margin=True, iteration_range=iteration_range)
+            pred = self.objective.eval_transform(raw.reshape(raw.shape[0], self.n_outputs))
             for m in metrics:
                 try:
                     parts.append(f"{name}-{m.name}:{float(m(y, pred, w))!r}")
                 except ValueError as exc:
                     raise ValueError(f"evals set {name!r}: {exc}") from None
             if feval is not None:
-                metric, value = feval(pred, d)
-                parts.append(f"{name}-{metric}:{float(value)!r}")
+                out = feval(raw if output_margin else pred, d)
+                for metric, value in (out if isinstance(out, list) else [out]):
+                    parts.append(f"{name}-{metric}:{float(value)!r}")
         return f"[{iteration}]\t" + "\t".join(parts)
 
     def eval(self, data, name="eval", iteration=0):

@@ -3,8 +3,9 @@
 An additive metric gives per-row terms whose exact totals, summed across data
 shards by the reducer, ``finalize`` turns into the reported value. AUC is not
 additive and is computed on all rows (gathered in global row order).
-Predictions passed in are on the output scale (probabilities for
-classification), labels as the objective sees them.
+Predictions passed in are on the scale metrics read (the objective's
+``eval_transform``: probabilities for classification, also under multi:softmax and
+binary:logitraw), labels as the objective sees them.
 """
 import numpy as np
 
@@ -94,7 +95,8 @@ class Metric:
 
     def evaluate(self, info, pred, reducer=None):
         """The metric over the rows of ``info`` (a :class:`~boostwood.data.RowInfo`) of every
-        shard of ``reducer``, with output-scale predictions ``pred`` of these rows."""
+        shard of ``reducer``, with predictions ``pred`` of these rows on the scale metrics
+        read (the objective's ``eval_transform``)."""
         y, w = info.label, info.weight
         if not self.additive:
             y, pred, w = gather_rows(info, reducer, y, pred, w)

@@ -18,7 +18,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ..boosting import Booster, train
 from ..boosting.params import PARAMS
 from ..data import Dataset
-from ..data.checks import Param
+from ..data.checks import Param, check_value
 from . import _hyper
 from ._hyper import seed_of
 
@@ -277,6 +277,9 @@ class _GBDTBase(BaseEstimator):
         """XGBoost's ``evals_result()``: the evaluation log of ``fit``,
         ``{"validation_0": {metric: [values]}}`` (a copy of ``evals_result_``)."""
         check_is_fitted(self, "booster_")
+        if not self.evals_result_:
+            raise ValueError("no evaluation result: fit had no eval_set (nor early stopping, "
+                             "whose validation split is evaluated)")
         return {name: {m: list(v) for m, v in log.items()}
                 for name, log in self.evals_result_.items()}
 
@@ -315,7 +318,9 @@ class _GBDTBase(BaseEstimator):
         """Each feature's ``importance_type`` (total gain by default) over its splits,
         normalised to sum to 1 (zeros if no split)."""
         check_is_fitted(self, "booster_")
-        imp = self.booster_.feature_importance(_IMPORTANCE[self.importance_type])
+        kind = check_value("importance_type", self.importance_type,
+                           self._hyperparameters["importance_type"])  # (set after fit?)
+        imp = self.booster_.feature_importance(_IMPORTANCE[kind])
         total = imp.sum()
         return imp / total if total > 0 else imp
 
