@@ -89,8 +89,9 @@ _COMMON_DOC = """
         Print the evaluation log (every ``verbose`` rounds).
     importance_type : str, default="total_gain"
         What ``feature_importances_`` sums per feature, normalised to sum to 1:
-        "total_gain", "gain" (mean gain per split, XGBoost's default), "split" or
-        "weight" (number of splits), "total_cover", "cover".
+        "total_gain", "gain" (mean gain per split, XGBoost's default and meaning;
+        LightGBM's "gain" is "total_gain" here), "split" or "weight" (number of
+        splits), "total_cover", "cover".
 """
 
 
