@@ -382,3 +382,20 @@ def test_rmsle_and_the_squared_log_objective_s_initial_margin():
     with pytest.raises(ValueError, match="needs labels > -1"):
         bw.train(dict(objective="reg:squaredlogerror"), bw.Dataset(np.zeros((2, 1)),
                                                                    np.array([-1.0, 0.0])), 1)
+
+
+def test_gamma_nloglik_is_xgboost_s():
+    """``gamma-nloglik`` (XGBoost's default metric of reg:gamma; before: unknown) equals
+    XGBoost's logged value on the same predictions."""
+    xgb = pytest.importorskip("xgboost")
+    r = np.random.default_rng(9)
+    X = r.normal(size=(500, 3))
+    y, w = np.exp(X[:, 0] + 0.3 * r.normal(size=500)), r.uniform(0.5, 2.0, 500)
+    d, log = xgb.DMatrix(X, y, weight=w), {}
+    model = xgb.train(dict(objective="reg:gamma", eval_metric="gamma-nloglik", nthread=1), d,
+                      3, evals=[(d, "t")], evals_result=log, verbose_eval=False)
+    p = model.predict(d).astype(np.float64)
+    assert get_metric("gamma-nloglik")(y, p, w) == pytest.approx(log["t"]["gamma-nloglik"][-1],
+                                                                 rel=1e-7)
+    with pytest.raises(ValueError, match="needs positive labels"):
+        get_metric("gamma-nloglik")(np.r_[0.0, y[1:]], p, w)

@@ -489,6 +489,18 @@ class GammaDeviance(Metric):
         return w * 2 * ((y - p) / p - np.log(yy / p)), w
 
 
+class GammaNLogLik(Metric):
+    """Gamma negative log-likelihood with unit shape (XGBoost's ``gamma-nloglik``, the
+    default metric of its reg:gamma): sum w [y / p + log p] / sum w, p = predicted mean."""
+
+    name = "gamma-nloglik"
+    labels = "positive"
+
+    def terms(self, y, pred, w):
+        p = np.maximum(pred, _EPS)
+        return w * (y / p + np.log(p)), w
+
+
 class TweedieNLogLik(_WithParam):
     """Tweedie negative log-likelihood (without the normalising term), rho =
     tweedie_variance_power: sum w [-y p^(1-rho)/(1-rho) + p^(2-rho)/(2-rho)] / sum w."""
@@ -517,8 +529,8 @@ class ExponentialLoss(Metric):
 
 METRICS = {cls.name: cls for cls in (RMSE, MAE, LogLoss, ErrorRate, MultiLogLoss, MultiError, AUC,
                                      AUCPR, AveragePrecision, MAPE, RMSLE, HuberMetric,
-                                     PseudoHuberMetric, QuantileMetric,
-                                     PoissonNLogLik, GammaDeviance, TweedieNLogLik,
+                                     PseudoHuberMetric, QuantileMetric, PoissonNLogLik,
+                                     GammaDeviance, GammaNLogLik, TweedieNLogLik,
                                      ExponentialLoss)}
 
 
