@@ -436,3 +436,35 @@ def test_warm_start_oob_uses_the_bags_the_trees_were_grown_on(monkeypatch):
         warm.fit(X, y)
     warm.set_params(oob_score=False).fit(X, y)  # without an OOB score no bag is needed
     assert len(warm.trees_) == 13
+
+
+def test_log_probabilities_staged_scores_and_forest_decision_paths():
+    """scikit-learn's methods the classifiers lacked (before: AttributeError):
+    ``predict_log_proba``; AdaBoost's ``staged_predict_proba`` and ``staged_score``
+    (equal to scikit-learn's AdaBoost with stumps, stage by stage); a forest's
+    ``decision_path`` (each tree's root-to-leaf nodes, blocks at ``n_nodes_ptr``)."""
+    X, y = _data(n=500, seed=13)
+    for est in (bw.DecisionTreeClassifier(max_depth=4), bw.RandomForestClassifier(5),
+                bw.AdaBoostClassifier(n_estimators=5)):
+        est.fit(X, y)
+        with np.errstate(divide="ignore"):
+            np.testing.assert_array_equal(est.predict_log_proba(X), np.log(est.predict_proba(X)))
+    ours = bw.AdaBoostClassifier(n_estimators=6).fit(X, y)
+    ref = sk_ensemble.AdaBoostClassifier(n_estimators=6).fit(X, y)
+    for a, b in zip(ours.staged_predict_proba(X), ref.staged_predict_proba(X)):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert np.allclose(list(ours.staged_score(X, y)), list(ref.staged_score(X, y)), rtol=1e-12)
+    reg = bw.AdaBoostRegressor(n_estimators=4).fit(X, y.astype(float))
+    assert list(reg.staged_score(X, y))[-1] == pytest.approx(reg.score(X, y), rel=1e-12)
+    forest = bw.RandomForestClassifier(4, max_depth=5, random_state=1).fit(X, y)
+    indicator, ptr = forest.decision_path(X[:50])
+    assert ptr.tolist() == np.cumsum([0] + [t.n_nodes for t in forest.trees_]).tolist()
+    leaves = forest.apply(X[:50])
+    for t, tree in enumerate(forest.trees_):
+        block = indicator[:, ptr[t]:ptr[t + 1]].toarray()
+        for i in range(50):  # the nodes are the walk from the root down to the row's leaf
+            node, walk = 0, [0]
+            while node != leaves[i, t]:
+                node = next(c for c in (tree.left[node], tree.right[node]) if block[i, c])
+                walk.append(int(node))
+            assert sorted(walk) == np.flatnonzero(block[i]).tolist()

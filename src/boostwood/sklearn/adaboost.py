@@ -18,6 +18,7 @@ these estimators validate, clone the base tree per round and predict.
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
@@ -25,7 +26,7 @@ from ..data.checks import Param
 from ..ensemble.adaboost import R2_LOSSES, adaboost_r2, samme, weighted_median
 from ..tree.tree import feature_importance as _tree_importance
 from ._hyper import ADABOOST, check_hyperparameters, seed_of
-from .trees import DecisionTreeClassifier, DecisionTreeRegressor
+from .trees import DecisionTreeClassifier, DecisionTreeRegressor, log_proba
 
 
 class _AdaBoost(BaseEstimator):
@@ -76,6 +77,11 @@ class _AdaBoost(BaseEstimator):
         return _tree_importance([t.tree_ for t in self.estimators_], self.n_features_in_,
                                 importance_type)
 
+    def staged_score(self, X, y, sample_weight=None):
+        """:meth:`score` (accuracy, or R^2 for the regressor) after each round, as
+        scikit-learn's AdaBoost yields it."""
+        for pred in self.staged_predict(X):
+            yield self._scorer(y, pred, sample_weight=sample_weight)
 
 
 class AdaBoostClassifier(ClassifierMixin, _AdaBoost):
@@ -92,6 +98,8 @@ class AdaBoostClassifier(ClassifierMixin, _AdaBoost):
     ----------
     estimators_, estimator_weights_, estimator_errors_, classes_, n_classes_
     """
+
+    _scorer = staticmethod(accuracy_score)
 
     def __init__(self, estimator=None, *, n_estimators=50, learning_rate=1.0, random_state=None):
         self.estimator = estimator
@@ -164,13 +172,26 @@ class AdaBoostClassifier(ClassifierMixin, _AdaBoost):
             pass
         return self.classes_[np.argmax(v, axis=1)]
 
+    def _proba(self, votes):
+        """softmax(D / (K - 1)) of the symmetric scores D (scikit-learn's SAMME probabilities)."""
+        d = self._symmetric(votes) / (self.n_classes_ - 1)
+        e = np.exp(d - d.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
     def predict_proba(self, X):
         """softmax(D / (K - 1)) of the symmetric scores D (scikit-learn's SAMME probabilities)."""
         for v in self._staged_votes(X):
             pass
-        d = self._symmetric(v) / (self.n_classes_ - 1)
-        e = np.exp(d - d.max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
+        return self._proba(v)
+
+    def staged_predict_proba(self, X):
+        """Class probabilities after each round (the last one is ``predict_proba``'s)."""
+        for v in self._staged_votes(X):
+            yield self._proba(v)
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba` (-inf where a probability is 0)."""
+        return log_proba(self.predict_proba(X))
 
 
 class AdaBoostRegressor(RegressorMixin, _AdaBoost):
@@ -186,6 +207,7 @@ class AdaBoostRegressor(RegressorMixin, _AdaBoost):
     """
 
     _hyperparameters = {**ADABOOST, "loss": Param("linear", "str", choices=tuple(R2_LOSSES))}
+    _scorer = staticmethod(r2_score)
 
     def __init__(self, estimator=None, *, n_estimators=50, learning_rate=1.0, loss="linear",
                  random_state=None):

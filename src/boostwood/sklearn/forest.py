@@ -20,7 +20,8 @@ from ..data.dataset import fingerprint
 from ..ensemble import cart, forest
 from ..tree.tree import feature_importance as _tree_importance
 from ._hyper import CLASSIFIER, FOREST, seed_of
-from .trees import _check_X_predict, _fit_inputs, _leaves, _TreeParams, class_targets
+from .trees import (_check_X_predict, _fit_inputs, _leaves, _TreeParams, class_targets,
+                    log_proba, path_indicator)
 
 
 def _out_of_bag_rows(seen):
@@ -160,6 +161,16 @@ class _Forest(_TreeParams, BaseEstimator):
         check_is_fitted(self, "trees_")
         return _leaves(self.trees_, _check_X_predict(self, X))
 
+    def decision_path(self, X):
+        """scikit-learn's forest ``decision_path``: a sparse (n_samples, total nodes)
+        indicator of the nodes each sample passes through in every tree, the trees' node
+        columns side by side, and ``n_nodes_ptr`` (tree t's columns start there)."""
+        from scipy import sparse
+        leaves = self.apply(X)
+        blocks = [path_indicator(tree, leaves[:, t]) for t, tree in enumerate(self.trees_)]
+        ptr = np.concatenate([[0], np.cumsum([t.n_nodes for t in self.trees_])])
+        return sparse.hstack(blocks, format="csr"), ptr
+
     @property
     def estimators_(self):
         check_is_fitted(self, "trees_")
@@ -272,6 +283,10 @@ class RandomForestClassifier(ClassifierMixin, _Forest):
     def predict(self, X):
         check_is_fitted(self, "trees_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba` (-inf where a probability is 0)."""
+        return log_proba(self.predict_proba(X))
 
 
 class RandomForestRegressor(RegressorMixin, _Forest):

@@ -84,6 +84,24 @@ def class_targets(est, y, w):
     return codes.astype(np.int32), w
 
 
+def path_indicator(tree, leaves):
+    """Sparse (len(leaves), n_nodes) indicator of the nodes from the root to each leaf."""
+    from scipy import sparse
+    paths = cart.decision_path_nodes(tree)
+    rows = [paths[leaf] for leaf in leaves]
+    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
+    indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    return sparse.csr_matrix((np.ones(len(indices), dtype=np.int64), indices, indptr),
+                             shape=(len(leaves), tree.n_nodes))
+
+
+def log_proba(proba):
+    """The log of class probabilities, -inf where one is 0 (scikit-learn's
+    ``predict_log_proba``)."""
+    with np.errstate(divide="ignore"):
+        return np.log(proba)
+
+
 def _check_X_predict(est, X):
     X = validate_data(est, X, reset=False, accept_sparse=["csr", "csc"], ensure_all_finite=False,
                       dtype=[np.float64, np.float32])
@@ -150,14 +168,7 @@ class _DecisionTree(_TreeParams, BaseEstimator):
 
     def decision_path(self, X):
         """Sparse (n_samples, n_nodes) indicator of the nodes each sample passes through."""
-        from scipy import sparse
-        leaves = self.apply(X)
-        paths = cart.decision_path_nodes(self.tree_)
-        rows = [paths[leaf] for leaf in leaves]
-        indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
-        indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-        return sparse.csr_matrix((np.ones(len(indices), dtype=np.int64), indices, indptr),
-                                 shape=(len(leaves), self.tree_.n_nodes))
+        return path_indicator(self.tree_, self.apply(X))
 
     def get_depth(self):
         check_is_fitted(self, "tree_")
@@ -247,6 +258,10 @@ class DecisionTreeClassifier(ClassifierMixin, _DecisionTree):
         """Class probabilities of the samples' leaves, shape (n_samples, n_classes)."""
         check_is_fitted(self, "tree_")
         return cart.class_proba(self.node_stats_, self.apply(X), self.n_classes_)
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba` (-inf where a probability is 0)."""
+        return log_proba(self.predict_proba(X))
 
     def predict(self, X):
         check_is_fitted(self, "tree_")
