@@ -37,12 +37,20 @@ def _out_of_bag_rows(seen):
 
 
 def _rows_fingerprint(fm, *columns):
-    """Fingerprints of the training rows (features and the per-row ``columns``): the
-    rows an out-of-bag score of a warm start must find again."""
-    parts = [fm.dense] if fm.dense is not None else [fm.csc.data, fm.csc.indices,
-                                                      fm.csc.indptr]
+    """A fingerprint of the training rows (features and the per-row ``columns``) by their
+    values, whatever the array's memory order or float type: the rows that an
+    out-of-bag score of a warm start must find again."""
+    if fm.dense is not None:
+        parts = [np.ascontiguousarray(fm.dense[:, j], dtype=np.float64)
+                 for j in range(fm.shape[1])]  # a column at a time: no copy of all of X
+    else:
+        csc = fm.csc.copy()
+        csc.sum_duplicates()
+        csc.sort_indices()
+        parts = [csc.data.astype(np.float64), csc.indices.astype(np.int64),
+                 csc.indptr.astype(np.int64)]
     parts += [np.asarray(c, dtype=np.float64) for c in columns]
-    return tuple(fingerprint(p) for p in parts) + (fm.shape,)
+    return tuple(fingerprint(p) for p in parts) + (fm.shape, fm.dense is None)
 
 
 class _Forest(_TreeParams, BaseEstimator):
@@ -106,12 +114,18 @@ class _Forest(_TreeParams, BaseEstimator):
                 f"{warm['n_features_in_']} {list(warm.get('feature_names_in_', []))[:5]} and "
                 f"{list(warm.get('classes_', []))[:5]}")
         kept = len(self.trees_)
-        if self.oob_score and rows != getattr(self, "_fit_rows", None):
-            # the old trees' bags name rows of the earlier data: out-of-bag predictions of
-            # other rows would take in-bag ones for out-of-bag (a forest fitted before
-            # boostwood kept the fingerprint has none)
-            raise ValueError("oob_score with warm_start needs the rows (features, targets and "
-                             "weights) that the forest's trees were grown on")
+        if self.oob_score:
+            # each kept tree's bag names rows of the data it was grown on: out-of-bag
+            # predictions of other rows would take in-bag ones for out-of-bag
+            specs = list(getattr(self, "_tree_bags", []))
+            if len(specs) != kept or any(sp is None for sp in specs):
+                raise ValueError("oob_score with warm_start needs each tree's bag, which "
+                                 "this forest did not keep (it was fitted by an earlier "
+                                 "boostwood); fit it again without warm_start")
+            if any(sp[3] != rows for sp in specs):
+                raise ValueError("oob_score with warm_start needs the rows (features, targets "
+                                 "and weights, in the same order) that the forest's trees "
+                                 "were grown on")
         if self.n_estimators < kept:
             raise ValueError(f"n_estimators={self.n_estimators} is below the {kept} trees "
                              "already grown; with warm_start=True it must be at least that")
@@ -134,7 +148,8 @@ class _Forest(_TreeParams, BaseEstimator):
         # each kept tree's bag (for the OOB score), drawn again from its own seed and draw
         # count (a forest pickled before boostwood kept them has none: _kept_trees refused)
         specs = list(getattr(self, "_tree_bags", [None] * kept))[:kept]
-        bags = [forest.in_bag([sd], n, nb, bs) for sd, nb, bs in specs] if self.oob_score \
+        specs += [None] * (kept - len(specs))
+        bags = [forest.in_bag([sp[0]], n, sp[1], sp[2]) for sp in specs] if self.oob_score \
             else []
         if kept < self.n_estimators:
             splitter = self._splitter()
@@ -144,9 +159,10 @@ class _Forest(_TreeParams, BaseEstimator):
                                        self.bootstrap, n_boot, n_threads, splitter == "random")
             trees, stats = trees + grown.trees, stats + grown.node_stats
             bags.append(grown.in_bag)
-            specs = specs + [(int(sd), n_boot, bool(self.bootstrap)) for sd in seeds[kept:]]
+            specs = specs + [(int(sd), n_boot, bool(self.bootstrap), rows)
+                             for sd in seeds[kept:]]
         self.trees_, self.node_stats_ = trees, stats
-        self._tree_bags, self._fit_rows = specs, rows  # (what a warm start needs)
+        self._tree_bags = specs  # each tree's (seed, draws, bootstrap, rows): for warm starts
         self.feature_importances_ = forest.forest_importances(trees, fm.shape[1])
         return np.concatenate(bags) if self.oob_score else None
 

@@ -85,14 +85,14 @@ def class_targets(est, y, w):
 
 
 def path_indicator(tree, leaves):
-    """Sparse (len(leaves), n_nodes) indicator of the nodes from the root to each leaf."""
+    """Sparse (len(leaves), n_nodes) indicator of the nodes from the root to each leaf:
+    the rows ``leaves`` of the tree's node-by-ancestor matrix (no loop over samples)."""
     from scipy import sparse
     paths = cart.decision_path_nodes(tree)
-    rows = [paths[leaf] for leaf in leaves]
-    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
-    indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-    return sparse.csr_matrix((np.ones(len(indices), dtype=np.int64), indices, indptr),
-                             shape=(len(leaves), tree.n_nodes))
+    indptr = np.concatenate([[0], np.cumsum([len(p) for p in paths])])
+    ancestors = sparse.csr_matrix((np.ones(indptr[-1], dtype=np.int64), np.concatenate(paths),
+                                   indptr), shape=(tree.n_nodes, tree.n_nodes))
+    return ancestors[np.asarray(leaves, dtype=np.int64)]
 
 
 def log_proba(proba):
