@@ -423,7 +423,7 @@ def test_eval_and_eval_set_give_the_training_log_s_last_values():
     assert head == "[3]"
     values = {k: float(v) for k, v in (f.split(":") for f in fields)}
     assert values == {f"test-{m}": vals[-1] for m, vals in log["test"].items()}
-    both = b.eval_set([(dtest, "a"), (bw.Dataset(X, y), "b")],
+    both = b.eval_set([(dtest, "a"), (bw.Dataset(X, y), "b")], output_margin=False,
                       feval=lambda p, d: ("meanp", float(np.mean(p))))
     assert both.startswith("[0]\ta-logloss:") and "\tb-auc:" in both
     mean_p = float(both.split("b-meanp:")[1])
@@ -434,12 +434,15 @@ def test_eval_and_eval_set_give_the_training_log_s_last_values():
     assert stopped.num_boosted_rounds() > stopped.best_iteration + 1
     assert float(stopped.eval(dtest, "test").split(":")[1]) == \
         log["test"]["logloss"][stopped.best_iteration]
-    line = b.eval_set([(dtest, "t")], iteration_range=(0, 2), output_margin=True,
+    line = b.eval_set([(dtest, "t")], iteration_range=(0, 2),  # (margins: XGBoost's default)
                       feval=lambda m, d: [("lo", float(m.min())), ("hi", float(m.max()))])
     margins = b.predict(dtest, iteration_range=(0, 2))  # (logitraw: margins)
     assert f"t-lo:{float(margins.min())!r}\tt-hi:{float(margins.max())!r}" in line
     assert float(line.split("t-logloss:")[1].split("\t")[0]) == pytest.approx(
         get_metric("logloss")(y[:200], 1 / (1 + np.exp(-margins)), w[:200]), rel=1e-12)
+    for bad in (None, (("a", 1.0), ("b", 2.0)), [("a", 1.0), "x"], ("a", "high"), []):
+        with pytest.raises(TypeError, match="feval"):  # (before: crashes in the unpacking)
+            b.eval_set([(dtest, "t")], feval=lambda m, d, bad=bad: bad)
     with pytest.raises(ValueError, match="has no label"):
         b.eval(bw.Dataset(X))
     with pytest.raises(TypeError, match=r"\(Dataset, name\) pairs"):

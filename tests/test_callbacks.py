@@ -137,3 +137,21 @@ def test_early_stopping_of_a_continued_model_counts_the_model_s_rounds(data):
             dva, iteration_range=(0, b.best_iteration + 1)))
         margin = b.predict(dva, output_margin=True)
         assert not np.array_equal(margin, first.predict(dva, output_margin=True))
+
+
+def test_custom_metric_may_return_several_and_not_a_built_in_s_name(data):
+    """A custom metric may return a list of (name, value) pairs, as XGBoost's; a name of
+    an eval_metric is refused (its values interleaved with the built-in's in one log
+    list, which early stopping read: found by review)."""
+    dtr, dva = data
+    log = {}
+    bw.train({"objective": "binary:logistic", "eval_metric": "auc"}, dtr, 3,
+             evals=[(dva, "v")], evals_result=log, verbose_eval=False,
+             custom_metric=lambda p, d: [("lo", float(p.min())), ("hi", float(p.max()))])
+    assert list(log["v"]) == ["auc", "lo", "hi"] and len(log["v"]["hi"]) == 3
+    with pytest.raises(ValueError, match=r"names \['auc'\] are eval_metric's too"):
+        bw.train({"objective": "binary:logistic", "eval_metric": "auc"}, dtr, 2,
+                 evals=[(dva, "v")], verbose_eval=False, custom_metric=lambda p, d: ("auc", 0.5))
+    with pytest.raises(TypeError, match="custom_metric must return"):
+        bw.train({}, dtr, 2, evals=[(dva, "v")], verbose_eval=False,
+                 custom_metric=lambda p, d: 0.5)

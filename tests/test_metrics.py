@@ -397,5 +397,8 @@ def test_gamma_nloglik_is_xgboost_s():
     p = model.predict(d).astype(np.float64)
     assert get_metric("gamma-nloglik")(y, p, w) == pytest.approx(log["t"]["gamma-nloglik"][-1],
                                                                  rel=1e-7)
+    tiny = np.full(500, np.exp(-20.0))  # floored at 1e-6, as XGBoost floors it
+    assert get_metric("gamma-nloglik")(y, tiny, w) == pytest.approx(
+        np.sum(w * (y / 1e-6 + np.log(1e-6))) / w.sum(), rel=1e-12)
     with pytest.raises(ValueError, match="needs positive labels"):
         get_metric("gamma-nloglik")(np.r_[0.0, y[1:]], p, w)

@@ -18,7 +18,7 @@ from ..tree.methods import make_tree_method
 from ..objectives import CustomObjective
 from ._side_by_side import ClassTreeWorkers, worker_count
 from .gradient import GradientBoosting, LeafRows
-from .metrics import get_metric
+from .metrics import custom_metric_values, get_metric
 from .params import binning_args
 
 
@@ -78,16 +78,18 @@ class _EvalSet:
 
 
 class _CustomMetric:
-    """A user's ``f(preds, dataset) -> (name, value)``."""
+    """A user's ``f(preds, dataset) -> (name, value)`` or a list of such pairs."""
 
     def __init__(self, fn):
         self.fn = fn
 
-    def evaluate(self, pred, dataset):
-        out = self.fn(pred, dataset)
-        if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], str)):
-            raise TypeError("custom_metric must return (name, value)")
-        return out[0], float(out[1])
+    def evaluate(self, pred, dataset, builtin):
+        values = custom_metric_values(self.fn(pred, dataset))
+        taken = sorted({n for n, _ in values} & set(builtin))
+        if taken:  # (their values would interleave with eval_metric's in one log list)
+            raise ValueError(f"custom_metric's metric names {taken} are eval_metric's too; "
+                             "name them otherwise")
+        return values
 
 
 class TrainingState:
@@ -407,8 +409,9 @@ class TrainingState:
             log = evals_log.setdefault(ev.name, {})
             for m in self.metrics:
                 if isinstance(m, _CustomMetric):
-                    name, value = m.evaluate(pred, ev.dataset)
-                    log.setdefault(name, []).append(value)
+                    builtin = [b.name for b in self.metrics if b is not m]
+                    for name, value in m.evaluate(pred, ev.dataset, builtin):
+                        log.setdefault(name, []).append(value)
                     continue
                 log.setdefault(m.name, []).append(m.evaluate(ev.info, pred, self.reducer))
         return evals_log

@@ -16,7 +16,7 @@ from ..objectives import get_objective
 from ..tree import Tree
 from ..tree.tree import feature_importance as tree_importance, pack_trees
 from . import dump, explain, model_io
-from .metrics import get_metric
+from .metrics import custom_metric_values, get_metric
 from .params import resolve_params
 
 
@@ -285,7 +285,7 @@ class Booster:
         return self._predict_matrix(fm, base_margin, predict_type == "margin", False, False,
                                     False, iteration_range)
 
-    def eval_set(self, evals, iteration=0, feval=None, output_margin=False,
+    def eval_set(self, evals, iteration=0, feval=None, output_margin=True,
                  iteration_range=None):
         """XGBoost's ``eval_set``: the model's metrics (its ``eval_metric``, else the
         objective's) for each ``(Dataset, name)`` pair of ``evals``, as the line
@@ -294,9 +294,9 @@ class Booster:
 
         The rounds are those :meth:`predict` uses (up to ``best_iteration`` after early
         stopping), or ``iteration_range``; XGBoost's evaluates every tree. ``feval(preds,
-        dataset)`` returns ``(name, value)`` or a list of them; ``preds`` are what the
-        built-in metrics read (what :func:`train`'s ``custom_metric`` gets), or with
-        ``output_margin`` the margins (XGBoost's default)."""
+        dataset)`` returns ``(name, value)`` or a list of them; ``preds`` are the margins,
+        as XGBoost's gives them, or with ``output_margin=False`` what the built-in metrics
+        read (what :func:`train`'s ``custom_metric`` gets)."""
         if self.base_score is None:
             raise ValueError("this Booster has no model; train it or load one first")
         check_value("iteration", iteration, Param(0, "int", 0))
@@ -323,9 +323,9 @@ class Booster:
                 except ValueError as exc:
                     raise ValueError(f"evals set {name!r}: {exc}") from None
             if feval is not None:
-                out = feval(raw if output_margin else pred, d)
-                for metric, value in (out if isinstance(out, list) else [out]):
-                    parts.append(f"{name}-{metric}:{float(value)!r}")
+                for metric, value in custom_metric_values(
+                        feval(raw if output_margin else pred, d), "feval"):
+                    parts.append(f"{name}-{metric}:{value!r}")
         return f"[{iteration}]\t" + "\t".join(parts)
 
     def eval(self, data, name="eval", iteration=0):

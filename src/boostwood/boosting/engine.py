@@ -94,7 +94,8 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
         (``(label, margin) -> (grad, hess)``, compiled). The ``objective`` parameter
         still sets the link and the default metric.
     custom_metric : callable, optional
-        ``custom_metric(preds, dataset) -> (name, value)`` on the predictions the
+        ``custom_metric(preds, dataset) -> (name, value)`` (or a list of such pairs) on
+        the predictions the
         built-in metrics read (those of ``predict``, but probabilities for
         ``multi:softmax`` and ``binary:logitraw``), evaluated after the built-in metrics (so early stopping uses it); lower is
         better unless an ``EarlyStopping(maximize=True)`` callback says otherwise.

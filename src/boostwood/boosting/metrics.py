@@ -491,13 +491,14 @@ class GammaDeviance(Metric):
 
 class GammaNLogLik(Metric):
     """Gamma negative log-likelihood with unit shape (XGBoost's ``gamma-nloglik``, the
-    default metric of its reg:gamma): sum w [y / p + log p] / sum w, p = predicted mean."""
+    default metric of its reg:gamma; boostwood's is ``gamma-deviance``): sum w [y / p +
+    log p] / sum w, p = predicted mean floored at 1e-6 as XGBoost floors it."""
 
     name = "gamma-nloglik"
     labels = "positive"
 
     def terms(self, y, pred, w):
-        p = np.maximum(pred, _EPS)
+        p = np.maximum(pred, 1e-6)
         return w * (y / p + np.log(p)), w
 
 
@@ -532,6 +533,27 @@ METRICS = {cls.name: cls for cls in (RMSE, MAE, LogLoss, ErrorRate, MultiLogLoss
                                      PseudoHuberMetric, QuantileMetric, PoissonNLogLik,
                                      GammaDeviance, GammaNLogLik, TweedieNLogLik,
                                      ExponentialLoss)}
+
+
+def custom_metric_values(out, who="custom_metric"):
+    """A custom metric's result, ``(name, value)`` or a list of such pairs (XGBoost takes
+    both), as a list of (name, float); anything else is a TypeError naming ``who``."""
+    pairs = out if isinstance(out, list) else [out]
+    values = []
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
+            raise TypeError(f"{who} must return (name, value) or a list of such pairs, got "
+                            f"{out!r:.80}")
+        try:
+            values.append((pair[0], float(pair[1])))
+        except (TypeError, ValueError):
+            raise TypeError(f"{who}'s value for {pair[0]!r} must be a number, got "
+                            f"{pair[1]!r:.40}") from None
+    names = [n for n, _ in values]
+    if not values or len(set(names)) != len(names):
+        raise TypeError(f"{who} must return at least one (name, value) pair, each name once, "
+                        f"got {names}")
+    return values
 
 
 def get_metric(name, params=None):
