@@ -155,3 +155,14 @@ def test_custom_metric_may_return_several_and_not_a_built_in_s_name(data):
     with pytest.raises(TypeError, match="custom_metric must return"):
         bw.train({}, dtr, 2, evals=[(dva, "v")], verbose_eval=False,
                  custom_metric=lambda p, d: 0.5)
+    for value in ("0.5", True):
+        with pytest.raises(TypeError, match="must be a number"):
+            bw.train({}, dtr, 1, evals=[(dva, "v")], verbose_eval=False,
+                     custom_metric=lambda p, d, value=value: ("m", value))
+    rounds = iter(range(10))
+
+    def growing(p, d):  # a second metric from round 2 on: its list would not line up
+        return [("a", 0.0)] + ([("b", 1.0)] if next(rounds) >= 2 else [])
+
+    with pytest.raises(ValueError, match="must name the same ones every round"):
+        bw.train({}, dtr, 5, evals=[(dva, "v")], verbose_eval=False, custom_metric=growing)

@@ -438,6 +438,9 @@ def test_warm_start_oob_uses_the_bags_the_trees_were_grown_on(monkeypatch):
     warm.set_params(n_estimators=14, oob_score=False).fit(X[::-1], y[::-1])
     with pytest.raises(ValueError, match="that the forest's trees were grown on"):
         warm.set_params(n_estimators=15, oob_score=True).fit(X[::-1], y[::-1])
+    warm._tree_bags = [spec[:3] for spec in warm._tree_bags]  # (pickled at d18c284)
+    with pytest.raises(ValueError, match="did not keep"):
+        warm.set_params(oob_score=True).fit(X, y)
     del warm._tree_bags  # (a forest pickled before they were kept)
     for _ in range(2):  # refused before and after a warm fit that needs no bags (review)
         with pytest.raises(ValueError, match="did not keep"):
@@ -464,6 +467,12 @@ def test_log_probabilities_staged_scores_and_forest_decision_paths():
     assert np.allclose(list(ours.staged_score(X, y)), list(ref.staged_score(X, y)), rtol=1e-12)
     reg = bw.AdaBoostRegressor(n_estimators=4).fit(X, y.astype(float))
     assert list(reg.staged_score(X, y))[-1] == pytest.approx(reg.score(X, y), rel=1e-12)
+    tree = bw.DecisionTreeClassifier(max_depth=6).fit(X, y)
+    from boostwood.ensemble.cart import decision_path_nodes  # the naive twin: node by node
+    path, naive = tree.decision_path(X), decision_path_nodes(tree.tree_)
+    assert path.shape == (500, tree.tree_.n_nodes) and path.has_sorted_indices
+    for i, leaf in enumerate(tree.apply(X)):
+        assert path[i].indices.tolist() == sorted(naive[leaf].tolist())
     forest = bw.RandomForestClassifier(4, max_depth=5, random_state=1).fit(X, y)
     indicator, ptr = forest.decision_path(X[:50])
     assert ptr.tolist() == np.cumsum([0] + [t.n_nodes for t in forest.trees_]).tolist()
@@ -476,3 +485,30 @@ def test_log_probabilities_staged_scores_and_forest_decision_paths():
                 node = next(c for c in (tree.left[node], tree.right[node]) if block[i, c])
                 walk.append(int(node))
             assert sorted(walk) == np.flatnonzero(block[i]).tolist()
+
+
+def test_the_rows_fingerprint_reads_values_not_their_storage():
+    """What a warm start's OOB score compares: the same values in C or Fortran order, as
+    CSR or CSC, with explicit zeros or duplicate entries summed, are the same rows; a
+    changed value or row order is not."""
+    import scipy.sparse as sp
+    from boostwood.data import as_feature_matrix
+    from boostwood.sklearn.forest import _rows_fingerprint
+    X = np.random.default_rng(3).normal(size=(300, 7))
+    X[X < 0.5] = 0.0
+    y = np.arange(300.0)
+
+    def fp(data):
+        return _rows_fingerprint(as_feature_matrix(data, "X"), y)
+
+    assert fp(X) == fp(np.asfortranarray(X)) != fp(X[::-1])
+    csr = sp.csr_matrix(X)
+    zeros = sp.csc_matrix(X)
+    zeros.data[:3] = 0.0  # explicit zeros, entries still stored
+    dense_zeros = X.copy()
+    dense_zeros[zeros.indices[:3], np.searchsorted(zeros.indptr, np.arange(3), "right") - 1] = 0
+    dup = sp.coo_matrix((np.r_[csr.tocoo().data, 0.0], (np.r_[csr.tocoo().row, 0],
+                                                        np.r_[csr.tocoo().col, 0])),
+                        shape=X.shape)
+    assert fp(csr) == fp(csr.tocsc()) == fp(dup.tocsc()) != fp(sp.csr_matrix(X * 2))
+    assert fp(zeros) == fp(sp.csc_matrix(dense_zeros))

@@ -82,10 +82,17 @@ class _CustomMetric:
 
     def __init__(self, fn):
         self.fn = fn
+        self.names = {}  # evaluation set -> the metric names of its first round
 
-    def evaluate(self, pred, dataset, builtin):
+    def evaluate(self, pred, dataset, builtin, set_name):
         values = custom_metric_values(self.fn(pred, dataset))
-        taken = sorted({n for n, _ in values} & set(builtin))
+        names = [n for n, _ in values]
+        first = self.names.setdefault(set_name, names)
+        if names != first:  # (the log's lists would no longer line up with the rounds)
+            raise ValueError(f"custom_metric returned the metrics {names} for {set_name!r}, "
+                             f"after {first} in earlier rounds: it must name the same ones "
+                             "every round")
+        taken = sorted(set(names) & set(builtin))
         if taken:  # (their values would interleave with eval_metric's in one log list)
             raise ValueError(f"custom_metric's metric names {taken} are eval_metric's too; "
                              "name them otherwise")
@@ -410,7 +417,7 @@ class TrainingState:
             for m in self.metrics:
                 if isinstance(m, _CustomMetric):
                     builtin = [b.name for b in self.metrics if b is not m]
-                    for name, value in m.evaluate(pred, ev.dataset, builtin):
+                    for name, value in m.evaluate(pred, ev.dataset, builtin, ev.name):
                         log.setdefault(name, []).append(value)
                     continue
                 log.setdefault(m.name, []).append(m.evaluate(ev.info, pred, self.reducer))

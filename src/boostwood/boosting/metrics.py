@@ -7,6 +7,8 @@ Predictions passed in are on the scale metrics read (the objective's
 ``eval_transform``: probabilities for classification, also under multi:softmax and
 binary:logitraw), labels as the objective sees them.
 """
+import numbers
+
 import numpy as np
 
 from .._comm import exact_sums_of_finite
@@ -541,14 +543,16 @@ def custom_metric_values(out, who="custom_metric"):
     pairs = out if isinstance(out, list) else [out]
     values = []
     for pair in pairs:
-        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and isinstance(pair[0], str)):
             raise TypeError(f"{who} must return (name, value) or a list of such pairs, got "
                             f"{out!r:.80}")
-        try:
-            values.append((pair[0], float(pair[1])))
-        except (TypeError, ValueError):
+        value = pair[1].item() if isinstance(pair[1], np.ndarray) and pair[1].ndim == 0 \
+            else pair[1]
+        if not isinstance(value, (numbers.Real, np.floating, np.integer)) or \
+                isinstance(value, (bool, np.bool_)):  # not "0.5", True
             raise TypeError(f"{who}'s value for {pair[0]!r} must be a number, got "
-                            f"{pair[1]!r:.40}") from None
+                            f"{pair[1]!r:.40}")
+        values.append((pair[0], float(value)))
     names = [n for n, _ in values]
     if not values or len(set(names)) != len(names):
         raise TypeError(f"{who} must return at least one (name, value) pair, each name once, "

@@ -36,18 +36,27 @@ def _out_of_bag_rows(seen):
     return seen
 
 
+#: Elements per block of a dense X that :func:`_rows_fingerprint` converts at a time
+#: (32 MiB of float64): few kernel launches, a bounded copy.
+_FINGERPRINT_BLOCK = 1 << 22
+
+
 def _rows_fingerprint(fm, *columns):
     """A fingerprint of the training rows (features and the per-row ``columns``) by their
-    values, whatever the array's memory order or float type: the rows that an
-    out-of-bag score of a warm start must find again."""
+    values, whatever the array's memory order or float type (a sparse X by its nonzero
+    entries): the rows that an out-of-bag score of a warm start must find again."""
     if fm.dense is not None:
-        parts = [np.ascontiguousarray(fm.dense[:, j], dtype=np.float64)
-                 for j in range(fm.shape[1])]  # a column at a time: no copy of all of X
+        X = fm.dense
+        step = max(1, _FINGERPRINT_BLOCK // max(X.shape[1], 1))
+        parts = [np.ascontiguousarray(X[lo:lo + step], dtype=np.float64)
+                 for lo in range(0, X.shape[0], step)]  # row blocks in C order
     else:
-        csc = fm.csc.copy()
-        csc.sum_duplicates()
-        csc.sort_indices()
-        parts = [csc.data.astype(np.float64), csc.indices.astype(np.int64),
+        csc = fm.csc
+        if not csc.has_canonical_format or (csc.nnz and not np.all(csc.data)):
+            csc = csc.copy()  # duplicates summed, explicit zeros dropped, indices sorted
+            csc.sum_duplicates()
+            csc.eliminate_zeros()
+        parts = [csc.data.astype(np.float64, copy=False), csc.indices.astype(np.int64),
                  csc.indptr.astype(np.int64)]
     parts += [np.asarray(c, dtype=np.float64) for c in columns]
     return tuple(fingerprint(p) for p in parts) + (fm.shape, fm.dense is None)
@@ -118,14 +127,14 @@ class _Forest(_TreeParams, BaseEstimator):
             # each kept tree's bag names rows of the data it was grown on: out-of-bag
             # predictions of other rows would take in-bag ones for out-of-bag
             specs = list(getattr(self, "_tree_bags", []))
-            if len(specs) != kept or any(sp is None for sp in specs):
+            if len(specs) != kept or any(sp is None or len(sp) < 4 for sp in specs):
                 raise ValueError("oob_score with warm_start needs each tree's bag, which "
                                  "this forest did not keep (it was fitted by an earlier "
                                  "boostwood); fit it again without warm_start")
             if any(sp[3] != rows for sp in specs):
                 raise ValueError("oob_score with warm_start needs the rows (features, targets "
-                                 "and weights, in the same order) that the forest's trees "
-                                 "were grown on")
+                                 "and weights, in the same order, dense or sparse as before) "
+                                 "that the forest's trees were grown on")
         if self.n_estimators < kept:
             raise ValueError(f"n_estimators={self.n_estimators} is below the {kept} trees "
                              "already grown; with warm_start=True it must be at least that")

@@ -86,13 +86,27 @@ def class_targets(est, y, w):
 
 def path_indicator(tree, leaves):
     """Sparse (len(leaves), n_nodes) indicator of the nodes from the root to each leaf:
-    the rows ``leaves`` of the tree's node-by-ancestor matrix (no loop over samples)."""
+    every row climbs from its leaf to the root together, a numpy step per level (no loop
+    over samples or nodes)."""
     from scipy import sparse
-    paths = cart.decision_path_nodes(tree)
-    indptr = np.concatenate([[0], np.cumsum([len(p) for p in paths])])
-    ancestors = sparse.csr_matrix((np.ones(indptr[-1], dtype=np.int64), np.concatenate(paths),
-                                   indptr), shape=(tree.n_nodes, tree.n_nodes))
-    return ancestors[np.asarray(leaves, dtype=np.int64)]
+    parent = np.full(tree.n_nodes, -1, dtype=np.int64)
+    split = np.nonzero(tree.feature >= 0)[0]
+    parent[tree.left[split]] = split
+    parent[tree.right[split]] = split
+    node = np.asarray(leaves, dtype=np.int64)
+    row = np.arange(node.shape[0])
+    rows, nodes = [], []
+    while node.size:
+        rows.append(row)
+        nodes.append(node)
+        up = parent[node]
+        row, node = row[up >= 0], up[up >= 0]
+    rows = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    nodes = np.concatenate(nodes) if nodes else np.zeros(0, dtype=np.int64)
+    out = sparse.csr_matrix((np.ones(rows.shape[0], dtype=np.int64), (rows, nodes)),
+                            shape=(len(leaves), tree.n_nodes))
+    out.sort_indices()
+    return out
 
 
 def log_proba(proba):
