@@ -8,6 +8,7 @@ never a silent coercion (``bootstrap="no"`` is not True, ``max_depth=True`` is n
 ``train`` parameter uses that parameter's spec (:data:`boostwood.boosting.params.PARAMS`)
 under the estimator's own name.
 """
+import contextlib
 import numbers
 
 import numpy as np
@@ -89,6 +90,23 @@ def check_hyperparameters(est):
             check_value(name, value, spec)
         else:
             spec(name, value)
+
+
+@contextlib.contextmanager
+def kept_on_error(est):
+    """A fit that raises leaves the estimator's fitted attributes (``name_``) as they
+    were: validation sets ``classes_``, ``n_features_in_`` and feature names from the
+    new data before a later check may refuse it, and a refused fit must not pair them
+    with the earlier model (``booster_``, ``trees_``), which predict would then read by
+    position."""
+    saved = {k: v for k, v in vars(est).items() if k.endswith("_")}
+    try:
+        yield
+    except BaseException:
+        for k in [k for k in vars(est) if k.endswith("_")]:
+            delattr(est, k)
+        vars(est).update(saved)
+        raise
 
 
 def seed_of(random_state):

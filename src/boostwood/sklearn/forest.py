@@ -19,7 +19,7 @@ from ..data.checks import Param
 from ..data.dataset import fingerprint
 from ..ensemble import cart, forest
 from ..tree.tree import feature_importance as _tree_importance
-from ._hyper import CLASSIFIER, FOREST, seed_of
+from ._hyper import CLASSIFIER, FOREST, kept_on_error, seed_of
 from .trees import (_check_X_predict, _fit_inputs, _leaves, _TreeParams, class_targets,
                     log_proba, path_indicator)
 
@@ -94,6 +94,12 @@ class _Forest(_TreeParams, BaseEstimator):
 
     _WARM_KEYS = ("n_features_in_", "feature_names_in_", "classes_", "n_classes_")
 
+    def fit(self, X, y, sample_weight=None):
+        """Grow the forest (``warm_start``: add trees to it); a fit that raises leaves the
+        fitted forest as it was."""
+        with kept_on_error(self):
+            return self._fit(X, y, sample_weight)
+
     def _warm_state(self):
         """The fitted attributes a warm start must find unchanged (features, their names,
         classes), or None when this fit grows a fresh forest."""
@@ -104,18 +110,12 @@ class _Forest(_TreeParams, BaseEstimator):
 
     def _kept_trees(self, warm, rows):
         """How many grown trees this fit keeps: with ``warm_start``, every one (their data
-        must have the same features and classes), else none. A refused fit leaves the
-        fitted forest as it was."""
+        must have the same features and classes), else none."""
         if warm is None:
             return 0
         now = {k: getattr(self, k) for k in self._WARM_KEYS if hasattr(self, k)}
         same = now.keys() == warm.keys() and all(np.array_equal(now[k], warm[k]) for k in now)
-        if not same:
-            for k in self._WARM_KEYS:  # validation already set them from this data
-                if k in warm:
-                    setattr(self, k, warm[k])
-                elif hasattr(self, k):
-                    delattr(self, k)
+        if not same:  # (fit's kept_on_error puts back what validation set from this data)
             raise ValueError(
                 "warm_start adds trees for the same features and classes: this data has "
                 f"{now['n_features_in_']} features {list(now.get('feature_names_in_', []))[:5]}"
@@ -270,7 +270,7 @@ class RandomForestClassifier(ClassifierMixin, _Forest):
         self.max_bin = max_bin
         self.warm_start = warm_start
 
-    def fit(self, X, y, sample_weight=None):
+    def _fit(self, X, y, sample_weight):
         warm = self._warm_state()
         fm, y, w = _fit_inputs(self, X, y, sample_weight, classifier=True)
         codes, w = class_targets(self, y, w)
@@ -340,7 +340,7 @@ class RandomForestRegressor(RegressorMixin, _Forest):
         self.max_bin = max_bin
         self.warm_start = warm_start
 
-    def fit(self, X, y, sample_weight=None):
+    def _fit(self, X, y, sample_weight):
         if self.criterion != "squared_error":
             raise ValueError(f"criterion must be 'squared_error', got {self.criterion!r}")
         warm = self._warm_state()

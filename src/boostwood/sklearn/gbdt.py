@@ -5,7 +5,6 @@ the estimator's parameters in :meth:`_native_params` (the one mapping
 function) and calls ``train``. The fitted model is a native :class:`Booster`
 in ``booster_``. Requires scikit-learn (``pip install boostwood[sklearn]``).
 """
-import contextlib
 import inspect
 import os
 
@@ -20,7 +19,7 @@ from ..boosting.params import PARAMS
 from ..data import Dataset
 from ..data.checks import Param, check_value
 from . import _hyper
-from ._hyper import seed_of
+from ._hyper import kept_on_error, seed_of
 
 #: ``importance_type`` -> the Booster's name for it ("weight" is XGBoost's for "split").
 _IMPORTANCE = {"total_gain": "total_gain", "gain": "gain", "split": "split", "weight": "split",
@@ -93,21 +92,6 @@ _COMMON_DOC = """
         LightGBM's "gain" is "total_gain" here), "split" or "weight" (number of
         splits), "total_cover", "cover".
 """
-
-
-@contextlib.contextmanager
-def _kept_on_error(est):
-    """A fit that raises leaves the estimator's fitted attributes (``name_``) as they
-    were: a refused fit must not pair new ``classes_`` or feature names with the earlier
-    ``booster_``, which predict would then read by position."""
-    saved = {k: v for k, v in vars(est).items() if k.endswith("_")}
-    try:
-        yield
-    except BaseException:
-        for k in [k for k in vars(est) if k.endswith("_")]:
-            delattr(est, k)
-        vars(est).update(saved)
-        raise
 
 
 class _GBDTBase(BaseEstimator):
@@ -199,7 +183,7 @@ class _GBDTBase(BaseEstimator):
             classifier's classes must be the estimator's; a Booster or file has no class
             labels, so its outputs are taken as this data's classes in sorted order.
         """
-        with _kept_on_error(self):
+        with kept_on_error(self):
             return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
                              self._init_booster(init_model, xgb_model))
 
@@ -426,7 +410,7 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         init = init_model if init_model is not None else xgb_model
         init_classes = getattr(init, "classes_", None) if isinstance(init, GBDTClassifier) \
             else None  # (read before this fit sets classes_: init may be self)
-        with _kept_on_error(self):
+        with kept_on_error(self):
             check_classification_targets(y)
             self.classes_ = np.unique(np.asarray(y))
             self.n_classes_ = len(self.classes_)
