@@ -256,6 +256,10 @@ class Booster:
         probabilities where ``predict`` gives class ids or margins)."""
         raw = self.predict(data, output_margin=True, iteration_range=iteration_range,
                            validate_features=validate_features)
+        return self._metric_scale(raw)
+
+    def _metric_scale(self, raw):
+        """``predict``'s margins (shape (n,) or (n, K)) on the scale the metrics read."""
         return self.objective.eval_transform(raw.reshape(raw.shape[0], self.n_outputs))
 
     def inplace_predict(self, data, iteration_range=None, predict_type="value",
@@ -316,7 +320,7 @@ class Booster:
             y = self.objective.check_labels(np.asarray(d.label, dtype=np.float64))
             w = np.ones(y.shape[0]) if d.weight is None else d.weight
             raw = self.predict(d, output_margin=True, iteration_range=iteration_range)
-            pred = self.objective.eval_transform(raw.reshape(raw.shape[0], self.n_outputs))
+            pred = self._metric_scale(raw)
             for m in metrics:
                 try:
                     parts.append(f"{name}-{m.name}:{float(m(y, pred, w))!r}")

@@ -283,6 +283,14 @@ def one_vs_rest_auc(y, proba, w=None):
     return area / total if total > 0 else float("nan")
 
 
+def _check_unit_labels(y, who):
+    """A ValueError naming ``who`` unless every label is in [0, 1] (NaN is not)."""
+    bad = ~((y >= 0) & (y <= 1))
+    if np.any(bad):
+        raise ValueError(f"{who} needs labels in [0, 1] (0/1, or probabilities), got "
+                         f"{np.unique(y[bad])[:5].tolist()}")
+
+
 def roc_auc(y, score, w=None):
     """Weighted ROC AUC: P(score of a positive > score of a negative), ties 1/2.
 
@@ -297,9 +305,7 @@ def roc_auc(y, score, w=None):
     _check_lengths(y, score, w)
     positive = y == 1
     if not np.all(positive | (y == 0)):
-        if not np.all((y >= 0) & (y <= 1)):
-            raise ValueError("auc needs labels in [0, 1] (0/1, or probabilities), got "
-                             f"{np.unique(y[(y < 0) | (y > 1) | (y != y)])[:5].tolist()}")
+        _check_unit_labels(y, "auc")
         # each row twice: its positive part, then its negative part (a tie of 1/2)
         w = np.ones(y.shape[0]) if w is None else w
         y = np.asarray(y, dtype=np.float64)
@@ -322,9 +328,7 @@ def _pr_points(y, score, w):
     score = np.asarray(score, dtype=np.float64)
     w = np.ones(y.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
     _check_lengths(y, score, w)
-    if not np.all((y >= 0) & (y <= 1)):
-        raise ValueError("precision-recall metrics need labels in [0, 1] (0/1, or "
-                         f"probabilities), got {np.unique(y[~((y >= 0) & (y <= 1))])[:5].tolist()}")
+    _check_unit_labels(y, "a precision-recall metric")
     if y.size == 0:
         return np.zeros(0), np.zeros(0)
     order = argsort_stable(score)[::-1]

@@ -110,12 +110,19 @@ def importances(tree, n_features):
     return imp / root if root > 0 else imp
 
 
-def decision_path_nodes(tree):
-    """For every node, the node ids from the root down to it (a list of arrays)."""
+def node_parents(tree):
+    """Each node's parent id (-1 for the root), int64."""
     parent = np.full(tree.n_nodes, -1, dtype=np.int64)
     split = np.nonzero(tree.feature >= 0)[0]
     parent[tree.left[split]] = split
     parent[tree.right[split]] = split
+    return parent
+
+
+def decision_path_nodes(tree):
+    """For every node, the node ids from the root down to it (a list of arrays): the
+    node-by-node twin of :func:`boostwood.sklearn.trees.path_indicator`."""
+    parent = node_parents(tree)
     paths = []
     for node in range(tree.n_nodes):
         chain = [node]

@@ -89,10 +89,7 @@ def path_indicator(tree, leaves):
     every row climbs from its leaf to the root together, a numpy step per level (no loop
     over samples or nodes)."""
     from scipy import sparse
-    parent = np.full(tree.n_nodes, -1, dtype=np.int64)
-    split = np.nonzero(tree.feature >= 0)[0]
-    parent[tree.left[split]] = split
-    parent[tree.right[split]] = split
+    parent = cart.node_parents(tree)
     node = np.asarray(leaves, dtype=np.int64)
     row = np.arange(node.shape[0])
     rows, nodes = [], []
