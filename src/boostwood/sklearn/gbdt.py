@@ -11,6 +11,7 @@ import os
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin, clone
 from sklearn.model_selection import train_test_split
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
@@ -249,7 +250,6 @@ class _GBDTBase(BaseEstimator):
         raise TypeError(f"init_model must be a fitted {type(self).__name__}, a Booster or a "
                         f"model path, got {type(init).__name__}")
 
-
     def _weigh_classes(self, y, sample_weight):
         return sample_weight
 
@@ -440,19 +440,16 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
 
 
     def _weigh_classes(self, codes, sample_weight):
-        """``sample_weight`` times the weight of each row's class (``class_weight``)."""
+        """``sample_weight`` times the weight of each row's class (``class_weight``, as
+        scikit-learn's ``compute_sample_weight`` gives it, which the tree estimators use)."""
         if self.class_weight is None:
             return sample_weight
-        if isinstance(self.class_weight, str):  # "balanced" (counts, as scikit-learn's)
-            counts = np.bincount(codes.astype(np.int64), minlength=self.n_classes_)
-            per_class = len(codes) / (self.n_classes_ * np.maximum(counts, 1))
-        else:
+        if isinstance(self.class_weight, dict):
             unknown = [k for k in self.class_weight if not np.any(self.classes_ == k)]
             if unknown:
                 raise ValueError(f"class_weight names classes that are not in y: {unknown}")
-            per_class = np.array([float(self.class_weight.get(c, 1.0)) for c in
-                                  self.classes_.tolist()])
-        return sample_weight * per_class[codes.astype(np.int64)]
+        labels = self.classes_[codes.astype(np.int64)]
+        return sample_weight * compute_sample_weight(self.class_weight, labels)
 
     def predict_proba(self, X, iteration_range=None):
         """Class probabilities, shape (n_samples, n_classes), of the rounds
