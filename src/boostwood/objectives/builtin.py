@@ -183,11 +183,8 @@ class LogisticRaw(Logistic):
     def base_margin_from_score(self, base_score):
         return np.array([float(base_score)])
 
-    def transform(self, raw):
-        return raw[:, 0]
-
-    def eval_transform(self, raw):
-        return sigmoid_of(raw[:, 0])
+    transform = Objective.transform  # the margin
+    eval_transform = Logistic.transform  # the probability
 
 
 class LogisticRegression(Logistic):
@@ -269,8 +266,7 @@ class SoftmaxClass(Softmax):
 
     name = "multi:softmax"
 
+    eval_transform = Softmax.transform  # the probabilities
+
     def transform(self, raw):
         return np.argmax(raw, axis=1).astype(np.float64)
-
-    def eval_transform(self, raw):
-        return Softmax.transform(self, raw)
