@@ -61,7 +61,7 @@ def test_binned_walk_equals_the_general_kernel_and_the_naive_walk(policy, object
     b = bw.train(params, bw.Dataset(X, y), 12, verbose_eval=False)
     packed = pack_trees(b.trees, b.n_outputs)
     assert packed["binned"] is not None
-    steps, depth = packed["binned"][3:]
+    steps, depth = packed["binned"][3:5]
     assert np.array_equal(depth, [t.depth() for t in b.trees])
     if policy == "depthwise":  # balanced trees: every row walks in lock-step to a leaf
         assert np.all(steps == depth)
@@ -99,11 +99,11 @@ def test_missing_values_follow_default_left_both_ways_and_any_lock_steps_match()
                   [np.nextafter(0.5, 1), 0.0], [0.0, np.nextafter(1.5, 2)]] * 3)
     expect = np.array([30, 10, 30, 10, 30, 30, 20.0] * 3)
     assert np.array_equal(_binned(X, packed, 0.0)[:, 0], expect)
-    cuts, cut_start, nodes, steps, depth = packed["binned"]
+    cuts, cut_start, nodes, steps, depth, *top = packed["binned"]
     assert np.array_equal(steps, [2]) and np.array_equal(depth, [2])
     out = np.zeros((X.shape[0], 1))
-    predict_binned(X, cuts, cut_start, nodes, np.zeros_like(steps), depth, packed["value"],
-                   packed["offsets"], packed["group"], out)
+    predict_binned(X, cuts, cut_start, nodes, np.zeros_like(steps), depth, *top,
+                   packed["value"], packed["offsets"], packed["group"], out)
     assert np.array_equal(out[:, 0], expect)
 
 
@@ -118,13 +118,13 @@ def test_any_lock_steps_from_none_to_the_depth_give_the_same_sums(policy):
                       max_depth=0 if policy == "lossguide" else 6, min_data_in_leaf=1, eta=0.3),
                  bw.Dataset(X, y), 8, verbose_eval=False)
     packed = pack_trees(b.trees)
-    cuts, cut_start, nodes, steps, depth = packed["binned"]
+    cuts, cut_start, nodes, steps, depth, *top = packed["binned"]
     Xp = _hard_rows(r, packed, 2001, 5)
     general = _general(Xp, packed, 0.0)
     for _ in range(4):
         drawn = r.integers(0, depth + 1)
         out = np.zeros_like(general)
-        predict_binned(Xp, cuts, cut_start, nodes, drawn, depth, packed["value"],
+        predict_binned(Xp, cuts, cut_start, nodes, drawn, depth, *top, packed["value"],
                        packed["offsets"], packed["group"], out)
         assert np.array_equal(out, general)
 
@@ -263,3 +263,89 @@ def test_forests_the_binned_walk_cannot_read_fall_back_exactly(monkeypatch):
     b._packed = {}
     assert np.array_equal(b.predict(X, output_margin=True),
                           _general(X, packed, b.base_score[0])[:, 0])
+
+
+def _leaf_tree(value):
+    from boostwood.tree import Tree
+    return Tree(np.array([-1], np.int32), np.zeros(1), np.array([-1], np.int32),
+                np.array([-1], np.int32), np.zeros(1, np.uint8), np.array([value]), np.zeros(1),
+                np.ones(1), np.ones(1))
+
+
+def test_top_levels_fill_the_positions_below_a_leaf_with_it():
+    """A root whose left child is a leaf and whose right child splits into two leaves:
+    as a complete tree of TOP_LEVELS levels and the level below, numbered level by level,
+    the leaf (node 1) stands at every position below it, the deeper leaves (3, 4) at
+    theirs; a leaf's split never sends a row right (slot 0, the largest bin), and a split
+    keeps its slot and threshold bin."""
+    from boostwood.tree import Tree
+    feature = np.array([0, -1, 1, -1, -1], np.int32)
+    tree = Tree(feature, np.array([0.5, 0, 1.5, 0, 0]), np.array([1, -1, 3, -1, -1], np.int32),
+                np.array([2, -1, 4, -1, -1], np.int32), np.array([1, 0, 0, 0, 0], np.uint8),
+                np.array([0, 1.0, 0, 3.0, 4.0]), np.zeros(5), np.ones(5), np.ones(5))
+    packed = pack_trees([_leaf_tree(2.0), tree])
+    slot, thr, node = packed["binned"][5:]
+    n = tree_mod.TOP_NODES
+    assert thr.dtype == np.uint8 and slot.shape == (2, n) and node.shape == (2, 2 * n + 1)
+    assert np.all(node[0] == 0) and np.all(thr[0] == 255) and np.all(slot[0] == 0)
+    children = {0: (1, 2), 2: (3, 4)}  # a leaf stands at both positions below it
+    expect, level = [0], [0]
+    for _ in range(tree_mod.TOP_LEVELS):  # 1, 2 below the root; 1, 1, 3, 4 below them
+        level = [c for k in level for c in children.get(k, (k, k))]
+        expect += level
+    assert np.array_equal(node[1], expect)
+    # root: feature 0, NaN left (slot 0), cut 0; node 2: feature 1, NaN right (slot 3)
+    assert (slot[1, 0], thr[1, 0]) == (0, 0) and (slot[1, 2], thr[1, 2]) == (3, 0)
+    assert slot[1, 1] == 0 and thr[1, 1] == 255  # the leaf below the root, level 1
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 2.0], [np.nan, np.nan], [1.0, np.nan]] * 5)
+    expect = 2.0 + np.array([1.0, 3.0, 4.0, 1.0, 4.0] * 5)
+    assert np.array_equal(_binned(X, packed, 0.0)[:, 0], expect)
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_trees_of_every_depth_above_below_and_at_the_top_levels_walk_exactly(wide):
+    """Single leaves, stumps, and trees of depth 2 to 9 (balanced and lop-sided) in one
+    forest, so that rows leave the top levels on leaves above their last level, at it
+    and below it; one-byte bins, or two-byte (``wide``: 300 more stumps on one feature);
+    blocks of 8 to 1001 rows (sixteen-row lock-step with leftovers): the general kernel's
+    sums to the bit."""
+    r = np.random.default_rng(31)
+    X = _data(r, 3000, 4)
+    y = np.nan_to_num(X[:, 0]) * 2 - np.abs(np.nan_to_num(X[:, 1])) + r.normal(size=3000)
+    trees = [_leaf_tree(0.3)]
+    for depth, policy in ((1, "depthwise"), (2, "depthwise"), (4, "depthwise"),
+                          (5, "depthwise"), (0, "lossguide")):
+        b = bw.train(dict(grow_policy=policy, max_depth=depth,
+                          max_leaves=30 if policy == "lossguide" else 0, eta=0.3,
+                          min_data_in_leaf=1), bw.Dataset(X, y), 3, verbose_eval=False)
+        trees += b.trees
+    trees.append(_leaf_tree(-0.1))
+    packed = pack_trees(trees + (_forest_with_cut_counts((0, 300)) if wide else []))
+    depth = packed["binned"][4]
+    assert {0, 1, 2, 4, 5} <= set(depth.tolist()) and depth.max() > tree_mod.TOP_LEVELS + 2
+    bins = packed["binned"][6].dtype
+    assert bins == (np.uint16 if wide else np.uint8)
+    Xp = _hard_rows(r, packed, 1001, 4)
+    general = _general(Xp, packed, 0.0)
+    assert np.array_equal(_binned(Xp, packed, 0.0), general)
+    for n in (8, 15, 16, 17, 33):
+        assert np.array_equal(_binned(Xp[:n * 8], packed, 0.0), general[:n * 8])
+
+
+@pytest.mark.parametrize("n_cuts,bins", [(254, np.uint8), (255, np.uint16)])
+def test_bins_take_one_byte_up_to_254_cuts(n_cuts, bins):
+    """254 cuts: bins 0..254 and NaN as 255 fit a byte; 255 cuts need two. Either way,
+    rows above every cut, below every cut and NaN get the general kernel's sums."""
+    packed = pack_trees(_forest_with_cut_counts((n_cuts, 2)))
+    assert packed["binned"][6].dtype == bins
+    r = np.random.default_rng(8)
+    X = _hard_rows(r, packed, 2000, 2)
+    X[:20, 0] = [np.inf, -np.inf, np.nan, 1e9, -1e9] * 4
+    assert np.array_equal(_binned(X, packed, 0.25), _general(X, packed, 0.25))
+
+
+def test_a_forest_without_splits_walks_no_top_level():
+    packed = pack_trees([_leaf_tree(1.5), _leaf_tree(-0.25)])
+    assert packed["binned"] is not None and packed["binned"][1].shape == (1,)
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    assert np.array_equal(_binned(X, packed, 0.0)[:, 0], np.full(100, 1.25))

@@ -5,8 +5,9 @@ sorted distinct thresholds of every split in the forest (its *cuts*) and replace
 ``x`` by its bin, the number of cuts below it, and every split by the index of its
 threshold among the cuts: ``x > cuts[j]`` exactly when ``bin(x) > j``. The rows of a
 block are binned once (a branch-free binary search per feature) and the trees then
-compare small integers, read from a block of 2-byte bins that stays in the
-second-level cache, instead of doubles.
+compare small integers, read from a block of one- or two-byte bins that stays in the
+second-level cache, instead of doubles. Bins take one byte where no feature has more than
+254 cuts (any forest grown on 256 bins or fewer), else two.
 
 A feature of at most ``PADDED_CUTS - 1`` cuts (any forest grown on 256 bins or fewer)
 has its cuts padded with +inf to ``PADDED_CUTS`` entries: +inf is below no value, so
@@ -17,8 +18,9 @@ number of steps follows the feature's number of cuts (measured on this module's
 kernels, 200k rows, one thread): binning had been a third of predicting 300 trees.
 
 Each feature gets two bins per row, its two *slots*: the first holds NaN as 0 (below
-every threshold bin: missing goes left), the second as ``NAN_BIN`` = 2**16 - 1 (above
-every one: missing goes right); a value has the same bin in both. A split reads the slot
+every threshold bin: missing goes left), the second as the largest bin of the type, 255
+or ``NAN_BIN`` = 2**16 - 1 (above every one: missing goes right); a value has the same
+bin in both. A split reads the slot
 of its ``default_left``, and a row goes right exactly when that bin is greater than the
 split's threshold bin: missing values follow ``default_left`` with no instruction of
 their own (on depth-8 trees the one-slot step, which adds and masks a NaN flag, took
@@ -32,15 +34,29 @@ threshold bin is 2**16 - 1, which no bin exceeds, and its left child is itself, 
 taken at a leaf stays there. The right child is left + 1. Node ids are unsigned: with a
 signed id the compiler adds a negative-index fix-up (three instructions) to every step.
 
-The rows of a block walk a tree in two phases, without a branch on the data in the
-first. (1) Eight rows at a time take the tree's ``steps`` steps in lock-step, so the
-processor overlaps their chains of dependent loads. ``steps`` is the depth by which
-leaves hold ``1 - STRAGGLER_SHARE`` of the tree's cover (see ``binned_nodes``): the full
-depth on balanced trees, about 4 on 255-leaf leaf-wise trees whose deepest leaf is at
-about 23 but whose typical row stops at about 4. (2) Rows not yet on a leaf (only where
-``steps`` is below the tree's depth) are gathered into a list and go on four at a time
-until all four stand on leaves. Walking four rows until all four were on leaves, as
-before, took 7.0 steps per row and tree on the leaf-wise HIGGS model where 4.2 suffice.
+The rows of a block walk a tree in three phases, without a branch on the data in the
+first two. (0) The tree's top levels (``TOP_LEVELS``, fewer where ``steps`` is less) go
+a level at a time over the whole block, in blocks of ``TOP_MIN_ROWS`` rows or more.
+Their bins are kept twice, row-major and slot-major (one slot's bins of all the block's
+rows side by side). Taken as a complete tree (:func:`boostwood.tree.tree.top_levels`),
+level d has 2**d nodes, and each is one pass that compares a whole column of bins with
+the node's threshold bin (64 one-byte bins per 512-bit instruction) and keeps the answer
+for the rows standing at that node. No load waits for another, and where a row leaves
+the top levels names its node. (1) Sixteen rows at a time (the last five to eight in a
+group of eight; groups run on into zero rows that pad the block to ``_PAD_ROWS``) take
+the tree's remaining steps (``steps`` less the top levels) in lock-step, so the
+processor overlaps their chains of dependent loads.
+``steps`` is the depth by which leaves hold ``1 - STRAGGLER_SHARE`` of the tree's cover
+(see ``binned_nodes``): the full depth on balanced trees, about 4 on 255-leaf leaf-wise
+trees whose deepest leaf is at about 23 but whose typical row stops at about 4. (2) Rows
+not yet on a leaf (where ``steps`` is below the tree's depth, and the last one to four
+rows of a block) are gathered into a list and go on four at a time until all four stand
+on leaves. Walking four rows until all four were on leaves, as before, took 7.0 steps
+per row and tree on the leaf-wise HIGGS model where 4.2 suffice. On the 500-tree HIGGS
+models of ``benchmarks/bench_predict.py`` (2-core Zen 5 VM, 500k rows, one and two
+threads, one run) the three phases with one-byte bins predicted 1.37-1.40x (depth-wise)
+and 1.20-1.24x (leaf-wise) as fast as eight rows in lock-step from the root on two-byte
+bins; calls of 20 to 1,000 rows took 0.5-1.06x as long.
 
 Blocks of fewer than eight rows (every block of a call of up to 56 rows, which is cut into
 up to eight blocks so that threads share it, and the last block of some longer calls)
@@ -74,7 +90,25 @@ MAX_FEATURES = 1 << 14
 #: finish in the second phase. On the leaf-wise HIGGS model (500 trees of 255 leaves)
 #: shares of 0.2, 0.25 and 0.3 predicted within 3 % of each other, 0.1 and 0.5 slower.
 STRAGGLER_SHARE = 0.25
-#: Bytes of bins per row block (two bytes per slot, two slots per feature): a quarter
+#: Most levels of a tree that the rows of a block take a level at a time, with vector
+#: compares over the whole block (module docstring). Level d costs 2**d passes over the
+#: block, each a compare of one-byte bins (64 rows per 512-bit instruction, 32 per
+#: 256-bit one; half that with two-byte bins), against one dependent step (about 2
+#: cycles) per row in the lock-step walk. On the depth-wise HIGGS model (2-core Zen 5 VM)
+#: 3 and 5 levels predicted at 0.92x and 1.03x the speed of 4; 5 would cost twice as much
+#: where vectors have 256 bits.
+TOP_LEVELS = 4
+#: Blocks of fewer rows walk every level in lock-step (and keep no slot-major bins): a
+#: pass costs about as much over a short block as over a full vector of rows.
+TOP_MIN_ROWS = 64
+#: Splits of a complete tree of TOP_LEVELS levels.
+TOP_NODES = (1 << TOP_LEVELS) - 1
+#: The slot-major bins of a block have a multiple of this many rows (zeros past its
+#: last): one 512-bit vector of one-byte bins, so the passes of the top levels end on a
+#: whole vector, and sixteen-row lock-step groups never run past them.
+_PAD_ROWS = 64
+#: Bytes of bins per row block, four per used feature and row (two slots of two bytes, or
+#: of one byte in both layouts): a quarter
 #: of the 512 KiB-2 MiB second-level cache per core of current x86 and ARM processors,
 #: so a block's bins stay there while every tree walks over it. Larger blocks spread
 #: each tree's per-block work (the straggler list) over more rows: on the leaf-wise
@@ -113,8 +147,11 @@ def count_below(cuts, start, n, x):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _bin_block(X, lo, hi, cuts, cut_start, xb):
-    """Both slots of every used feature of rows lo..hi-1 (module docstring)."""
+def _bin_block(X, lo, hi, cuts, cut_start, nan_bin, xb, xr):
+    """Both slots of every used feature of rows lo..hi-1 (module docstring), row-major
+    (``xr[i, s]``) and, unless ``xb`` has no columns, slot-major (``xb[s, i]``);
+    ``nan_bin`` is the largest bin of their type."""
+    columns = xb.shape[1] > 0
     for i in range(hi - lo):
         for f in range(cut_start.shape[0] - 1):
             x = X[lo + i, f]
@@ -124,8 +161,10 @@ def _bin_block(X, lo, hi, cuts, cut_start, xb):
             else:
                 b = count_below(cuts, start, n, x)
             missing = x != x
-            xb[i, 2 * f] = 0 if missing else b
-            xb[i, 2 * f + 1] = NAN_BIN if missing else b
+            xr[i, 2 * f] = low = 0 if missing else b
+            xr[i, 2 * f + 1] = high = nan_bin if missing else b
+            if columns:
+                xb[2 * f, i], xb[2 * f + 1, i] = low, high
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -137,25 +176,81 @@ def _next(e, xr):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lock_step(N, xb, i, steps, K):
-    """Rows i..i+7 take ``steps`` steps from the root; their nodes go to K[i:i+8]."""
-    x0, x1, x2, x3, x4, x5, x6, x7 = xb[i], xb[i + 1], xb[i + 2], xb[i + 3], xb[i + 4], \
-        xb[i + 5], xb[i + 6], xb[i + 7]
-    k0 = k1 = k2 = k3 = k4 = k5 = k6 = k7 = np.uint64(0)
-    for _ in range(steps):
-        k0, k1 = _next(N[k0], x0), _next(N[k1], x1)
-        k2, k3 = _next(N[k2], x2), _next(N[k3], x3)
-        k4, k5 = _next(N[k4], x4), _next(N[k5], x5)
-        k6, k7 = _next(N[k6], x6), _next(N[k7], x7)
-    K[i], K[i + 1], K[i + 2], K[i + 3] = k0, k1, k2, k3
-    K[i + 4], K[i + 5], K[i + 6], K[i + 7] = k4, k5, k6, k7
+def _top(xb, m, slot, thr, node, levels, P, B, K):
+    """The node (id within the tree) of each of the block's rows after the tree's top
+    ``levels`` levels, into K, a level at a time over the whole block (module doc): ``P``
+    holds each row's position in the level, ``B`` whether it goes right. ``thr`` has the
+    bins' type, so the compares take as many rows per instruction as fit. The passes run
+    over ``xb``'s padding rows too, so they end on a whole vector, and K gets their
+    nodes (with no top levels, only the padding rows of a lock-step group's)."""
+    if levels == 0:
+        for i in range(min(K.shape[0], (m + 15) // 16 * 16)):
+            K[i] = node[0]
+        return
+    mp = xb.shape[1]
+    col, th = xb[slot[0]], thr[0]
+    for i in range(mp):
+        P[i] = np.uint8(col[i] > th)
+    for d in range(1, levels):
+        first = (1 << d) - 1
+        for p in range(1 << d):
+            col, th = xb[slot[first + p]], thr[first + p]
+            q = np.uint8(p)
+            if p == 0:
+                for i in range(mp):
+                    B[i] = np.uint8(P[i] == q) & np.uint8(col[i] > th)
+            else:
+                for i in range(mp):
+                    B[i] |= np.uint8(P[i] == q) & np.uint8(col[i] > th)
+        for i in range(mp):
+            P[i] = P[i] + P[i] + B[i]
+    first = (1 << levels) - 1
+    for i in range(mp):
+        K[i] = node[first + np.int64(P[i])]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _to_leaves(N, xb, L, j, K):
+def _lock_step(N, xr, i, steps, K):
+    """Rows i..i+15 (of the row-major bins ``xr``) take ``steps`` steps from their nodes in
+    K, back into K."""
+    x0, x1, x2, x3 = xr[i + 0], xr[i + 1], xr[i + 2], xr[i + 3]
+    x4, x5, x6, x7 = xr[i + 4], xr[i + 5], xr[i + 6], xr[i + 7]
+    x8, x9, xa, xb = xr[i + 8], xr[i + 9], xr[i + 10], xr[i + 11]
+    xc, xd, xe, xf = xr[i + 12], xr[i + 13], xr[i + 14], xr[i + 15]
+    k0, k1, k2, k3, k4, k5, k6, k7 = \
+        K[i + 0], K[i + 1], K[i + 2], K[i + 3], K[i + 4], K[i + 5], K[i + 6], K[i + 7]
+    k8, k9, ka, kb, kc, kd, ke, kf = \
+        K[i + 8], K[i + 9], K[i + 10], K[i + 11], K[i + 12], K[i + 13], K[i + 14], K[i + 15]
+    for _ in range(steps):
+        k0, k1, k2, k3 = _next(N[k0], x0), _next(N[k1], x1), _next(N[k2], x2), _next(N[k3], x3)
+        k4, k5, k6, k7 = _next(N[k4], x4), _next(N[k5], x5), _next(N[k6], x6), _next(N[k7], x7)
+        k8, k9, ka, kb = _next(N[k8], x8), _next(N[k9], x9), _next(N[ka], xa), _next(N[kb], xb)
+        kc, kd, ke, kf = _next(N[kc], xc), _next(N[kd], xd), _next(N[ke], xe), _next(N[kf], xf)
+    K[i + 0], K[i + 1], K[i + 2], K[i + 3], K[i + 4], K[i + 5], K[i + 6], K[i + 7] = \
+        k0, k1, k2, k3, k4, k5, k6, k7
+    K[i + 8], K[i + 9], K[i + 10], K[i + 11], K[i + 12], K[i + 13], K[i + 14], K[i + 15] = \
+        k8, k9, ka, kb, kc, kd, ke, kf
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lock_step8(N, xr, i, steps, K):
+    """:func:`_lock_step` for rows i..i+7."""
+    x0, x1, x2, x3 = xr[i + 0], xr[i + 1], xr[i + 2], xr[i + 3]
+    x4, x5, x6, x7 = xr[i + 4], xr[i + 5], xr[i + 6], xr[i + 7]
+    k0, k1, k2, k3, k4, k5, k6, k7 = \
+        K[i + 0], K[i + 1], K[i + 2], K[i + 3], K[i + 4], K[i + 5], K[i + 6], K[i + 7]
+    for _ in range(steps):
+        k0, k1, k2, k3 = _next(N[k0], x0), _next(N[k1], x1), _next(N[k2], x2), _next(N[k3], x3)
+        k4, k5, k6, k7 = _next(N[k4], x4), _next(N[k5], x5), _next(N[k6], x6), _next(N[k7], x7)
+    K[i + 0], K[i + 1], K[i + 2], K[i + 3], K[i + 4], K[i + 5], K[i + 6], K[i + 7] = \
+        k0, k1, k2, k3, k4, k5, k6, k7
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _to_leaves(N, xr, L, j, K):
     """Rows L[j..j+3] go on from their nodes in K until all four stand on leaves."""
     i0, i1, i2, i3 = L[j], L[j + 1], L[j + 2], L[j + 3]
-    x0, x1, x2, x3 = xb[i0], xb[i1], xb[i2], xb[i3]
+    x0, x1, x2, x3 = xr[i0], xr[i1], xr[i2], xr[i3]
     k0, k1, k2, k3 = K[i0], K[i1], K[i2], K[i3]
     while (N[k0] & N[k1] & N[k2] & N[k3] & _LEAF_FLAG) == 0:
         k0, k1 = _next(N[k0], x0), _next(N[k1], x1)
@@ -173,30 +268,32 @@ def _to_leaf(N, x, k):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _walk_tree(N, xb, m, steps, complete, K, L):
-    """The leaf (id within the tree) of each of the block's m rows, into K[:m]."""
+def _walk_tree(N, xr, m, steps, complete, K, L):
+    """The leaf (id within the tree) of each of the block's m rows, from their nodes in
+    K (after the top levels), into K: sixteen rows at a time take ``steps`` steps in
+    lock-step, five to eight last ones in a group of eight that runs on into the padding
+    rows (whose nodes K also holds); the rows then not on a leaf (the last one to four,
+    and none else where ``complete``: the tree's depth reached) go on four at a time."""
     i = 0
-    while i + 8 <= m:
-        _lock_step(N, xb, i, steps, K)
+    while i + 8 < m:
+        _lock_step(N, xr, i, steps, K)
+        i += 16
+    if i + 4 < m:
+        _lock_step8(N, xr, i, steps, K)
         i += 8
-    for r in range(i, m):
-        k = np.uint64(0)
-        for _ in range(steps):
-            k = _next(N[k], xb[r])
-        K[r] = k
-    if complete:
+    if complete and i >= m:
         return
     n = 0
-    for r in range(m):  # the list of rows not on a leaf yet, without a branch
+    for r in range(i if complete else 0, m):  # the rows not on a leaf, without a branch
         L[n] = r
         n += np.int64((N[K[r]] & _LEAF_FLAG) == 0)
     j = 0
     while j + 4 <= n:
-        _to_leaves(N, xb, L, j, K)
+        _to_leaves(N, xr, L, j, K)
         j += 4
     for q in range(j, n):
         r = L[q]
-        K[r] = _to_leaf(N, xb[r], K[r])
+        K[r] = _to_leaf(N, xr[r], K[r])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -215,14 +312,14 @@ def _eight_trees(nodes, x, b0, b1, b2, b3, b4, b5, b6, b7):
 
 
 @njit(cache=True, nogil=True)
-def _few_rows(nodes, xb, m, value, tree_offsets, tree_group, acc):
+def _few_rows(nodes, xr, m, value, tree_offsets, tree_group, acc):
     """Blocks of fewer than eight rows (short calls, see :func:`_block_rows`, and some
     calls' last block): each row walks eight trees at a time, so the trees' chains of
     dependent loads overlap as eight rows' do in :func:`_lock_step`, and adds their leaf
     values in tree order (the same additions)."""
     n_trees = tree_offsets.shape[0]
     for i in range(m):
-        x = xb[i]
+        x = xr[i]
         t = 0
         while t + 8 <= n_trees:
             leaves = _eight_trees(nodes, x, np.uint64(tree_offsets[t]),
@@ -239,22 +336,29 @@ def _few_rows(nodes, xb, m, value, tree_offsets, tree_group, acc):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _many_rows(nodes, xb, m, steps, depth, value, tree_offsets, tree_group, acc):
-    """Blocks of eight rows or more: a tree at a time (its nodes stay cached), its rows
-    in lock-step (:func:`_walk_tree`)."""
-    K = np.empty(m, dtype=np.uint64)
+def _many_rows(nodes, xb, xr, steps, depth, top_slot, top_thr, top_node, value,
+               tree_offsets, tree_group, acc):
+    """Blocks of eight rows or more: a tree at a time (its nodes stay cached), its top
+    levels a level at a time (:func:`_top`), then its rows in lock-step
+    (:func:`_walk_tree`)."""
+    m = acc.shape[0]
+    K = np.empty(xr.shape[0], dtype=np.uint64)
     L = np.empty(m, dtype=np.int64)
+    P = np.empty(xb.shape[1], dtype=np.uint8)
+    B = np.empty(xb.shape[1], dtype=np.uint8)
     for t in range(tree_offsets.shape[0]):
         base, g = tree_offsets[t], tree_group[t]
         V = value[base:]
-        _walk_tree(nodes[base:], xb, m, steps[t], steps[t] >= depth[t], K, L)
+        levels = min(TOP_LEVELS, steps[t]) if xb.shape[1] else 0
+        _top(xb, m, top_slot[t], top_thr[t], top_node[t], levels, P, B, K)
+        _walk_tree(nodes[base:], xr, m, steps[t] - levels, steps[t] >= depth[t], K, L)
         for i in range(m):
             acc[i, g] += V[K[i]]
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def predict_binned(X, cuts, cut_start, nodes, steps, depth, value, tree_offsets, tree_group,
-                   out):
+def predict_binned(X, cuts, cut_start, nodes, steps, depth, top_slot, top_thr, top_node,
+                   value, tree_offsets, tree_group, out):
     """Add every tree's leaf value to ``out[:, group]``; equal to
     :func:`boostwood._kernels.predict.predict_raw` on a forest of numeric splits.
 
@@ -267,6 +371,11 @@ def predict_binned(X, cuts, cut_start, nodes, steps, depth, value, tree_offsets,
     steps : ndarray of shape (n_trees,), int64; the lock-step steps of each tree (module
         doc); any value from 0 to its depth gives the same result   # IN
     depth : ndarray of shape (n_trees,), int64; the tree's deepest leaf   # IN
+    top_slot, top_thr : ndarray of shape (n_trees, TOP_NODES), uint16 / uint8 or uint16;
+        the splits of each tree's top levels as a complete tree, level by level
+        (:func:`boostwood.tree.tree.top_levels`); ``top_thr``'s type is the bins'   # IN
+    top_node : ndarray of shape (n_trees, 2 * TOP_NODES + 1), uint64; the node (id
+        within the tree) at each position of them and of the level below   # IN
     value : ndarray of shape (n_nodes_total,), float64   # IN
     tree_offsets, tree_group : ndarray of shape (n_trees,), int64   # IN
     out : ndarray of shape (n_rows, n_groups), float64   # IN/OUT, margins to add to
@@ -278,16 +387,21 @@ def predict_binned(X, cuts, cut_start, nodes, steps, depth, value, tree_offsets,
     for b in prange((n_rows + size - 1) // size):
         lo, hi = b * size, min((b + 1) * size, n_rows)
         m = hi - lo
-        xb = np.empty((m, 2 * n_used), dtype=np.uint16)
-        _bin_block(X, lo, hi, cuts, cut_start, xb)
+        mp = (m + _PAD_ROWS - 1) // _PAD_ROWS * _PAD_ROWS
+        xb = np.empty((2 * n_used, mp if m >= TOP_MIN_ROWS else 0), dtype=top_thr.dtype)
+        xr = np.empty((mp, 2 * n_used), dtype=top_thr.dtype)
+        xb[:, m:] = 0
+        xr[m:] = 0
+        _bin_block(X, lo, hi, cuts, cut_start, np.iinfo(top_thr.dtype).max, xb, xr)
         acc = np.empty((m, n_groups), dtype=np.float64)
         for i in range(m):
             for g in range(n_groups):
                 acc[i, g] = out[lo + i, g]
         if m < 8:
-            _few_rows(nodes, xb, m, value, tree_offsets, tree_group, acc)
+            _few_rows(nodes, xr, m, value, tree_offsets, tree_group, acc)
         else:
-            _many_rows(nodes, xb, m, steps, depth, value, tree_offsets, tree_group, acc)
+            _many_rows(nodes, xb, xr, steps, depth, top_slot, top_thr, top_node, value,
+                       tree_offsets, tree_group, acc)
         for i in range(m):
             for g in range(n_groups):
                 out[lo + i, g] = acc[i, g]

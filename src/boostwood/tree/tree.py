@@ -4,7 +4,7 @@ import numpy as np
 from .._config import NODE_DTYPE
 from .._kernels.binning import MAX_PADDED_FEATURES
 from .._kernels.predict_binned import (LEAF, MAX_CUTS, MAX_FEATURES, PADDED_CUTS,
-                                      STRAGGLER_SHARE)
+                                      STRAGGLER_SHARE, TOP_LEVELS, TOP_NODES)
 from .._kernels.splits import CATEGORICAL, NUMERIC, bitset_of, categories_of, goes_left_many
 
 _INT_FIELDS = ("feature", "left", "right")
@@ -336,7 +336,7 @@ def level_nodes(nodes, offsets, cover, shape=None):
 
 
 def binned_nodes(nodes, offsets, cover, shape=None):
-    """``(cuts, cut_start, nodes, steps, depth)`` for
+    """``(cuts, cut_start, nodes, steps, depth, top_slot, top_thr, top_node)`` for
     :func:`boostwood._kernels.predict_binned.predict_binned`, or None when
     :func:`walk_shape` (``shape``, computed here when not given) says no, or the forest
     has a NaN threshold, more than ``MAX_CUTS`` distinct thresholds on one feature or a
@@ -379,7 +379,34 @@ def binned_nodes(nodes, offsets, cover, shape=None):
     tree_of, max_depth, _, steps = shape
     children = np.where(split, left, np.arange(n) - offsets[tree_of]).astype(np.uint64)
     entries = (children << np.uint64(32)) | words.astype(np.uint64)
-    return cuts, cut_start, entries, steps, max_depth
+    bins = np.uint8 if counts.size == 0 or counts.max() < np.iinfo(np.uint8).max \
+        else np.uint16  # bins 0..cuts and NaN as the largest
+    return (cuts, cut_start, entries, steps, max_depth) + top_levels(entries, offsets, bins)
+
+
+def top_levels(entries, offsets, bins):
+    """Each tree's top ``TOP_LEVELS`` levels as a complete tree, for the level-at-a-time
+    phase of :func:`boostwood._kernels.predict_binned.predict_binned`, positions
+    numbered level by level (the root, then the two below it, ...): ``top_slot`` and
+    ``top_thr`` (n_trees, TOP_NODES), the slot and threshold bin of the split at each
+    position of the top levels, and ``top_node`` (n_trees, 2 * TOP_NODES + 1), uint64,
+    the node (id within the tree) at each position of them and of the level below. A leaf
+    fills every position below it: slot 0 and the largest bin of ``bins`` (the bins'
+    type, which ``top_thr`` takes), which no bin exceeds, so rows go left and stay on
+    it. ``entries`` are :func:`binned_nodes`' node entries."""
+    n_trees = offsets.shape[0]
+    at = offsets.astype(np.uint64)[:, None]
+    node = np.zeros((n_trees, 2 * TOP_NODES + 1), dtype=np.uint64)
+    for d in range(TOP_LEVELS):
+        level = node[:, (1 << d) - 1:(2 << d) - 1]
+        e = entries[at + level]
+        leaf = (e & np.uint64(LEAF & ~0xFFFF)) != 0
+        left = np.where(leaf, level, e >> np.uint64(32))
+        right = np.where(leaf, level, left + np.uint64(1))
+        node[:, (2 << d) - 1:(4 << d) - 1] = np.stack([left, right], axis=2).reshape(n_trees, -1)
+    word = entries[at + node[:, :TOP_NODES]] & np.uint64(0xFFFFFFFF)
+    thr = np.minimum(word & np.uint64(0xFFFF), np.iinfo(bins).max).astype(bins)
+    return (word >> np.uint64(17)).astype(np.uint16), thr, node
 
 
 def _padded_cuts(cuts, cut_start, pad):
