@@ -332,10 +332,12 @@ def test_trees_of_every_depth_above_below_and_at_the_top_levels_walk_exactly(wid
         assert np.array_equal(_binned(Xp[:n * 8], packed, 0.0), general[:n * 8])
 
 
-@pytest.mark.parametrize("n_cuts,bins", [(254, np.uint8), (255, np.uint16)])
-def test_bins_take_one_byte_up_to_254_cuts(n_cuts, bins):
-    """254 cuts: bins 0..254 and NaN as 255 fit a byte; 255 cuts need two. Either way,
-    rows above every cut, below every cut and NaN get the general kernel's sums."""
+@pytest.mark.parametrize("n_cuts,bins", [(254, np.uint8), (255, np.uint8), (256, np.uint16)])
+def test_bins_take_one_byte_up_to_255_cuts(n_cuts, bins):
+    """255 cuts: bins 0..255 fit a byte, NaN sharing 255 with the values above every cut
+    where it goes right (and 0 with those below every cut where it goes left); 256 cuts
+    need two bytes. Either way, rows above every cut, below every cut, at the cuts and
+    NaN get the general kernel's sums."""
     packed = pack_trees(_forest_with_cut_counts((n_cuts, 2)))
     assert packed["binned"][6].dtype == bins
     r = np.random.default_rng(8)

@@ -7,7 +7,7 @@ threshold among the cuts: ``x > cuts[j]`` exactly when ``bin(x) > j``. The rows 
 block are binned once (a branch-free binary search per feature) and the trees then
 compare small integers, read from a block of one- or two-byte bins that stays in the
 second-level cache, instead of doubles. Bins take one byte where no feature has more than
-254 cuts (any forest grown on 256 bins or fewer), else two.
+255 cuts (any forest grown on 256 bins or fewer), else two.
 
 A feature of at most ``PADDED_CUTS - 1`` cuts (any forest grown on 256 bins or fewer)
 has its cuts padded with +inf to ``PADDED_CUTS`` entries: +inf is below no value, so
@@ -20,7 +20,9 @@ kernels, 200k rows, one thread): binning had been a third of predicting 300 tree
 Each feature gets two bins per row, its two *slots*: the first holds NaN as 0 (below
 every threshold bin: missing goes left), the second as the largest bin of the type, 255
 or ``NAN_BIN`` = 2**16 - 1 (above every one: missing goes right); a value has the same
-bin in both. A split reads the slot
+bin in both. A value may share its bin with NaN (below every cut, or above all 255 of a
+feature's cuts in one byte): in the slot a split reads, both then go the same way at
+every split on the feature. A split reads the slot
 of its ``default_left``, and a row goes right exactly when that bin is greater than the
 split's threshold bin: missing values follow ``default_left`` with no instruction of
 their own (on depth-8 trees the one-slot step, which adds and masks a NaN flag, took
@@ -98,17 +100,18 @@ STRAGGLER_SHARE = 0.25
 #: 3 and 5 levels predicted at 0.92x and 1.03x the speed of 4; 5 would cost twice as much
 #: where vectors have 256 bits.
 TOP_LEVELS = 4
+assert TOP_LEVELS <= 8, "a row's position in a level is a uint8"
 #: Blocks of fewer rows walk every level in lock-step (and keep no slot-major bins): a
 #: pass costs about as much over a short block as over a full vector of rows.
 TOP_MIN_ROWS = 64
 #: Splits of a complete tree of TOP_LEVELS levels.
 TOP_NODES = (1 << TOP_LEVELS) - 1
-#: The slot-major bins of a block have a multiple of this many rows (zeros past its
-#: last): one 512-bit vector of one-byte bins, so the passes of the top levels end on a
-#: whole vector, and sixteen-row lock-step groups never run past them.
+#: The bins of a block with top levels have a multiple of this many rows (zeros past its
+#: last; a multiple of 16 without): one 512-bit vector of one-byte bins, so the passes of
+#: the top levels end on a whole vector, and lock-step groups never run past them.
 _PAD_ROWS = 64
-#: Bytes of bins per row block, four per used feature and row (two slots of two bytes, or
-#: of one byte in both layouts): a quarter
+#: Bytes of bins per row block, counted as four per used feature and row (two slots of
+#: two bytes; blocks that keep both layouts hold twice that with two-byte bins): a quarter
 #: of the 512 KiB-2 MiB second-level cache per core of current x86 and ARM processors,
 #: so a block's bins stay there while every tree walks over it. Larger blocks spread
 #: each tree's per-block work (the straggler list) over more rows: on the leaf-wise
@@ -387,8 +390,10 @@ def predict_binned(X, cuts, cut_start, nodes, steps, depth, top_slot, top_thr, t
     for b in prange((n_rows + size - 1) // size):
         lo, hi = b * size, min((b + 1) * size, n_rows)
         m = hi - lo
-        mp = (m + _PAD_ROWS - 1) // _PAD_ROWS * _PAD_ROWS
-        xb = np.empty((2 * n_used, mp if m >= TOP_MIN_ROWS else 0), dtype=top_thr.dtype)
+        top = m >= TOP_MIN_ROWS
+        pad = _PAD_ROWS if top else 16  # whole vectors for the top levels, or lock-step groups
+        mp = (m + pad - 1) // pad * pad
+        xb = np.empty((2 * n_used, mp if top else 0), dtype=top_thr.dtype)
         xr = np.empty((mp, 2 * n_used), dtype=top_thr.dtype)
         xb[:, m:] = 0
         xr[m:] = 0

@@ -379,8 +379,8 @@ def binned_nodes(nodes, offsets, cover, shape=None):
     tree_of, max_depth, _, steps = shape
     children = np.where(split, left, np.arange(n) - offsets[tree_of]).astype(np.uint64)
     entries = (children << np.uint64(32)) | words.astype(np.uint64)
-    bins = np.uint8 if counts.size == 0 or counts.max() < np.iinfo(np.uint8).max \
-        else np.uint16  # bins 0..cuts and NaN as the largest
+    bins = np.uint8 if counts.size == 0 or counts.max() <= np.iinfo(np.uint8).max \
+        else np.uint16  # bins 0..cuts; NaN as 0 or the largest (see the kernel's module)
     return (cuts, cut_start, entries, steps, max_depth) + top_levels(entries, offsets, bins)
 
 
