@@ -272,6 +272,29 @@ def test_metrics_refuse_labels_and_predictions_they_are_not_defined_for(name, y,
         bw.train(params, bw.Dataset(X, labels), 1, evals=[(d, "v")], verbose_eval=False)
 
 
+@pytest.mark.parametrize("name", ["auc", "mlogloss", "merror"])
+def test_class_metrics_of_a_multi_output_model_that_is_not_a_classifier_say_so(name):
+    """A two-quantile regression has two outputs per row: a class metric on it used to
+    complain that the labels were not class ids (true, but it is the model that is not a
+    classifier); now it names the objective. Softmax models still take these metrics."""
+    import boostwood as bw
+    r = np.random.default_rng(5)
+    X = r.normal(size=(200, 3))
+    y = X[:, 0] + r.normal(size=200)
+    d = bw.Dataset(X, y)
+    with pytest.raises(ValueError, match=f"eval_metric '{name}' reads 2 columns as class "
+                                         r"probabilities .* objective 'reg:quantileerror' "
+                                         "are not classes"):
+        bw.train(dict(objective="reg:quantileerror", quantile_alpha=[0.1, 0.9],
+                      eval_metric=name), d, 1, evals=[(d, "t")], verbose_eval=False)
+    labels = np.digitize(y, [0.0]).astype(float)
+    log = {}
+    bw.train(dict(objective="multi:softprob", num_class=2, eval_metric=name),
+             bw.Dataset(X, labels), 1, evals=[(bw.Dataset(X, labels), "t")],
+             evals_result=log, verbose_eval=False)
+    assert np.isfinite(log["t"][name][-1])
+
+
 def test_error_at_a_threshold_is_logged_under_its_own_name():
     """XGBoost's ``error@t`` (before: "takes no parameter"): the error rate at threshold t,
     logged as "error@t" beside plain "error" (a metric with a parameter used to be logged

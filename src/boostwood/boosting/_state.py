@@ -191,10 +191,16 @@ class TrainingState:
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:  # (their values would interleave in one list of the log)
             raise ValueError(f"eval_metric names {twice} more than once")
+        n = self.obj.n_outputs
+        for m in metrics:  # class ids and probabilities come from softmax models alone
+            if m.n_columns(n) and m.label_kind(n) == "classes" and self.obj.link != "softmax":
+                raise ValueError(f"eval_metric {m.name!r} reads {n} columns as class "
+                                 f"probabilities (multi:softprob or multi:softmax); the "
+                                 f"{n} outputs of objective {self.obj.name!r} are not classes")
         for ev in self.evals:
             for m in metrics:
                 try:
-                    m.check(ev.label, self.obj.n_outputs)
+                    m.check(ev.label, n)
                 except ValueError as exc:
                     raise ValueError(f"evaluation set {ev.name!r}: {exc}") from None
         if custom_metric is not None:
