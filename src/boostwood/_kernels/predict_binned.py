@@ -22,11 +22,10 @@ every threshold bin: missing goes left), the second as the largest bin of the ty
 or ``NAN_BIN`` = 2**16 - 1 (above every one: missing goes right); a value has the same
 bin in both. A value may share its bin with NaN (below every cut, or above all 255 of a
 feature's cuts in one byte): in the slot a split reads, both then go the same way at
-every split on the feature. A split reads the slot
-of its ``default_left``, and a row goes right exactly when that bin is greater than the
-split's threshold bin: missing values follow ``default_left`` with no instruction of
-their own (on depth-8 trees the one-slot step, which adds and masks a NaN flag, took
-1.2x as long).
+every split on the feature. A split reads the slot of its ``default_left``, and a row
+goes right exactly when that bin is greater than the split's threshold bin: missing
+values follow ``default_left`` with no instruction of their own (on depth-8 trees the
+one-slot step, which adds and masks a NaN flag, took 1.2x as long).
 
 A node is one 64-bit entry, read with a single load: a 32-bit word in the low half and
 its left child in the high half (see :func:`boostwood.tree.tree.binned_nodes`; words and
@@ -179,15 +178,15 @@ def _next(e, xr):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _top(xb, m, slot, thr, node, levels, P, B, K):
+def _top(xb, slot, thr, node, levels, P, B, K):
     """The node (id within the tree) of each of the block's rows after the tree's top
     ``levels`` levels, into K, a level at a time over the whole block (module doc): ``P``
     holds each row's position in the level, ``B`` whether it goes right. ``thr`` has the
     bins' type, so the compares take as many rows per instruction as fit. The passes run
-    over ``xb``'s padding rows too, so they end on a whole vector, and K gets their
-    nodes (with no top levels, only the padding rows of a lock-step group's)."""
+    over the padding rows too, so they end on a whole vector, and K (one entry per
+    padded row) gets their nodes, which the lock-step groups read."""
     if levels == 0:
-        for i in range(min(K.shape[0], (m + 15) // 16 * 16)):
+        for i in range(K.shape[0]):
             K[i] = node[0]
         return
     mp = xb.shape[1]
@@ -353,7 +352,7 @@ def _many_rows(nodes, xb, xr, steps, depth, top_slot, top_thr, top_node, value,
         base, g = tree_offsets[t], tree_group[t]
         V = value[base:]
         levels = min(TOP_LEVELS, steps[t]) if xb.shape[1] else 0
-        _top(xb, m, top_slot[t], top_thr[t], top_node[t], levels, P, B, K)
+        _top(xb, top_slot[t], top_thr[t], top_node[t], levels, P, B, K)
         _walk_tree(nodes[base:], xr, m, steps[t] - levels, steps[t] >= depth[t], K, L)
         for i in range(m):
             acc[i, g] += V[K[i]]
