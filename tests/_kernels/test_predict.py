@@ -162,6 +162,35 @@ def test_add_leaf_values_gives_each_row_its_leafs_value(n):
     np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize("n", [0, 1, 4096, 4097, 9 * 4096 + 7])
+def test_leaf_values_runs_cross_leaves_of_every_size(n):
+    """Leaves of very unequal sizes (one most of the rows, some empty, at the ends too)
+    in shuffled order: tasks cut their rows into equal runs that start and end inside
+    leaves and step over empty ones, and every row still gets exactly its leaf's value,
+    added (``add_leaf_values``) or set (``set_leaf_values``)."""
+    from boostwood._kernels.predict import add_leaf_values, set_leaf_values
+    r = np.random.default_rng(n + 1)
+    buf, sides, starts, counts = _leaf_segments(r, n, 12)
+    if n > 1:  # one leaf of nearly all rows beside small ones
+        starts, counts = np.array([0, n - 1], np.int64), np.array([n - 1, 1], np.int64)
+        sides = np.array([1, 0], np.int64)
+        buf[1, :n - 1], buf[0, n - 1] = np.arange(n - 1), n - 1
+    empty = r.integers(0, n + 1, size=4)  # empty leaves, anywhere, first and last too
+    starts = np.r_[empty[:2], starts, empty[2:]].astype(np.int64)
+    counts = np.r_[0, 0, counts, 0, 0].astype(np.int64)
+    sides = np.r_[0, 1, sides, 1, 0].astype(np.int64)
+    values = r.normal(size=starts.size)
+    out, col = r.normal(size=(n, 2)), np.full(n, np.nan)
+    want, want_col = out.copy(), col.copy()
+    for s, c, d, v in zip(starts, counts, sides, values):
+        want[buf[d, s:s + c], 0] += v
+        want_col[buf[d, s:s + c]] = v
+    add_leaf_values(buf, sides, starts, counts, values, out, 0)
+    set_leaf_values(buf, sides, starts, counts, values, col)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(col, want_col)
+
+
 @pytest.mark.parametrize("n", [1, 5000, 3 * 8192 + 11])
 def test_class_columns_give_the_margins_of_adding_each_tree(n):
     """A round of several trees set into class-major columns and added at the round's end
