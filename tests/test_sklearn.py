@@ -285,3 +285,62 @@ def test_a_refused_fit_leaves_the_fitted_classifier_as_it_was():
     np.testing.assert_array_equal(clf.predict(X), before)
     clf.set_params(n_estimators=2).fit(X, y, init_model=clf)  # the same classes: continues
     assert clf.n_estimators_ == 5
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_decision_function_is_the_margin_scikit_learn_expects(n_classes):
+    """decision_function as scikit-learn's gradient boosting gives it: (n,) log-odds of
+    classes_[1] for two classes, (n, K) softmax inputs else; the link of it is
+    predict_proba, its sign (or argmax) is predict, it equals XGBoost's output_margin and
+    the booster's margins of each iteration_range, and staged_decision_function's stages
+    are the margins of the rounds so far (the last one decision_function's, to the bit)."""
+    from sklearn.metrics import roc_auc_score
+    X, y = make_classification(500, 4, seed=n_classes)
+    if n_classes == 3:
+        y = np.digitize(X[:, 1] + y, [0.5, 1.2])
+    labels = np.array(["no", "yes", "zz"])[y.astype(int)]
+    clf = GBDTClassifier(n_estimators=8, max_depth=3).fit(X, labels)
+    d = clf.decision_function(X)
+    p = clf.predict_proba(X)
+    if n_classes == 2:
+        assert d.shape == (500,)
+        np.testing.assert_allclose(1 / (1 + np.exp(-d)), p[:, 1], rtol=1e-12)
+        assert np.array_equal(clf.predict(X), clf.classes_[(d > 0).astype(int)])
+        assert roc_auc_score(labels, d) == roc_auc_score(labels, p[:, 1])
+    else:
+        assert d.shape == (500, 3)
+        e = np.exp(d - d.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(e / e.sum(axis=1, keepdims=True), p, rtol=1e-10)
+        assert np.array_equal(clf.predict(X), clf.classes_[np.argmax(d, axis=1)])
+    np.testing.assert_array_equal(d, clf.predict(X, output_margin=True))
+    np.testing.assert_array_equal(clf.decision_function(X, iteration_range=(0, 3)),
+                                  clf.booster_.predict(X, output_margin=True,
+                                                       iteration_range=(0, 3)))
+    stages = list(clf.staged_decision_function(X))
+    assert len(stages) == 8
+    np.testing.assert_array_equal(stages[-1], d)
+    np.testing.assert_array_equal(stages[2], clf.decision_function(X, iteration_range=(0, 3)))
+
+
+def test_weights_and_repeated_rows_agree_within_the_fixed_point_rounding():
+    """scikit-learn's check_sample_weight_equivalence (its data: 15 rows, 3 classes,
+    integer weights 0-4, shuffled), which GBDTClassifier lists as an expected failure
+    since it has decision_function: a row of weight w is quantized as one value w * g,
+    w repeated rows as w values g, to a unit set by the largest |w * g| (here 4x apart),
+    so margins may differ in their last bits. They agree within 1e-6 (relative), and
+    predict_proba within scikit-learn's own tolerance."""
+    from sklearn.utils import shuffle
+    rng = np.random.RandomState(42)
+    X = rng.rand(15, 30)
+    y = rng.randint(0, 3, size=15)
+    sw = rng.randint(0, 5, size=15)
+    Xw, yw, sww = shuffle(X, y, sw, random_state=0)
+    for kw in ({}, dict(tree_method="approx", sketch_eps=0.1)):
+        repeated = GBDTClassifier(n_estimators=10, **kw).fit(X.repeat(sw, axis=0),
+                                                           y.repeat(sw))
+        weighted = GBDTClassifier(n_estimators=10, **kw).fit(Xw, yw, sample_weight=sww)
+        np.testing.assert_allclose(weighted.decision_function(X),
+                                   repeated.decision_function(X), rtol=1e-6)
+        np.testing.assert_allclose(weighted.predict_proba(X), repeated.predict_proba(X),
+                                   rtol=1e-7, atol=1e-9)
+        assert np.array_equal(weighted.predict(X), repeated.predict(X))

@@ -24,9 +24,25 @@ FOREST_FAILED = {
 }
 
 
+# decision_function's margins of weighted and repeated rows differ in their last bits
+# (1.3e-7 relative against the check's 1e-7): a row of weight w is quantized as one
+# fixed-point value w * g, w repeated rows as w values g, to a unit set by the largest
+# |w * g|. test_sklearn.py's test_weights_and_repeated_rows_agree_within_the_fixed_point_
+# rounding runs the check's data with a 1e-6 tolerance on margins and the check's own on
+# probabilities. scikit-learn's gradient boosting estimators list the same two checks.
+GBDT_CLASSIFIER_FAILED = {
+    "check_sample_weight_equivalence_on_dense_data":
+        "fixed-point rounding of w * g against w rows of g: margins within 1e-6, not 1e-7",
+    "check_sample_weight_equivalence_on_sparse_data":
+        "fixed-point rounding of w * g against w rows of g: margins within 1e-6, not 1e-7",
+}
+
+
 def _expected(estimator):
     if isinstance(estimator, (RandomForestClassifier, RandomForestRegressor)):
         return FOREST_FAILED
+    if isinstance(estimator, GBDTClassifier):
+        return GBDT_CLASSIFIER_FAILED
     return EXPECTED_FAILED
 
 

@@ -457,10 +457,28 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         check_is_fitted(self, "booster_")
         return _class_columns(self._raw(X, False, iteration_range))
 
-    def predict(self, X, iteration_range=None):
-        """Predicted class labels, shape (n_samples,) (``iteration_range`` as in
+    def decision_function(self, X, iteration_range=None):
+        """The margins before the link, as scikit-learn's gradient boosting gives them:
+        shape (n_samples,) with two classes (the log-odds of ``classes_[1]``), else
+        (n_samples, n_classes) (the softmax's inputs). ``base_score`` included, as in
+        XGBoost's ``predict(X, output_margin=True)``; ``iteration_range`` as in
+        :meth:`predict_proba`."""
+        check_is_fitted(self, "booster_")
+        return self._raw(X, True, iteration_range)
+
+    def staged_decision_function(self, X):
+        """:meth:`decision_function` after each boosting round that ``predict`` uses."""
+        for raw in self._staged_raw(X):
+            yield raw[:, 0].copy() if raw.shape[1] == 1 else raw.copy()
+
+    def predict(self, X, iteration_range=None, *, output_margin=False):
+        """Predicted class labels, shape (n_samples,), or with ``output_margin`` (XGBoost's
+        classifier's argument; a keyword here, as ``iteration_range`` comes second) the
+        margins of :meth:`decision_function` (``iteration_range`` as in
         :meth:`predict_proba`)."""
         check_is_fitted(self, "booster_")
+        if output_margin:
+            return self.decision_function(X, iteration_range)
         return self.classes_[np.argmax(self.predict_proba(X, iteration_range), axis=1)]
 
     def staged_predict_proba(self, X):
