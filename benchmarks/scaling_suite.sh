@@ -1,24 +1,31 @@
 #!/bin/sh
-# The many-core benchmark suite, one command: environment and start-up, parallel
-# region costs, where a tree's time goes on all cores (bench_tree_profile.py), splitting
-# leaves ahead on and off there (bench_setting_ab.py), the HIGGS scaling table
-# (bench_higgs.py --threads), prediction on 500-tree models (bench_predict.py, all cores
-# and 2), then the 10-class, 20 % NaN, 50-feature regression and
-# 4M-row cases (on all cores) and 1 thread, each in the time left. Run from the repository root on
-# the machine to measure (LightGBM and XGBoost importable); results go to $OUT
-# (default: benchmarks/results/suite) and to stdout.
+# The many-core benchmark suite, one command: environment and start-up (numba's cache is
+# filled first: on a fresh 16-core VM that took 81-138 s), then the steps named in STEPS,
+# in that order, each in the time left:
+#   higgs    the HIGGS scaling table (bench_higgs.py --threads THREADS)
+#   cases    the 20 % NaN, 50-feature regression, 10-class and 4M-row cases on all cores
+#   predict  prediction on 500-tree models (bench_predict.py, all cores and 2)
+#   profile  where a tree's time goes on all cores (bench_tree_profile.py)
+#   ahead    splitting leaves ahead on and off there (bench_setting_ab.py)
+#   one      the HIGGS table at 1 thread
+# Run from the repository root on the machine to measure (LightGBM and XGBoost
+# importable); results go to $OUT (default: benchmarks/results/suite) and to stdout.
 #
 #   sh benchmarks/scaling_suite.sh                        # 1M rows, 200 rounds, 2,4,8,16
-#   BUDGET=900 THREADS=all ROWS=1000000 sh benchmarks/scaling_suite.sh
+#   BUDGET=540 THREADS=16,2 STEPS="higgs predict" sh benchmarks/scaling_suite.sh
 #
-# Knobs: ROWS, ROUNDS, THREADS (bench_higgs --threads), MROWS (10-class rows), MAXT
-# (threads of the 10-class and NaN cases; default all cores), BUDGET
-# (seconds for the whole suite; each step gets what is left). numba's cache goes to
+# Knobs: ROWS, ROUNDS, THREADS (bench_higgs --threads), MROWS (10-class rows), BIG (the
+# large case's rows), PROWS (rows bench_predict predicts), MAXT (threads of the cases;
+# default all cores), BUDGET (seconds for the whole suite; each step gets what is left),
+# STEPS. numba's cache goes to
 # $NUMBA_CACHE_DIR (default a fresh folder), so the start-up figures are a cold start.
-# results/higgs_1M_200_16cores.md came from this script on a 16-core machine.
-ROWS=${ROWS:-1000000}; ROUNDS=${ROUNDS:-200}; MROWS=${MROWS:-200000}
+# results/higgs_1M_200_16cores.md came from this script on a 16-core machine. A step cut
+# short by the budget keeps the per-run lines bench_higgs prints as it goes ('# {...}').
+ROWS=${ROWS:-1000000}; ROUNDS=${ROUNDS:-200}; MROWS=${MROWS:-200000}; PROWS=${PROWS:-300000}
+BIG=${BIG:-4000000}
 MAXT=${MAXT:-$(python3 -c "import os; print(len(os.sched_getaffinity(0)))")}
 THREADS=${THREADS:-2,4,8,16}; OUT=${OUT:-benchmarks/results/suite}
+STEPS=${STEPS:-higgs cases predict profile ahead one}
 START=$(date +%s); END=$((START + ${BUDGET:-520}))
 left() { echo $((END - $(date +%s))); }
 mkdir -p "$OUT"
@@ -28,9 +35,10 @@ X=np.random.default_rng(0).normal(size=(500,5)); y=(X[:,0]>0)*1.0; \
 bw.train({'objective':'binary:logistic'}, bw.Dataset(X,y), 5, verbose_eval=False); \
 print('%.1f' % (time.perf_counter()-t))"
 {
-    python3 -c "import sys, os, numpy, numba, lightgbm, xgboost; print(sys.version.split()[0], \
-'numpy', numpy.__version__, 'numba', numba.__version__, 'lightgbm', lightgbm.__version__, \
-'xgboost', xgboost.__version__, 'cores', len(os.sched_getaffinity(0)))"
+    python3 -c "import sys, os, numpy, numba, lightgbm, xgboost, llvmlite.binding as ll; \
+print(sys.version.split()[0], 'numpy', numpy.__version__, 'numba', numba.__version__, \
+'lightgbm', lightgbm.__version__, 'xgboost', xgboost.__version__, \
+'cores', len(os.sched_getaffinity(0)), 'llvm cpu', ll.get_host_cpu_name())"
     lscpu 2>/dev/null | grep -E "Model name|^CPU\(s\)|Thread|Socket|L2|L3|NUMA node\(s\)"
     echo "cold import + first fit s: $(python3 -c "$FIT")"
     echo "warm import + first fit s: $(python3 -c "$FIT")"
@@ -41,20 +49,31 @@ print('%.1f' % (time.perf_counter()-t))"
 step() {  # file, then a python script and its arguments; skipped when no time is left
     f=$1; shift
     t=$(left)
-    if [ "$t" -le 0 ]; then echo "# $f: skipped, no time left" | tee "$OUT/$f"; return; fi
-    timeout "$t" python3 "$@" 2>&1 | tee "$OUT/$f"
+    if [ "$t" -le 0 ]; then echo "# $f: skipped, no time left" | tee -a "$OUT/$f"; return; fi
+    timeout "$t" python3 "$@" 2>&1 | tee -a "$OUT/$f"
 }
 run() { f=$1; shift; step "$f" benchmarks/bench_higgs.py --no-startup "$@"; }
-step tree_profile.txt benchmarks/bench_tree_profile.py --rows "$ROWS" --threads "$MAXT" --rounds 30
-step ahead_ab.txt benchmarks/bench_setting_ab.py --rows "$ROWS" --threads "$MAXT" --settings lossguide \
-    --set boostwood.tree.grower:TreeGrower.ahead_max_rows=0,16384 --rounds 100 --pairs 2
-run higgs_scaling.txt --rows "$ROWS" --rounds "$ROUNDS" --threads "$THREADS"
-PT=$MAXT; [ "$MAXT" -gt 2 ] && PT="$MAXT,2"  # six 500-tree models: after the scaling table
-step predict500.txt benchmarks/bench_predict.py --threads "$PT"
-run multiclass10_many.txt --case multiclass10 --rows "$MROWS" --rounds 50 --threads "$MAXT" \
-    --settings lossguide
-run nan_many.txt --case nan --rows "$ROWS" --rounds "$ROUNDS" --threads "$MAXT" --settings lossguide
-run regression50_many.txt --case regression50 --rows "$ROWS" --rounds "$ROUNDS" --threads "$MAXT"
-run higgs4M_many.txt --rows 4000000 --rounds 100 --threads "$MAXT" --settings lossguide
-run higgs_1thread.txt --rows "$ROWS" --rounds "$ROUNDS" --threads 1
+PT=$MAXT; [ "$MAXT" -gt 2 ] && PT="$MAXT,2"
+for s in $STEPS; do
+    case $s in
+    higgs) run higgs_scaling.txt --rows "$ROWS" --rounds "$ROUNDS" --threads "$THREADS" ;;
+    cases)
+        run cases_many.txt --case nan --rows "$ROWS" --rounds "$ROUNDS" --threads "$MAXT" \
+            --settings lossguide
+        run cases_many.txt --case regression50 --rows "$ROWS" --rounds "$ROUNDS" \
+            --threads "$MAXT" --settings lossguide
+        run cases_many.txt --case multiclass10 --rows "$MROWS" --rounds 50 --threads "$MAXT" \
+            --settings lossguide
+        run cases_many.txt --rows "$BIG" --rounds 100 --threads "$MAXT" --settings lossguide ;;
+    predict) step predict500.txt benchmarks/bench_predict.py --threads "$PT" \
+        --predict-rows "$PROWS" ;;
+    profile) step tree_profile.txt benchmarks/bench_tree_profile.py --rows "$ROWS" \
+        --threads "$MAXT" --rounds 30 ;;
+    ahead) step ahead_ab.txt benchmarks/bench_setting_ab.py --rows "$ROWS" --threads "$MAXT" \
+        --settings lossguide --set boostwood.tree.grower:TreeGrower.ahead_max_rows=0,16384 \
+        --rounds 100 --pairs 2 ;;
+    one) run higgs_1thread.txt --rows "$ROWS" --rounds "$ROUNDS" --threads 1 ;;
+    *) echo "unknown step $s (higgs, cases, predict, profile, ahead, one)"; exit 2 ;;
+    esac
+done
 echo "suite done in $(($(date +%s) - START)) s"

@@ -162,24 +162,45 @@ def test_add_leaf_values_gives_each_row_its_leafs_value(n):
     np.testing.assert_array_equal(out, want)
 
 
-@pytest.mark.parametrize("n", [0, 1, 4096, 4097, 9 * 4096 + 7])
-def test_leaf_values_runs_cross_leaves_of_every_size(n):
-    """Leaves of very unequal sizes (one most of the rows, some empty, at the ends too)
-    in shuffled order: tasks cut their rows into equal runs that start and end inside
-    leaves and step over empty ones, and every row still gets exactly its leaf's value,
-    added (``add_leaf_values``) or set (``set_leaf_values``)."""
-    from boostwood._kernels.predict import add_leaf_values, set_leaf_values
-    r = np.random.default_rng(n + 1)
-    buf, sides, starts, counts = _leaf_segments(r, n, 12)
-    if n > 1:  # one leaf of nearly all rows beside small ones
-        starts, counts = np.array([0, n - 1], np.int64), np.array([n - 1, 1], np.int64)
-        sides = np.array([1, 0], np.int64)
-        buf[1, :n - 1], buf[0, n - 1] = np.arange(n - 1), n - 1
-    empty = r.integers(0, n + 1, size=4)  # empty leaves, anywhere, first and last too
-    starts = np.r_[empty[:2], starts, empty[2:]].astype(np.int64)
-    counts = np.r_[0, 0, counts, 0, 0].astype(np.int64)
-    sides = np.r_[0, 1, sides, 1, 0].astype(np.int64)
-    values = r.normal(size=starts.size)
+def _segments_of_counts(r, counts):
+    """(buf, sides, starts): leaves of ``counts`` rows (in leaf order) whose segments tile
+    positions 0..n in another, shuffled order, each on a random side of the buffers
+    (the other side holds stale rows); empty leaves start anywhere."""
+    counts = np.asarray(counts, np.int64)
+    n = int(counts.sum())
+    order = r.permutation(counts.size)
+    starts = np.empty(counts.size, np.int64)
+    starts[order] = np.r_[0, np.cumsum(counts[order])[:-1]]
+    starts[counts == 0] = r.integers(0, n + 1, size=int((counts == 0).sum()))
+    sides = r.integers(0, 2, counts.size).astype(np.int64)
+    rows = r.permutation(n).astype(np.int32)
+    buf = np.stack([r.permutation(n), r.permutation(n)]).astype(np.int32)
+    for s, c, d in zip(starts, counts, sides):
+        buf[d, s:s + c] = rows[s:s + c]
+    return buf, sides, starts
+
+
+_T = 4096  # LEAF_TASK_ROWS
+
+
+@pytest.mark.parametrize("counts", [
+    [], [0, 0], [0, 1, 0], [_T], [_T, 0, 0, _T - 1, 1], [0, _T, 0, _T, 0],
+    [3, 0, 9 * _T + 7, 0, 0, 1, 250, 0, 40, 0],
+    [0] + [5, 0, 1] * 40 + [30_000, 0, 2, 7 * _T, 0]])
+def test_leaf_values_runs_cross_leaves_of_every_size(counts):
+    """Leaves of very unequal sizes (one of most of the rows beside a few of one row),
+    empty ones first, last and between, a run that starts exactly on a leaf boundary
+    followed by empty leaves (4096, 0, 0, 4095, 1: the second run starts at row 4096),
+    segments in shuffled positions: tasks cut the leaves' rows into equal runs that start
+    and end inside leaves and step over empty ones, and every row still gets exactly its
+    leaf's value, added (``add_leaf_values``) or set (``set_leaf_values``)."""
+    from boostwood._kernels.predict import LEAF_TASK_ROWS, add_leaf_values, set_leaf_values
+    assert LEAF_TASK_ROWS == _T
+    r = np.random.default_rng(len(counts))
+    buf, sides, starts = _segments_of_counts(r, counts)
+    counts = np.asarray(counts, np.int64)
+    n = buf.shape[1]
+    values = r.normal(size=counts.size)
     out, col = r.normal(size=(n, 2)), np.full(n, np.nan)
     want, want_col = out.copy(), col.copy()
     for s, c, d, v in zip(starts, counts, sides, values):
