@@ -116,6 +116,9 @@ def test_same_trees_as_xgboost_exact_with_scale_pos_weight():
     X = r.normal(size=(3000, 5))
     y = (X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + r.normal(size=3000) > 1.0).astype(float)
     _parity(X, y, 6, scale_pos_weight=3.5)
+    # reg:logistic's labels in [0, 1]: the rows of label exactly 1 are the positives
+    frac = np.where(y == 1, 1.0, np.clip(0.3 + 0.2 * X[:, 3], 0.0, 0.9))
+    _parity(X, frac, 6, scale_pos_weight=3.5, objective="reg:logistic")
     logs = ({}, {})
     exact = dict(PARAMS, tree_method="exact")  # (histogram bins would follow the weights)
     a = bw.train(dict(exact, scale_pos_weight=3.5), bw.Dataset(X, y), 6,
@@ -127,7 +130,8 @@ def test_same_trees_as_xgboost_exact_with_scale_pos_weight():
     for params, obj in ((dict(objective="reg:squarederror"), None),
                         (dict(objective="multi:softprob", num_class=2), None),
                         (dict(objective="binary:logistic"), lambda p, d: (p - d.label, p * 0 + 1))):
-        with pytest.raises(ValueError, match="scale_pos_weight applies to the built-in binary"):
+        with pytest.raises(ValueError, match="scale_pos_weight applies to the built-in binary "
+                                             "objectives and reg:logistic only"):
             bw.train(dict(params, scale_pos_weight=2.0), bw.Dataset(X, y), 1, obj=obj)
     with pytest.raises(ValueError, match="scale_pos_weight"):
         bw.train(dict(PARAMS, scale_pos_weight=0.0), bw.Dataset(X, y), 1)

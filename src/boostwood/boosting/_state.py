@@ -54,16 +54,19 @@ def _rows_outside(rows, n):
 
 def _scale_positives(info, p, objective):
     """The training rows as the objective sees them: with ``scale_pos_weight`` s != 1, a
-    positive row's weight times s (its gradient, hessian and share of the initial margin;
-    evaluation sets keep their own weights, as in XGBoost). Other objectives refuse it."""
+    positive row's (label exactly 1, also under ``reg:logistic``'s labels in [0, 1], as
+    XGBoost) weight times s (its gradient, hessian and share of the initial margin;
+    evaluation sets keep their own weights, as in XGBoost). Other objectives refuse it
+    (XGBoost also scales ``reg:squarederror``'s rows of label 1: a surprise, not copied)."""
     s = p["scale_pos_weight"]
     if s == 1.0:
         return info
-    if isinstance(objective, CustomObjective) or not objective.name.startswith("binary:"):
+    if isinstance(objective, CustomObjective) or not (objective.name.startswith("binary:")
+                                                      or objective.name == "reg:logistic"):
         name = "a custom objective" if isinstance(objective, CustomObjective) else \
             repr(objective.name)
-        raise ValueError(f"scale_pos_weight applies to the built-in binary objectives only, "
-                         f"not to {name}; weight the rows instead")
+        raise ValueError(f"scale_pos_weight applies to the built-in binary objectives and "
+                         f"reg:logistic only, not to {name}; weight the rows instead")
     return replace(info, weight=info.weight * np.where(info.label == 1.0, s, 1.0))
 
 
