@@ -87,3 +87,48 @@ def test_params_as_xgboost_list_of_pairs_with_several_metrics():
         bw.train([("max_depth", 3, 1)], d, 1)
     with pytest.raises(TypeError, match="params must be a dict or a list"):
         bw.train("max_depth=3", d, 1)
+
+
+@pytest.mark.parametrize("lightgbm, xgboost, extra", [
+    ("regression", "reg:squarederror", {}), ("rmse", "reg:squarederror", {}),
+    ("regression_l1", "reg:absoluteerror", {}), ("mae", "reg:absoluteerror", {}),
+    ("binary", "binary:logistic", {}), ("cross_entropy", "reg:logistic", {}),
+    ("multiclass", "multi:softprob", {"num_class": 3}), ("softmax", "multi:softprob",
+                                                         {"num_class": 3}),
+    ("poisson", "count:poisson", {}), ("gamma", "reg:gamma", {}),
+    ("tweedie", "reg:tweedie", {"tweedie_variance_power": 1.3})])
+def test_lightgbm_objective_names_train_the_same_model(lightgbm, xgboost, extra):
+    """LightGBM's objective names (and its aliases of them) train the model of the same
+    loss's XGBoost name, bit for bit, and the model keeps the XGBoost name; also in
+    GBDTRegressor."""
+    r = np.random.default_rng(5)
+    X = r.normal(size=(400, 4))
+    y = {"multi:softprob": np.digitize(X[:, 0], [-0.4, 0.4]) * 1.0,
+         "reg:logistic": 1 / (1 + np.exp(-X[:, 0])), "binary:logistic": (X[:, 0] > 0) * 1.0,
+         "count:poisson": r.poisson(np.exp(0.5 * X[:, 0])) * 1.0,
+         "reg:gamma": np.exp(0.5 * X[:, 0]) + 0.1, "reg:tweedie": r.poisson(np.exp(X[:, 0])) * 1.0
+         }.get(xgboost, X[:, 0] + 0.3 * r.normal(size=400))
+    a = bw.train(dict(objective=lightgbm, **extra), bw.Dataset(X, y), 4, verbose_eval=False)
+    b = bw.train(dict(objective=xgboost, **extra), bw.Dataset(X, y), 4, verbose_eval=False)
+    assert a.params["objective"] == xgboost
+    assert a.dump_model() == b.dump_model()
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    if xgboost.startswith(("reg:", "count:")):
+        from boostwood.sklearn import GBDTRegressor
+        m = GBDTRegressor(objective=lightgbm, n_estimators=4, **extra).fit(X, y)
+        assert m.booster_.params["objective"] == xgboost
+
+
+@pytest.mark.parametrize("name, match", [
+    ("quantile", "'reg:quantileerror' here, its alpha is 'quantile_alpha'"),
+    ("huber", "'reg:huber' here, its alpha is 'huber_delta'"),
+    ("lambdarank", "parameter 'objective' must be one of")])
+def test_lightgbm_objectives_whose_parameter_is_renamed_say_how_to_write_them(name, match):
+    """LightGBM's quantile and huber objectives take ``alpha``, which is the L1 penalty
+    here: refused with the name to use (not trained with alpha as an L1 penalty)."""
+    with pytest.raises(ValueError, match=match):
+        resolve_params({"objective": name, "alpha": 0.9})
+    pytest.importorskip("sklearn")
+    from boostwood.sklearn import GBDTRegressor
+    with pytest.raises(ValueError, match=match):
+        GBDTRegressor(objective=name).fit(np.zeros((4, 1)), np.arange(4.0))

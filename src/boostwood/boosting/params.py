@@ -91,6 +91,35 @@ PARAMS = {
 _ALIAS = {a: name for name, p in PARAMS.items() for a in p.aliases}
 
 
+#: LightGBM's names for objectives boostwood has (with LightGBM's aliases of each): as
+#: ``objective`` they mean the XGBoost-named objective here, which the model keeps.
+LIGHTGBM_OBJECTIVES = {
+    **dict.fromkeys(("regression", "regression_l2", "l2", "mean_squared_error", "mse",
+                     "l2_root", "root_mean_squared_error", "rmse"), "reg:squarederror"),
+    **dict.fromkeys(("regression_l1", "l1", "mean_absolute_error", "mae"),
+                    "reg:absoluteerror"),
+    "binary": "binary:logistic",
+    **dict.fromkeys(("multiclass", "softmax"), "multi:softprob"),
+    **dict.fromkeys(("cross_entropy", "xentropy"), "reg:logistic"),
+    "poisson": "count:poisson", "gamma": "reg:gamma", "tweedie": "reg:tweedie",
+}
+#: LightGBM objectives whose parameter (LightGBM's ``alpha``) has another name here, where
+#: ``alpha`` is the L1 penalty: refused, with the way to write them.
+_LIGHTGBM_RENAMED = {"quantile": ("reg:quantileerror", "quantile_alpha"),
+                     "huber": ("reg:huber", "huber_delta")}
+
+
+def objective_name(value):
+    """The objective ``value`` names: XGBoost's names as they are, LightGBM's as the same
+    loss's XGBoost name (:data:`LIGHTGBM_OBJECTIVES`); anything else is left for the
+    choices check."""
+    if isinstance(value, str) and value in _LIGHTGBM_RENAMED:
+        name, param = _LIGHTGBM_RENAMED[value]
+        raise ValueError(f"LightGBM's objective {value!r} is objective={name!r} here, its "
+                         f"alpha is {param!r} (alpha here is the L1 penalty, reg_alpha)")
+    return LIGHTGBM_OBJECTIVES.get(value, value) if isinstance(value, str) else value
+
+
 def _canonical(key):
     if key in PARAMS:
         return key
@@ -156,7 +185,7 @@ def resolve_params(params):
         if not isinstance(key, str):
             raise TypeError(f"parameter names must be strings, got {key!r}")
         name = _canonical(key)
-        value = _check_value(name, value)
+        value = _check_value(name, objective_name(value) if name == "objective" else value)
         if name in given and given[name][1] != value:
             raise ValueError(f"parameter {name!r} given twice with different values "
                              f"({given[name][0]}={given[name][1]!r}, {key}={value!r})")

@@ -16,7 +16,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..boosting import Booster, train
-from ..boosting.params import PARAMS
+from ..boosting.params import PARAMS, objective_name
 from ..data import Dataset
 from ..data.checks import Param, check_value
 from . import _hyper
@@ -310,6 +310,11 @@ class _GBDTBase(BaseEstimator):
         return imp / total if total > 0 else imp
 
 
+def _check_objective(name, value):
+    """An objective by XGBoost's name or LightGBM's (:func:`objective_name`)."""
+    return check_value(name, objective_name(value), PARAMS["objective"])
+
+
 class GBDTRegressor(RegressorMixin, _GBDTBase):
     __doc__ = "Gradient boosted trees for regression.\n" + _COMMON_DOC + """
     objective : str, default="reg:squarederror"
@@ -337,16 +342,18 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
         list(inspect.signature(__init__).parameters.values())[:-1]
         + list(inspect.signature(_GBDTBase.__init__).parameters.values())[1:])
     _hyperparameters = {
-        **_GBDTBase._hyperparameters, "objective": PARAMS["objective"],
+        **_GBDTBase._hyperparameters,
+        "objective": _check_objective,
         **{name: _hyper.optional(_hyper.param(PARAMS[name]))
            for name in ("quantile_alpha", "huber_delta", "tweedie_variance_power")}}
 
     def _native_params(self):
-        if not isinstance(self.objective, str) or not self.objective.startswith(("reg:", "count:")):
+        objective = objective_name(self.objective)  # LightGBM's names too
+        if not isinstance(objective, str) or not objective.startswith(("reg:", "count:")):
             raise ValueError(f"GBDTRegressor needs a regression objective (reg:* or count:*), "
                              f"got {self.objective!r}")
         params = super()._native_params()
-        params["objective"] = self.objective
+        params["objective"] = objective
         for name in ("quantile_alpha", "huber_delta", "tweedie_variance_power"):
             if getattr(self, name) is not None:
                 params[name] = getattr(self, name)
