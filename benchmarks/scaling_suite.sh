@@ -26,6 +26,10 @@ BIG=${BIG:-4000000}
 MAXT=${MAXT:-$(python3 -c "import os; print(len(os.sched_getaffinity(0)))")}
 THREADS=${THREADS:-2,4,8,16}; OUT=${OUT:-benchmarks/results/suite}
 STEPS=${STEPS:-higgs cases predict profile ahead one}
+for s in $STEPS; do  # a misspelt step is refused before any time is spent
+    case $s in higgs|cases|predict|profile|ahead|one) ;;
+    *) echo "unknown step $s (higgs, cases, predict, profile, ahead, one)"; exit 2 ;; esac
+done
 START=$(date +%s); END=$((START + ${BUDGET:-520}))
 left() { echo $((END - $(date +%s))); }
 mkdir -p "$OUT"
@@ -50,8 +54,12 @@ step() {  # file, then a python script and its arguments; skipped when no time i
     f=$1; shift
     t=$(left)
     if [ "$t" -le 0 ]; then echo "# $f: skipped, no time left" | tee -a "$OUT/$f"; return; fi
-    timeout "$t" python3 "$@" 2>&1 | tee -a "$OUT/$f"
+    { timeout "$t" python3 "$@"; rc=$?; [ $rc -eq 124 ] && echo "# cut at the budget ($t s)"
+      [ $rc -ne 0 ] && [ $rc -ne 124 ] && echo "# exit status $rc"; } 2>&1 | tee -a "$OUT/$f"
 }
+for f in higgs_scaling cases_many predict500 tree_profile ahead_ab higgs_1thread; do
+    : > "$OUT/$f.txt"  # this run's results only (steps append: the cases share a file)
+done
 run() { f=$1; shift; step "$f" benchmarks/bench_higgs.py --no-startup "$@"; }
 PT=$MAXT; [ "$MAXT" -gt 2 ] && PT="$MAXT,2"
 for s in $STEPS; do
@@ -73,7 +81,6 @@ for s in $STEPS; do
         --settings lossguide --set boostwood.tree.grower:TreeGrower.ahead_max_rows=0,16384 \
         --rounds 100 --pairs 2 ;;
     one) run higgs_1thread.txt --rows "$ROWS" --rounds "$ROUNDS" --threads 1 ;;
-    *) echo "unknown step $s (higgs, cases, predict, profile, ahead, one)"; exit 2 ;;
     esac
 done
 echo "suite done in $(($(date +%s) - START)) s"

@@ -58,9 +58,10 @@ PARAMS = {
     "alpha": Param(0.0, "float", 0.0, aliases=("reg_alpha", "lambda_l1"), doc="L1 penalty on leaves"),
     "max_delta_step": Param(0.0, "float", 0.0, doc="clip of leaf values before shrinkage; 0 = none"),
     "scale_pos_weight": Param(1.0, "float", 0.0, INF, low_open=True, high_open=True,
-                              doc="binary objectives and reg:logistic: the gradient and "
-                                  "hessian of a positive row (label 1) count this many times "
-                                  "(XGBoost's and LightGBM's); metrics are not reweighted"),
+                              doc="binary objectives and reg:logistic: the gradient, hessian "
+                                  "and initial-margin share of a positive row (label 1) count "
+                                  "this many times (XGBoost's name; LightGBM's for binary); "
+                                  "metrics are not reweighted"),
     "subsample": Param(1.0, "float", 0.0, 1.0, low_open=True, aliases=("bagging_fraction",),
                        doc="fraction of rows drawn per round"),
     "colsample_bytree": Param(1.0, "float", 0.0, 1.0, low_open=True, aliases=("feature_fraction",),

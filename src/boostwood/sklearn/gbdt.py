@@ -320,7 +320,8 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
     objective : str, default="reg:squarederror"
         Any ``reg:*`` or ``count:*`` objective of :func:`boostwood.train`, e.g.
         ``reg:absoluteerror``, ``reg:huber``, ``reg:quantileerror``, ``count:poisson``,
-        ``reg:gamma``, ``reg:tweedie``.
+        ``reg:gamma``, ``reg:tweedie``, or LightGBM's name of one (``regression``,
+        ``regression_l1``, ``poisson``, ...).
     quantile_alpha : float or list of float, optional
         ``reg:quantileerror`` level(s); with a list, :meth:`predict` returns one
         column per level (ascending), sorted per row.
