@@ -163,7 +163,7 @@ def test_classifier_scale_pos_weight_weighs_the_second_class():
     plain = GBDTClassifier(n_estimators=5, tree_method="exact").fit(X, y)
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
     assert a.predict_proba(X)[:, 1].mean() > plain.predict_proba(X)[:, 1].mean() + 0.1
-    with pytest.raises(ValueError, match="binary objectives only"):
+    with pytest.raises(ValueError, match="binary objectives and reg:logistic only"):
         GBDTClassifier(n_estimators=2, scale_pos_weight=2.0).fit(X, np.digitize(X[:, 0], [0, 1]))
     for bad in (0.0, -1.0, np.inf):
         with pytest.raises(ValueError, match="scale_pos_weight"):
