@@ -5,7 +5,7 @@ Each hook returns ``True`` to stop training (``before_iteration`` /
 ``evals_log`` is ``{data_name: {metric_name: [value per round]}}``.
 """
 from ..data.checks import Param, check_value
-from .metrics import METRICS
+from .metrics import LIGHTGBM_METRICS, METRICS
 
 
 class TrainingCallback:
@@ -114,6 +114,7 @@ class EarlyStopping(TrainingCallback):
         maximize = self.maximize
         if maximize is None:
             base = metric.partition("@")[0]  # (a metric with a parameter: name@value)
+            base = LIGHTGBM_METRICS.get(base, base)  # (LightGBM's name of a metric)
             maximize = base in METRICS and METRICS[base].higher_better
         score = evals_log[data][metric][-1]
         if score != score:  # NaN: no round would compare with it, so round 0 would "win"

@@ -564,10 +564,37 @@ def custom_metric_values(out, who="custom_metric"):
     return values
 
 
+#: LightGBM's metric names (with its aliases) whose values are a metric's here, to float
+#: rounding (checked against LightGBM 4.7 on the same predictions and weights): the
+#: metric logs under the name given.
+LIGHTGBM_METRICS = {
+    **dict.fromkeys(("l1", "absolute_loss", "mean_absolute_error", "regression_l1"), "mae"),
+    **dict.fromkeys(("l2_root", "root_mean_squared_error"), "rmse"),
+    **dict.fromkeys(("binary_logloss", "binary", "cross_entropy", "xentropy"), "logloss"),
+    "binary_error": "error",
+    **dict.fromkeys(("multi_logloss", "multiclass", "softmax"), "mlogloss"),
+    "multi_error": "merror", "gamma": "gamma-nloglik", "tweedie": "tweedie-nloglik",
+}
+#: LightGBM's metrics that are other numbers than the nearest metric here: refused, with it.
+_LIGHTGBM_OTHER = {
+    **dict.fromkeys(("l2", "square_loss", "mean_squared_error", "mse", "regression_l2",
+                     "regression"), "the mean squared error; 'rmse' here is its square root"),
+    "poisson": "the Poisson log-likelihood without its log(y!) term; 'poisson-nloglik' here "
+               "keeps it",
+}  # ('mape' is XGBoost's here, |y - p| / |y|: LightGBM's divides by max(1, |y|))
+
+
 def get_metric(name, params=None):
     """The metric called ``name``; ``name@value`` sets a metric's parameter (e.g.
-    ``quantile@0.9``), otherwise it is read from the training ``params``."""
+    ``quantile@0.9``), otherwise it is read from the training ``params``. LightGBM's
+    names of the same numbers are accepted (:data:`LIGHTGBM_METRICS`) and log as given."""
     base, _, value = name.partition("@")
+    if base in LIGHTGBM_METRICS and not value:
+        metric = get_metric(LIGHTGBM_METRICS[base], params)
+        metric.name = name
+        return metric
+    if base in _LIGHTGBM_OTHER and not value:
+        raise ValueError(f"LightGBM's metric {name!r} is {_LIGHTGBM_OTHER[base]}")
     if base not in METRICS:
         raise ValueError(f"unknown eval_metric {name!r}; available: {sorted(METRICS)}")
     cls = METRICS[base]
