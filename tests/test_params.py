@@ -9,6 +9,11 @@ def test_defaults_and_aliases():
     p = resolve_params({"learning_rate": 0.05, "reg_lambda": 2, "num_leaves": 31})
     assert p["eta"] == 0.05 and p["lambda"] == 2.0 and p["max_leaves"] == 31
     assert resolve_params(None)["max_depth"] == 6
+    # a LightGBM user's parameters, by LightGBM's names of the parameters and values
+    p = resolve_params({"application": "binary", "metrics": ["binary_logloss", "auc"],
+                        "num_leaves": 31, "bagging_fraction": 0.8})
+    assert (p["objective"], p["eval_metric"]) == ("binary:logistic", ["binary_logloss", "auc"])
+    assert resolve_params({"loss": "l1"})["objective"] == "reg:absoluteerror"
 
 
 @pytest.mark.parametrize("params,error,match", [

@@ -16,7 +16,8 @@ MAX_ROUNDS = (1 << 31) - 1
 
 PARAMS = {
     "objective": Param("reg:squarederror", "str", choices=tuple(OBJECTIVES),
-                       doc="loss function"),
+                       aliases=("objective_type", "app", "application", "loss"),
+                       doc="loss function (XGBoost's names, or LightGBM's of the same loss)"),
     "num_class": Param(None, "optional_int", 2, 1 << 15, aliases=("num_classes",),
                        doc="classes of multi:softprob and multi:softmax"),
     "huber_delta": Param(1.0, "float", 0.0, INF, low_open=True,
@@ -82,7 +83,8 @@ PARAMS = {
                                  doc="use_quantized_grad: round at random, unbiased (else to "
                                      "the nearest level)"),
     "base_score": Param(None, "optional_float", doc="initial prediction; default: loss minimiser"),
-    "eval_metric": Param(None, "metric", aliases=("metric",), doc="metric name or list of names"),
+    "eval_metric": Param(None, "metric", aliases=("metric", "metrics", "metric_types"),
+                         doc="metric name or list of names"),
     "seed": Param(0, "int", None, aliases=("random_state", "random_seed"), doc="random seed"),
     "nthread": Param(0, "int", None, aliases=("n_jobs", "num_threads", "nthreads"),
                      doc="threads; 0 or negative = all cores"),
@@ -133,7 +135,7 @@ def _canonical(key):
 
 
 #: The names under which a list of pairs may give several metrics.
-_METRIC_KEYS = ("eval_metric", "metric")
+_METRIC_KEYS = ("eval_metric", "metric", "metrics", "metric_types")
 
 
 def _check_value(name, value):
