@@ -16,6 +16,30 @@ def test_defaults_and_aliases():
     assert resolve_params({"loss": "l1"})["objective"] == "reg:absoluteerror"
 
 
+def test_lightgbm_parameter_values_mean_the_same_here():
+    """LightGBM's values of shared parameters: boosting "gbdt" (second-order trees, also
+    as boosting_type), max_depth -1 (no limit) and verbosity -1 (quiet) train the model of
+    this library's values; its other boosting modes and other negative values are refused."""
+    r = np.random.default_rng(3)
+    X = r.normal(size=(400, 3))
+    y = (X[:, 0] + 0.3 * r.normal(size=400) > 0) * 1.0
+    lgb_style = {"objective": "binary", "boosting_type": "gbdt", "max_depth": -1,
+                 "num_leaves": 7, "verbose": -1, "grow_policy": "lossguide"}
+    ours = {"objective": "binary:logistic", "boosting": "newton", "max_depth": 0,
+            "max_leaves": 7, "verbosity": 0, "grow_policy": "lossguide"}
+    a = bw.train(lgb_style, bw.Dataset(X, y), 3, verbose_eval=False)
+    b = bw.train(ours, bw.Dataset(X, y), 3, verbose_eval=False)
+    assert a.dump_model() == b.dump_model()
+    assert (a.params["boosting"], a.params["max_depth"], a.params["verbosity"]) == ("newton", 0, 0)
+    for params, match in (({"boosting": "dart"}, "'dart' is not a boosting mode here"),
+                          ({"boosting_type": "rf"}, "RandomForestClassifier"),
+                          ({"max_depth": -2}, r"max_depth' must be in \[0, inf\]"),
+                          ({"verbosity": -2}, "verbosity"),
+                          ({"max_depth": -1}, "max_depth=0 or -1 .* needs max_leaves")):
+        with pytest.raises(ValueError, match=match):
+            resolve_params(params)
+
+
 @pytest.mark.parametrize("params,error,match", [
     ({"etaa": 0.1}, ValueError, "did you mean 'eta'"),
     ({"max_dept": 3}, ValueError, "did you mean 'max_depth'"),

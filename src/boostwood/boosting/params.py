@@ -5,6 +5,7 @@ are accepted as aliases. Unknown names and out-of-range values raise a
 ValueError (with a "did you mean" when a known name is close).
 """
 import difflib
+import numbers
 
 from ..data.checks import INF, Param, check_value
 from ..objectives import OBJECTIVES, Softmax
@@ -30,14 +31,17 @@ PARAMS = {
     "tweedie_variance_power": Param(1.5, "float", 1.0, 2.0, low_open=True,
                                     doc="reg:tweedie: variance power p, in (1, 2)"),
     "boosting": Param("newton", "str", choices=("newton", "gradient"),
-                      doc="newton: second-order trees (XGBoost); gradient: Friedman's "
-                          "first-order machine, least-squares trees with line-searched leaves"),
+                      aliases=("boosting_type", "boost"),
+                      doc="newton: second-order trees (XGBoost; LightGBM's gbdt); gradient: "
+                          "Friedman's first-order machine, least-squares trees with "
+                          "line-searched leaves"),
     "line_search": Param("leaf", "str", choices=("leaf", "global", "none"),
                          doc="boosting='gradient': a line search per leaf (TreeBoost), one "
                              "step per tree, or none (step 1)"),
     "eta": Param(0.3, "float", 0.0, INF, low_open=True, aliases=("learning_rate", "shrinkage_rate"),
                  doc="shrinkage applied to every leaf value"),
-    "max_depth": Param(6, "int", 0, aliases=(), doc="maximum depth; 0 = unlimited (lossguide)"),
+    "max_depth": Param(6, "int", 0, aliases=(),
+                       doc="maximum depth; 0 (LightGBM's -1) = unlimited (lossguide)"),
     "max_leaves": Param(0, "int", 0, aliases=("num_leaves", "max_leaf_nodes"),
                         doc="maximum leaves per tree; 0 = unlimited"),
     "grow_policy": Param("depthwise", "str", choices=("depthwise", "lossguide"),
@@ -88,7 +92,8 @@ PARAMS = {
     "seed": Param(0, "int", None, aliases=("random_state", "random_seed"), doc="random seed"),
     "nthread": Param(0, "int", None, aliases=("n_jobs", "num_threads", "nthreads"),
                      doc="threads; 0 or negative = all cores"),
-    "verbosity": Param(1, "int", 0, 3, aliases=("verbose",), doc="0 = silent"),
+    "verbosity": Param(1, "int", 0, 3, aliases=("verbose",),
+                       doc="0 (LightGBM's -1) = silent"),
 }
 
 _ALIAS = {a: name for name, p in PARAMS.items() for a in p.aliases}
@@ -110,6 +115,32 @@ LIGHTGBM_OBJECTIVES = {
 #: ``alpha`` is the L1 penalty: refused, with the way to write them.
 _LIGHTGBM_RENAMED = {"quantile": ("reg:quantileerror", "quantile_alpha"),
                      "huber": ("reg:huber", "huber_delta")}
+
+
+#: LightGBM's boosting modes boostwood has not, and what to use instead.
+_LIGHTGBM_BOOSTING = {"rf": "boostwood.sklearn.RandomForestClassifier / Regressor",
+                      "random_forest": "boostwood.sklearn.RandomForestClassifier / Regressor",
+                      "dart": None, "goss": None}
+
+
+def _lightgbm_value(name, value):
+    """``value`` of parameter ``name`` as LightGBM writes it, in this library's terms:
+    its objective names (:func:`objective_name`), ``boosting="gbdt"`` (second-order
+    trees: ``newton``), ``max_depth=-1`` (no limit: 0 here) and ``verbosity=-1`` (quiet:
+    0 here). Other values are returned as given, for the usual checks."""
+    if name == "objective":
+        return objective_name(value)
+    if name == "boosting" and isinstance(value, str):
+        if value in ("gbdt", "gbrt"):
+            return "newton"
+        if value in _LIGHTGBM_BOOSTING:
+            use = _LIGHTGBM_BOOSTING[value]
+            raise ValueError(f"LightGBM's boosting {value!r} is not a boosting mode here" +
+                             (f"; use {use}" if use else " (not implemented)"))
+    if name in ("max_depth", "verbosity") and isinstance(value, numbers.Integral) \
+            and not isinstance(value, bool) and value == -1:
+        return 0
+    return value
 
 
 def objective_name(value):
@@ -188,7 +219,7 @@ def resolve_params(params):
         if not isinstance(key, str):
             raise TypeError(f"parameter names must be strings, got {key!r}")
         name = _canonical(key)
-        value = _check_value(name, objective_name(value) if name == "objective" else value)
+        value = _check_value(name, _lightgbm_value(name, value))
         if name in given and given[name][1] != value:
             raise ValueError(f"parameter {name!r} given twice with different values "
                              f"({given[name][0]}={given[name][1]!r}, {key}={value!r})")
@@ -239,4 +270,5 @@ def _check_combinations(p):
         raise ValueError("use_quantized_grad speeds up histograms: use tree_method 'hist' or "
                          "'approx' with global proposals")
     if p["max_depth"] == 0 and p["max_leaves"] == 0:
-        raise ValueError("max_depth=0 (unlimited) needs max_leaves > 0 to bound the tree size")
+        raise ValueError("max_depth=0 or -1 (unlimited) needs max_leaves (num_leaves) > 0 to "
+                         "bound the tree size")
