@@ -288,3 +288,38 @@ def test_bagged_training_margins_are_the_models_predictions(params):
     from boostwood.boosting.metrics import get_metric
     expect = get_metric("rmse")(y, b.predict(X), np.ones(3000) if w is None else w)
     assert log["train"]["rmse"][-1] == expect
+
+
+def test_bagging_freq_keeps_each_bag_for_k_rounds(monkeypatch):
+    """LightGBM's bagging_freq (subsample_freq): every k-th round draws a new bag, the
+    rounds between keep it (their draws keyed by the round that drew it); 0 turns
+    bagging off (the model of subsample=1); the default, 1, draws every round (XGBoost's
+    subsample). With k = 3, the training margins are still the model's predictions."""
+    import boostwood.boosting._state as state
+    keys = []
+    real = state.split_rows
+
+    def spy(seed, stream, key, *args):
+        keys.append(key)
+        return real(seed, stream, key, *args)
+
+    monkeypatch.setattr(state, "split_rows", spy)
+    r = np.random.default_rng(4)
+    X = r.normal(size=(2000, 4))
+    y = (X[:, 0] + r.normal(size=2000) > 0).astype(float)
+    d = bw.Dataset(X, y)
+    p = dict(objective="binary:logistic", subsample=0.6, seed=5, eval_metric="rmse")
+    log = {}
+    every3 = bw.train(dict(p, bagging_freq=3), d, 7, evals=[(d, "t")], evals_result=log,
+                      verbose_eval=False)
+    assert keys == [1, 1, 1, 4, 4, 4, 7]  # (rounds count from 1 here)
+    from boostwood.boosting.metrics import get_metric
+    assert log["t"]["rmse"][-1] == get_metric("rmse")(y, every3.predict(X), np.ones(2000))
+    keys.clear()
+    every1 = bw.train(p, d, 7, verbose_eval=False)
+    assert keys == list(range(1, 8)) and every1.dump_model() != every3.dump_model()
+    keys.clear()
+    off = bw.train(dict(p, subsample_freq=0), d, 7, verbose_eval=False)
+    assert keys == []
+    assert off.dump_model() == bw.train(dict(p, subsample=1.0), d, 7,
+                                        verbose_eval=False).dump_model()

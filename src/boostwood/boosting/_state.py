@@ -292,10 +292,14 @@ class TrainingState:
     def _sample(self):
         p, n = self.params, self.dtrain.num_row()
         rows = self._outside = None
-        if p["subsample"] < 1.0:  # a row is in the bag by a draw keyed by (seed, round, row id)
+        freq = p["bagging_freq"]
+        if p["subsample"] < 1.0 and freq > 0:
+            # a row is in the bag by a draw keyed by (seed, round, row id); with bagging_freq
+            # k, the round that drew it: rounds 1..k keep round 1's bag, k+1..2k round k+1's
             inside, outside = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64)
             ids = self.info.row_ids
-            k = split_rows(int(p["seed"]) & 0x7FFFFFFFFFFFFFFF, STREAM_BAGGING, self.round,
+            k = split_rows(int(p["seed"]) & 0x7FFFFFFFFFFFFFFF, STREAM_BAGGING,
+                           (self.round - 1) // freq * freq + 1,
                            np.zeros(0, np.int64) if ids is None else ids, ids is None, n,
                            float(p["subsample"]), inside, outside)
             rows, self._outside = inside[:k], outside[:n - k]

@@ -69,6 +69,11 @@ PARAMS = {
                                   "metrics are not reweighted"),
     "subsample": Param(1.0, "float", 0.0, 1.0, low_open=True, aliases=("bagging_fraction",),
                        doc="fraction of rows drawn per round"),
+    "bagging_freq": Param(1, "int", 0, MAX_ROUNDS, aliases=("subsample_freq",),
+                          doc="rounds a subsample bag is kept (LightGBM's): the bag is drawn "
+                              "afresh every k-th round; 0 = no bagging (LightGBM's default, "
+                              "where bagging_fraction alone does not bag; here the default is "
+                              "XGBoost's, a new bag every round)"),
     "colsample_bytree": Param(1.0, "float", 0.0, 1.0, low_open=True, aliases=("feature_fraction",),
                               doc="fraction of features drawn per tree"),
     "colsample_bynode": Param(1.0, "float", 0.0, 1.0, low_open=True,
