@@ -52,6 +52,28 @@ def _rows_outside(rows, n):
     return np.flatnonzero(outside)
 
 
+def _balance_classes(info, p, objective, reducer):
+    """``is_unbalance`` (LightGBM's): the rows of the rarer class of a binary objective
+    weigh (majority rows / minority rows) times more, counted over every shard, the other
+    class's as given, as LightGBM weighs them (so when positives are the majority, the
+    negatives are scaled, not the positives down)."""
+    if not p["is_unbalance"]:
+        return info
+    if isinstance(objective, CustomObjective) or not objective.name.startswith("binary:"):
+        raise ValueError("is_unbalance applies to the built-in binary objectives only")
+    if p["scale_pos_weight"] != 1.0:
+        raise ValueError("is_unbalance and scale_pos_weight cannot be used together (as in "
+                         "LightGBM): pick one")
+    counts = np.array([np.sum(info.label == 1.0), np.sum(info.label != 1.0)], dtype=np.float64)
+    reducer.allreduce_sum(counts)
+    pos, neg = counts
+    if pos == 0 or neg == 0:
+        return info  # one class only: nothing to balance (LightGBM does the same)
+    scale = np.where(info.label == 1.0, neg / pos, 1.0) if neg > pos else \
+        np.where(info.label == 1.0, 1.0, pos / neg)
+    return replace(info, weight=info.weight * scale)
+
+
 def _scale_positives(info, p, objective):
     """The training rows as the objective sees them: with ``scale_pos_weight`` s != 1, a
     positive row's (label exactly 1, also under ``reg:logistic``'s labels in [0, 1], as
@@ -141,7 +163,8 @@ class TrainingState:
             if K > total[0]:
                 raise ValueError(f"num_class={K} is more than the {int(total[0])} training rows: "
                                  "most classes could never be seen (a typo?)")
-        self.info = _scale_positives(dtrain.row_info(self.y), p, self.obj)
+        self.info = _balance_classes(_scale_positives(dtrain.row_info(self.y), p, self.obj),
+                                     p, self.obj, self.reducer)
         self.w = self.info.weight
         self.init_model, self.round = init_model, 0
         self._warned_hessians = False

@@ -67,6 +67,10 @@ PARAMS = {
                                   "and initial-margin share of a positive row (label 1) count "
                                   "this many times (XGBoost's name; LightGBM's for binary); "
                                   "metrics are not reweighted"),
+    "is_unbalance": Param(False, "bool", aliases=("unbalance", "unbalanced_sets"),
+                          doc="binary objectives (LightGBM's): the rarer class's rows count "
+                              "(majority rows / minority rows) times; not with "
+                              "scale_pos_weight"),
     "subsample": Param(1.0, "float", 0.0, 1.0, low_open=True, aliases=("bagging_fraction",),
                        doc="fraction of rows drawn per round"),
     "bagging_freq": Param(1, "int", 0, MAX_ROUNDS, aliases=("subsample_freq",),
