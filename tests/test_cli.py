@@ -116,6 +116,9 @@ def test_bad_parameters_and_missing_files(workdir):
     (workdir / "broken.toml").write_text("[data\n")
     r = run("train", "broken.toml", cwd=workdir, check=False)
     assert r.returncode == 2 and "not valid TOML" in r.stderr
+    # LightGBM's rounds in [params]: the config's rounds live in [train] (resume counts them)
+    r = run("train", "cfg.toml", "--param", "num_iterations=30", cwd=workdir, check=False)
+    assert r.returncode == 2 and "give it as train.num_boost_round" in r.stderr
 
 
 def test_libsvm_with_side_files(tmp_path):

@@ -161,3 +161,33 @@ def test_lightgbm_objectives_whose_parameter_is_renamed_say_how_to_write_them(na
     from boostwood.sklearn import GBDTRegressor
     with pytest.raises(ValueError, match=match):
         GBDTRegressor(objective=name).fit(np.zeros((4, 1)), np.arange(4.0))
+
+
+def test_lightgbm_rounds_and_early_stopping_in_params():
+    """LightGBM's num_iterations (or an alias: n_estimators, num_boost_round, ...) in params
+    replaces train's num_boost_round, with LightGBM's warning where they differ; its
+    early_stopping_round in params stops as the argument does, and the two given with
+    different values are an error. cv takes them the same way: the folds train every
+    round and early stopping reads their mean curve, as with the arguments."""
+    r = np.random.default_rng(2)
+    X = r.normal(size=(800, 3))
+    y = (X[:, 0] + r.normal(size=800) > 0).astype(float)
+    d, v = bw.Dataset(X[:600], y[:600]), bw.Dataset(X[600:], y[600:])
+    with pytest.warns(UserWarning, match="num_iterations=25 in params replaces num_boost_round=10"):
+        b = bw.train({"objective": "binary", "n_estimators": 25}, d, verbose_eval=False)
+    assert b.num_boosted_rounds() == 25
+    p = {"objective": "binary", "eta": 0.5}
+    a = bw.train(dict(p, early_stopping_round=4), d, 200, evals=[(v, "v")], verbose_eval=False)
+    b = bw.train(p, d, 200, evals=[(v, "v")], early_stopping_rounds=4, verbose_eval=False)
+    assert a.best_iteration == b.best_iteration < 150
+    assert a.num_boosted_rounds() == b.num_boosted_rounds()
+    with pytest.raises(ValueError, match="disagree: give one"):
+        bw.train(dict(p, early_stopping_round=4), d, 20, evals=[(v, "v")],
+                 early_stopping_rounds=3)
+    dall = bw.Dataset(X, y)
+    with pytest.warns(UserWarning, match="num_iterations=200"):
+        got = bw.cv(dict(p, num_iterations=200, early_stopping_round=4), dall, nfold=3)
+    want = bw.cv(p, dall, 200, nfold=3, early_stopping_rounds=4)
+    assert got.keys() == want.keys()
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key])

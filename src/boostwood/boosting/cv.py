@@ -9,7 +9,7 @@ from ..data.checks import Param, check_value
 from ._side_by_side import SideBySide
 from .callback import TrainingCallback, nan_metric_message
 from .engine import train
-from .params import as_param_dict, replace_param, resolve_params
+from .params import as_param_dict, replace_param, resolve_params, rounds_and_patience
 
 _ARGS = {"nfold": Param(3, "int", 2), "stratified": Param(False, "bool"),
          "seed": Param(0, "int"), "shuffle": Param(True, "bool"),
@@ -148,7 +148,8 @@ def cv(params, dtrain, num_boost_round=10, nfold=3, stratified=False, folds=None
                         ("shuffle", shuffle), ("early_stopping_rounds", early_stopping_rounds),
                         ("return_folds", return_folds)):
         check_value(name, value, _ARGS[name])
-    params = as_param_dict(params)
+    params, num_boost_round, early_stopping_rounds = _fold_params(params, num_boost_round,
+                                                                  early_stopping_rounds)
     n = dtrain.num_row()
     if folds is None:
         folds = fold_ids(n, nfold, seed, shuffle, dtrain.label if stratified else None)
@@ -183,6 +184,19 @@ def cv(params, dtrain, num_boost_round=10, nfold=3, stratified=False, folds=None
     if early_stopping_rounds is not None:
         result = _early_stop(result, logs, params, early_stopping_rounds)
     return (result, logs) if return_folds else result
+
+
+def _fold_params(params, num_boost_round, early_stopping_rounds):
+    """The folds' parameters, rounds and early-stopping patience: LightGBM's
+    ``num_iterations`` and ``early_stopping_round`` in params as in :func:`train`, taken
+    out of the folds' parameters (each fold trains every round; early stopping reads the
+    folds' mean curve)."""
+    params = as_param_dict(params)
+    rounds, patience = rounds_and_patience(resolve_params(params), num_boost_round,
+                                           early_stopping_rounds)
+    params = replace_param(replace_param(params, "num_iterations", None),
+                           "early_stopping_round", None)
+    return params, rounds, patience
 
 
 def _fold_workers(params, n_folds, user_code):

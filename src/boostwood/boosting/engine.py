@@ -4,7 +4,7 @@ from ..data import Dataset
 from ..data.checks import Param, check_value
 from .booster import Booster
 from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor, RecordEvaluation
-from .params import MAX_ROUNDS, resolve_params
+from .params import MAX_ROUNDS, resolve_params, rounds_and_patience
 from ._state import TrainingState
 
 
@@ -83,7 +83,8 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
     callbacks : list of TrainingCallback, optional
     early_stopping_rounds : int, optional
         Stop when the last metric on the last evaluation set has not improved
-        for this many rounds; the Booster's ``best_iteration`` is set.
+        for this many rounds; the Booster's ``best_iteration`` is set. LightGBM's
+        ``num_iterations`` and ``early_stopping_round`` in ``params`` set these two.
     verbose_eval : bool or int, default=True
         Print the evaluation every round (True) or every ``verbose_eval`` rounds.
     evals_result : dict, optional
@@ -95,21 +96,19 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
         still sets the link and the default metric.
     custom_metric : callable, optional
         ``custom_metric(preds, dataset) -> (name, value)`` (or a list of such pairs) on
-        the predictions the
-        built-in metrics read (those of ``predict``, but probabilities for
-        ``multi:softmax`` and ``binary:logitraw``), evaluated after the built-in metrics (so early stopping uses it); lower is
-        better unless an ``EarlyStopping(maximize=True)`` callback says otherwise.
+        the predictions the built-in metrics read (those of ``predict``, but probabilities
+        for ``multi:softmax`` and ``binary:logitraw``), evaluated after the built-in
+        metrics (so early stopping uses it); lower is better unless an
+        ``EarlyStopping(maximize=True)`` callback says otherwise.
     init_model : Booster or path, optional
-        Continue training this model: its trees are kept and ``num_boost_round``
-        more rounds are added (XGBoost's ``xgb_model``). Round r draws its random
-        numbers from (seed, r), so training 50 rounds and then 50 more gives the
-        model of 100 rounds in one go.
+        Continue training this model: its trees are kept and ``num_boost_round`` more
+        rounds are added (XGBoost's ``xgb_model``). Round r draws its random numbers
+        from (seed, r): 50 rounds and then 50 more give the model of 100 in one go.
     reducer : optional
-        For distributed drivers: this process trains one shard of the data (``dtrain``
-        and every ``evals`` set hold this shard's rows, with their global ``row_ids``),
-        and the reducer sums statistics with the other shards (see
-        :mod:`boostwood._comm`). Every shard then builds the same model, the same as
-        one process holding all rows.
+        For distributed drivers: this process trains one shard (``dtrain`` and every
+        ``evals`` set hold its rows, with their global ``row_ids``); the reducer sums
+        statistics with the other shards (:mod:`boostwood._comm`), and every shard builds
+        the model of one process holding all rows.
 
     Returns
     -------
@@ -119,6 +118,8 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
         raise TypeError(f"dtrain must be a boostwood.Dataset, got {type(dtrain).__name__}")
     _check_arguments(num_boost_round, verbose_eval, evals_result, obj, custom_metric, reducer)
     p = resolve_params(params)
+    num_boost_round, early_stopping_rounds = rounds_and_patience(p, num_boost_round,
+                                                                 early_stopping_rounds)
     evals = _check_evals(evals, dtrain)
     cbs = _as_list(callbacks, "callbacks")
     if verbose_eval and evals and p["verbosity"] > 0:

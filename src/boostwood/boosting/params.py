@@ -6,6 +6,7 @@ ValueError (with a "did you mean" when a known name is close).
 """
 import difflib
 import numbers
+import warnings
 
 from ..data.checks import INF, Param, check_value
 from ..objectives import OBJECTIVES, Softmax
@@ -101,6 +102,18 @@ PARAMS = {
     "seed": Param(0, "int", None, aliases=("random_state", "random_seed"), doc="random seed"),
     "nthread": Param(0, "int", None, aliases=("n_jobs", "num_threads", "nthreads"),
                      doc="threads; 0 or negative = all cores"),
+    "num_iterations": Param(None, "optional_int", 0, MAX_ROUNDS,
+                            aliases=("num_iteration", "n_iter", "num_tree", "num_trees",
+                                     "num_round", "num_rounds", "nrounds", "num_boost_round",
+                                     "n_estimators", "max_iter"),
+                            doc="boosting rounds given in params (LightGBM's): they replace "
+                                "train's and cv's num_boost_round, with a warning if it "
+                                "differs"),
+    "early_stopping_round": Param(None, "optional_int", 1,
+                                  aliases=("early_stopping_rounds", "early_stopping",
+                                           "n_iter_no_change"),
+                                  doc="early stopping given in params (LightGBM's): as train's "
+                                      "early_stopping_rounds, which must not say otherwise"),
     "verbosity": Param(1, "int", 0, 3, aliases=("verbose",),
                        doc="0 (LightGBM's -1) = silent"),
 }
@@ -238,6 +251,27 @@ def resolve_params(params):
     _check_combinations(out)
     out["_given"] = sorted(given)
     return out
+
+
+def rounds_and_patience(p, num_boost_round, early_stopping_rounds):
+    """The boosting rounds and early-stopping patience of a run with resolved parameters
+    ``p`` and the arguments of ``train``/``cv``: LightGBM's ``num_iterations`` in params
+    replaces ``num_boost_round`` (a warning says so where they differ, as LightGBM's);
+    ``early_stopping_round`` in params is the argument's default, and the two given with
+    different values are an error."""
+    rounds, patience = num_boost_round, early_stopping_rounds
+    if p["num_iterations"] is not None:
+        if p["num_iterations"] != num_boost_round:
+            warnings.warn(f"num_iterations={p['num_iterations']} in params replaces "
+                          f"num_boost_round={num_boost_round} (as in LightGBM)", UserWarning,
+                          stacklevel=3)
+        rounds = p["num_iterations"]
+    if p["early_stopping_round"] is not None:
+        if patience is not None and patience != p["early_stopping_round"]:
+            raise ValueError(f"early_stopping_rounds={patience} and early_stopping_round="
+                             f"{p['early_stopping_round']} in params disagree: give one")
+        patience = p["early_stopping_round"]
+    return rounds, patience
 
 
 def replace_param(params, name, value):

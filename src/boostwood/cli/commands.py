@@ -188,6 +188,11 @@ def cmd_train(args):
         cfg["data"]["valid"] = args.valid
     if args.ignore:
         cfg["data"]["ignore"] = list(cfg["data"].get("ignore", [])) + args.ignore
+    given = resolve_params(cfg["params"])  # (resume counts rounds: they come from [train])
+    for name, where in (("num_iterations", "train.num_boost_round"),
+                        ("early_stopping_round", "train.early_stopping_rounds")):
+        if given[name] is not None:
+            raise CLIError(f"{name} (or an alias of it) in [params]: give it as {where} here")
     rounds = int(args.rounds if args.rounds is not None else tr.get("num_boost_round", 100))
     model_path = args.model or tr.get("model", "model.json")
     every = args.checkpoint_every or tr.get("checkpoint_every")
