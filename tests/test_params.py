@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 
@@ -11,7 +13,7 @@ def test_defaults_and_aliases():
     assert resolve_params(None)["max_depth"] == 6
     # a LightGBM user's parameters, by LightGBM's names of the parameters and values
     p = resolve_params({"application": "binary", "metrics": ["binary_logloss", "auc"],
-                        "num_leaves": 31, "bagging_fraction": 0.8})
+                        "num_leaves": 31, "bagging_fraction": 0.8, "bagging_freq": 5})
     assert (p["objective"], p["eval_metric"]) == ("binary:logistic", ["binary_logloss", "auc"])
     assert resolve_params({"loss": "l1"})["objective"] == "reg:absoluteerror"
 
@@ -173,9 +175,20 @@ def test_lightgbm_rounds_and_early_stopping_in_params():
     X = r.normal(size=(800, 3))
     y = (X[:, 0] + r.normal(size=800) > 0).astype(float)
     d, v = bw.Dataset(X[:600], y[:600]), bw.Dataset(X[600:], y[600:])
-    with pytest.warns(UserWarning, match="num_iterations=25 in params replaces num_boost_round=10"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # params win without a word over the default 10
         b = bw.train({"objective": "binary", "n_estimators": 25}, d, verbose_eval=False)
-    assert b.num_boosted_rounds() == 25
+        assert b.num_boosted_rounds() == 25
+        bw.train({"objective": "binary", "n_estimators": 3}, d, 3, verbose_eval=False)
+    with pytest.warns(UserWarning, match="num_iterations=25 in params replaces "
+                                         "num_boost_round=40") as caught:
+        b = bw.train({"objective": "binary", "n_estimators": 25}, d, 40, verbose_eval=False)
+    assert b.num_boosted_rounds() == 25 and caught[0].filename == __file__
+    # the model keeps what steers the run out of its params: training again from them
+    # takes the rounds asked for, without early stopping (LightGBM's 0 is off too)
+    again = bw.train(b.params, d, 6, verbose_eval=False)
+    assert again.num_boosted_rounds() == 6 and b.params["num_iterations"] is None
+    assert bw.train(dict(b.params, early_stopping_round=0), d, 2).num_boosted_rounds() == 2
     p = {"objective": "binary", "eta": 0.5}
     a = bw.train(dict(p, early_stopping_round=4), d, 200, evals=[(v, "v")], verbose_eval=False)
     b = bw.train(p, d, 200, evals=[(v, "v")], early_stopping_rounds=4, verbose_eval=False)
@@ -185,9 +198,27 @@ def test_lightgbm_rounds_and_early_stopping_in_params():
         bw.train(dict(p, early_stopping_round=4), d, 20, evals=[(v, "v")],
                  early_stopping_rounds=3)
     dall = bw.Dataset(X, y)
-    with pytest.warns(UserWarning, match="num_iterations=200"):
-        got = bw.cv(dict(p, num_iterations=200, early_stopping_round=4), dall, nfold=3)
+    with pytest.warns(UserWarning, match="num_iterations=200") as caught:
+        got = bw.cv(dict(p, num_iterations=200, early_stopping_round=4), dall, 30, nfold=3)
+    assert caught[0].filename == __file__
     want = bw.cv(p, dall, 200, nfold=3, early_stopping_rounds=4)
     assert got.keys() == want.keys()
     for key in want:
         np.testing.assert_array_equal(got[key], want[key])
+
+
+def test_lightgbm_parameters_whose_defaults_differ_here_warn():
+    """A LightGBM user's bagging_fraction without bagging_freq (LightGBM does not bag;
+    here every round) and max_depth=-1 without grow_policy (LightGBM grows leaf-wise;
+    here depth-wise) train something else than LightGBM would: a warning says so and
+    how to choose; given explicitly (or under XGBoost's names), no warning."""
+    with pytest.warns(UserWarning, match="bagging_fraction without bagging_freq"):
+        resolve_params({"bagging_fraction": 0.8})
+    with pytest.warns(UserWarning, match="grow_policy='lossguide' gives its trees"):
+        resolve_params({"max_depth": -1, "num_leaves": 31})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        resolve_params({"bagging_fraction": 0.8, "bagging_freq": 1})
+        resolve_params({"subsample": 0.8})
+        resolve_params({"max_depth": -1, "num_leaves": 31, "grow_policy": "depthwise"})
+        resolve_params({"max_depth": 0, "num_leaves": 31})

@@ -9,7 +9,8 @@ from ..data.checks import Param, check_value
 from ._side_by_side import SideBySide
 from .callback import TrainingCallback, nan_metric_message
 from .engine import train
-from .params import as_param_dict, replace_param, resolve_params, rounds_and_patience
+from .params import model_params, replace_param, resolve_params, rounds_and_patience
+
 
 _ARGS = {"nfold": Param(3, "int", 2), "stratified": Param(False, "bool"),
          "seed": Param(0, "int"), "shuffle": Param(True, "bool"),
@@ -191,12 +192,9 @@ def _fold_params(params, num_boost_round, early_stopping_rounds):
     ``num_iterations`` and ``early_stopping_round`` in params as in :func:`train`, taken
     out of the folds' parameters (each fold trains every round; early stopping reads the
     folds' mean curve)."""
-    params = as_param_dict(params)
     rounds, patience = rounds_and_patience(resolve_params(params), num_boost_round,
-                                           early_stopping_rounds)
-    params = replace_param(replace_param(params, "num_iterations", None),
-                           "early_stopping_round", None)
-    return params, rounds, patience
+                                           early_stopping_rounds, stacklevel=4)
+    return model_params(params), rounds, patience
 
 
 def _fold_workers(params, n_folds, user_code):

@@ -4,7 +4,7 @@ from ..data import Dataset
 from ..data.checks import Param, check_value
 from .booster import Booster
 from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor, RecordEvaluation
-from .params import MAX_ROUNDS, resolve_params, rounds_and_patience
+from .params import MAX_ROUNDS, model_params, resolve_params, rounds_and_patience
 from ._state import TrainingState
 
 
@@ -132,7 +132,7 @@ def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
 
     if init_model is not None and not isinstance(init_model, Booster):
         init_model = Booster(model_file=init_model)
-    booster = Booster(params)
+    booster = Booster(model_params(params))
     state = TrainingState(p, dtrain, evals, booster, obj=obj, custom_metric=custom_metric,
                           init_model=init_model, reducer=reducer)
     booster = container.before_training(booster)

@@ -568,7 +568,7 @@ def custom_metric_values(out, who="custom_metric"):
 #: rounding (checked against LightGBM 4.7 on the same predictions and weights): the
 #: metric logs under the name given.
 LIGHTGBM_METRICS = {
-    **dict.fromkeys(("l1", "absolute_loss", "mean_absolute_error", "regression_l1"), "mae"),
+    **dict.fromkeys(("l1", "mean_absolute_error", "regression_l1"), "mae"),
     **dict.fromkeys(("l2_root", "root_mean_squared_error"), "rmse"),
     **dict.fromkeys(("binary_logloss", "binary", "cross_entropy", "xentropy"), "logloss"),
     "binary_error": "error",
@@ -577,8 +577,8 @@ LIGHTGBM_METRICS = {
 }
 #: LightGBM's metrics that are other numbers than the nearest metric here: refused, with it.
 _LIGHTGBM_OTHER = {
-    **dict.fromkeys(("l2", "square_loss", "mean_squared_error", "mse", "regression_l2",
-                     "regression"), "the mean squared error; 'rmse' here is its square root"),
+    **dict.fromkeys(("l2", "mean_squared_error", "mse", "regression_l2", "regression"),
+                    "the mean squared error; 'rmse' here is its square root"),
     "poisson": "the Poisson log-likelihood without its log(y!) term; 'poisson-nloglik' here "
                "keeps it",
 }  # ('mape' is XGBoost's here, |y - p| / |y|: LightGBM's divides by max(1, |y|))

@@ -148,8 +148,9 @@ _LIGHTGBM_BOOSTING = {"rf": "boostwood.sklearn.RandomForestClassifier / Regresso
 def _lightgbm_value(name, value):
     """``value`` of parameter ``name`` as LightGBM writes it, in this library's terms:
     its objective names (:func:`objective_name`), ``boosting="gbdt"`` (second-order
-    trees: ``newton``), ``max_depth=-1`` (no limit: 0 here) and ``verbosity=-1`` (quiet:
-    0 here). Other values are returned as given, for the usual checks."""
+    trees: ``newton``), ``max_depth=-1`` (no limit: 0 here), ``verbosity=-1`` (quiet:
+    0 here) and ``early_stopping_round <= 0`` (off). Other values are returned as given,
+    for the usual checks."""
     if name == "objective":
         return objective_name(value)
     if name == "boosting" and isinstance(value, str):
@@ -159,9 +160,11 @@ def _lightgbm_value(name, value):
             use = _LIGHTGBM_BOOSTING[value]
             raise ValueError(f"LightGBM's boosting {value!r} is not a boosting mode here" +
                              (f"; use {use}" if use else " (not implemented)"))
-    if name in ("max_depth", "verbosity") and isinstance(value, numbers.Integral) \
-            and not isinstance(value, bool) and value == -1:
+    integer = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if name in ("max_depth", "verbosity") and integer and value == -1:
         return 0
+    if name == "early_stopping_round" and integer and value <= 0:
+        return None  # LightGBM's default 0: off
     return value
 
 
@@ -248,23 +251,42 @@ def resolve_params(params):
         given[name] = (key, value)
     out = {name: spec.default for name, spec in PARAMS.items()}
     out.update({name: v for name, (_, v) in given.items()})
+    _warn_lightgbm_defaults(params, given)
     _check_combinations(out)
     out["_given"] = sorted(given)
     return out
 
 
-def rounds_and_patience(p, num_boost_round, early_stopping_rounds):
+def _warn_lightgbm_defaults(params, given):
+    """Warn where a LightGBM user's parameters train something else here than in
+    LightGBM because a default differs: ``bagging_fraction`` without ``bagging_freq``
+    (LightGBM does not bag then, here every round) and ``max_depth=-1`` without
+    ``grow_policy`` (LightGBM grows leaf-wise, here depth-wise)."""
+    if "subsample" in given and given["subsample"][0] == "bagging_fraction" \
+            and given["subsample"][1] < 1.0 and "bagging_freq" not in given:
+        warnings.warn("bagging_fraction without bagging_freq: LightGBM does not bag then; "
+                      "here a new bag is drawn every round (bagging_freq=1). Give "
+                      "bagging_freq to say which", UserWarning, stacklevel=4)
+    depth = params.get(given["max_depth"][0]) if "max_depth" in given else None
+    if isinstance(depth, numbers.Integral) and not isinstance(depth, bool) and depth == -1 \
+            and "grow_policy" not in given:
+        warnings.warn("max_depth=-1 (LightGBM's no limit) grows depth-wise here, XGBoost's "
+                      "default; LightGBM grows leaf-wise: grow_policy='lossguide' gives its "
+                      "trees", UserWarning, stacklevel=4)
+
+
+def rounds_and_patience(p, num_boost_round, early_stopping_rounds, stacklevel=3):
     """The boosting rounds and early-stopping patience of a run with resolved parameters
     ``p`` and the arguments of ``train``/``cv``: LightGBM's ``num_iterations`` in params
-    replaces ``num_boost_round`` (a warning says so where they differ, as LightGBM's);
-    ``early_stopping_round`` in params is the argument's default, and the two given with
-    different values are an error."""
+    replaces ``num_boost_round`` (as LightGBM's do; a warning where the argument is not
+    its default of 10 and says otherwise); ``early_stopping_round`` in params is the
+    argument's default, and the two given with different values are an error."""
     rounds, patience = num_boost_round, early_stopping_rounds
     if p["num_iterations"] is not None:
-        if p["num_iterations"] != num_boost_round:
+        if num_boost_round not in (10, p["num_iterations"]):
             warnings.warn(f"num_iterations={p['num_iterations']} in params replaces "
-                          f"num_boost_round={num_boost_round} (as in LightGBM)", UserWarning,
-                          stacklevel=3)
+                          f"num_boost_round={num_boost_round} (params win, as in LightGBM)",
+                          UserWarning, stacklevel=stacklevel)
         rounds = p["num_iterations"]
     if p["early_stopping_round"] is not None:
         if patience is not None and patience != p["early_stopping_round"]:
@@ -272,6 +294,14 @@ def rounds_and_patience(p, num_boost_round, early_stopping_rounds):
                              f"{p['early_stopping_round']} in params disagree: give one")
         patience = p["early_stopping_round"]
     return rounds, patience
+
+
+def model_params(params):
+    """User ``params`` without what steers one run rather than the model (the rounds and
+    early stopping given in params): what a Booster keeps, so that training again from
+    its ``params`` does not inherit them."""
+    return replace_param(replace_param(params, "num_iterations", None),
+                         "early_stopping_round", None)
 
 
 def replace_param(params, name, value):
