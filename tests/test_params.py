@@ -16,6 +16,12 @@ def test_defaults_and_aliases():
                         "num_leaves": 31, "bagging_fraction": 0.8, "bagging_freq": 5})
     assert (p["objective"], p["eval_metric"]) == ("binary:logistic", ["binary_logloss", "auc"])
     assert resolve_params({"loss": "l1"})["objective"] == "reg:absoluteerror"
+    # LightGBM's comma-separated metrics (no metric name holds a comma)
+    assert resolve_params({"metric": "auc, binary_logloss"})["eval_metric"] == \
+        ["auc", "binary_logloss"]
+    for bad in ("auc,", ",", ""):
+        with pytest.raises(TypeError, match="a name or a list of names"):
+            resolve_params({"metric": bad})
 
 
 def test_lightgbm_parameter_values_mean_the_same_here():

@@ -79,9 +79,11 @@ def _float_list(name, spec, value):
 
 
 def _metric(name, value):
-    names = [value] if isinstance(value, str) else \
+    """Metric names: one, a list, or LightGBM's comma-separated string ("auc,l1"; no
+    metric name holds a comma)."""
+    names = [v.strip() for v in value.split(",")] if isinstance(value, str) else \
         list(value) if isinstance(value, (list, tuple)) else None
-    if not names or not all(isinstance(v, str) for v in names):
+    if not names or not all(isinstance(v, str) and v for v in names):
         raise TypeError(f"parameter {name!r} must be a name or a list of names, got {value!r}")
     return names
 
