@@ -9,7 +9,7 @@ from ..data.checks import Param, check_value
 from ._side_by_side import SideBySide
 from .callback import TrainingCallback, nan_metric_message
 from .engine import train
-from .params import model_params, replace_param, resolve_params, rounds_and_patience
+from .params import DEFAULT_ROUNDS, model_params, replace_param, resolve_params, rounds_and_patience
 
 
 _ARGS = {"nfold": Param(3, "int", 2), "stratified": Param(False, "bool"),
@@ -106,7 +106,7 @@ def subset(data, rows, reference=None):
                    seed=data.seed)
 
 
-def cv(params, dtrain, num_boost_round=10, nfold=3, stratified=False, folds=None,
+def cv(params, dtrain, num_boost_round=DEFAULT_ROUNDS, nfold=3, stratified=False, folds=None,
        early_stopping_rounds=None, seed=0, shuffle=True, obj=None, custom_metric=None,
        callbacks=None, return_folds=False):
     """Cross-validate ``train`` on ``nfold`` folds of ``dtrain``.

@@ -4,7 +4,7 @@ from ..data import Dataset
 from ..data.checks import Param, check_value
 from .booster import Booster
 from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor, RecordEvaluation
-from .params import MAX_ROUNDS, model_params, resolve_params, rounds_and_patience
+from .params import DEFAULT_ROUNDS, MAX_ROUNDS, model_params, resolve_params, rounds_and_patience
 from ._state import TrainingState
 
 
@@ -65,7 +65,7 @@ def _check_arguments(num_boost_round, verbose_eval, evals_result, obj, custom_me
                         f"{type(reducer).__name__}")
 
 
-def train(params, dtrain, num_boost_round=10, evals=None, callbacks=None,
+def train(params, dtrain, num_boost_round=DEFAULT_ROUNDS, evals=None, callbacks=None,
           early_stopping_rounds=None, verbose_eval=True, evals_result=None, obj=None,
           custom_metric=None, init_model=None, reducer=None):
     """Train a gradient boosted tree model.

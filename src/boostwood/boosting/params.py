@@ -14,6 +14,8 @@ from ..tree.stats import MAX_QUANT_BINS
 
 #: Most boosting rounds (LightGBM's int32 limit): beyond it a typo, not a plan.
 MAX_ROUNDS = (1 << 31) - 1
+#: ``train``'s and ``cv``'s default ``num_boost_round`` (XGBoost's).
+DEFAULT_ROUNDS = 10
 
 
 PARAMS = {
@@ -107,8 +109,8 @@ PARAMS = {
                                      "num_round", "num_rounds", "nrounds", "num_boost_round",
                                      "n_estimators", "max_iter"),
                             doc="boosting rounds given in params (LightGBM's): they replace "
-                                "train's and cv's num_boost_round, with a warning if it "
-                                "differs"),
+                                "train's and cv's num_boost_round, with a warning where that "
+                                "is not its default and differs"),
     "early_stopping_round": Param(None, "optional_int", 1,
                                   aliases=("early_stopping_rounds", "early_stopping",
                                            "n_iter_no_change"),
@@ -160,12 +162,20 @@ def _lightgbm_value(name, value):
             use = _LIGHTGBM_BOOSTING[value]
             raise ValueError(f"LightGBM's boosting {value!r} is not a boosting mode here" +
                              (f"; use {use}" if use else " (not implemented)"))
-    integer = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if name in ("max_depth", "verbosity") and integer and value == -1:
+    if name in ("max_depth", "verbosity") and _is_minus_one(value):
         return 0
-    if name == "early_stopping_round" and integer and value <= 0:
+    if name == "early_stopping_round" and _is_int(value) and value <= 0:
         return None  # LightGBM's default 0: off
     return value
+
+
+def _is_int(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_minus_one(value):
+    """LightGBM's -1 ("no limit", "quiet"), as an integer."""
+    return _is_int(value) and value == -1
 
 
 def objective_name(value):
@@ -267,8 +277,7 @@ def _warn_lightgbm_defaults(params, given):
         warnings.warn("bagging_fraction without bagging_freq: LightGBM does not bag then; "
                       "here a new bag is drawn every round (bagging_freq=1). Give "
                       "bagging_freq to say which", UserWarning, stacklevel=4)
-    depth = params.get(given["max_depth"][0]) if "max_depth" in given else None
-    if isinstance(depth, numbers.Integral) and not isinstance(depth, bool) and depth == -1 \
+    if "max_depth" in given and _is_minus_one(params[given["max_depth"][0]]) \
             and "grow_policy" not in given:
         warnings.warn("max_depth=-1 (LightGBM's no limit) grows depth-wise here, XGBoost's "
                       "default; LightGBM grows leaf-wise: grow_policy='lossguide' gives its "
@@ -279,11 +288,12 @@ def rounds_and_patience(p, num_boost_round, early_stopping_rounds, stacklevel=3)
     """The boosting rounds and early-stopping patience of a run with resolved parameters
     ``p`` and the arguments of ``train``/``cv``: LightGBM's ``num_iterations`` in params
     replaces ``num_boost_round`` (as LightGBM's do; a warning where the argument is not
-    its default of 10 and says otherwise); ``early_stopping_round`` in params is the
-    argument's default, and the two given with different values are an error."""
+    its default, :data:`DEFAULT_ROUNDS`, and says otherwise); ``early_stopping_round`` in
+    params is the argument's default, and the two given with different values are an
+    error."""
     rounds, patience = num_boost_round, early_stopping_rounds
     if p["num_iterations"] is not None:
-        if num_boost_round not in (10, p["num_iterations"]):
+        if num_boost_round not in (DEFAULT_ROUNDS, p["num_iterations"]):
             warnings.warn(f"num_iterations={p['num_iterations']} in params replaces "
                           f"num_boost_round={num_boost_round} (params win, as in LightGBM)",
                           UserWarning, stacklevel=stacklevel)
