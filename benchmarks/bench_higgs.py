@@ -101,7 +101,7 @@ def make_case(case, n_rows, seed=0):
 
 
 #: Rows of each library's warm-up fit (2 rounds) before anything is timed. Enough for
-#: boostwood to build a histogram cut into pieces (2,048 rows or more at 2 threads), so
+#: boostwood to build a histogram in several runs (2,048 rows or more at 2 threads), so
 #: that kernel is compiled or loaded before the timed fit; few enough that the warm-up
 #: leaves little memory behind, which would count in the peak: 5,000 rows leave 4 MiB
 #: more resident than 2,000, 20,000 rows 21 MiB more (VmRSS after the warm-up, HIGGS-like).

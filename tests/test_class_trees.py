@@ -151,13 +151,13 @@ def test_worker_bytes_counts_a_trees_histograms_and_partials():
     slot = method.grower.builder.hist[0].nbytes
     rows = 100000 * (3 * 4 + 2 * 4)  # two index buffers, the staging ids, int32 g and h
     held = 31 // 2 + 2
-    # partials: 6 extra blocks of 16,384 rows, at most 4 per thread; or, where more, the
-    # pieces' buffers: 4 per thread and one (none on one thread)
-    assert method.worker_bytes(1) == rows + (held + 4) * slot
-    assert method.worker_bytes(2) == rows + (held + 9) * slot
-    assert method.worker_bytes(4) == rows + (held + 17) * slot
+    # partials: one per thread after the first (each thread sums a run of the rows; before
+    # 4 per thread and one: 9 on 2 threads, 65 on 16)
+    assert method.worker_bytes(1) == rows + held * slot
+    assert method.worker_bytes(2) == rows + (held + 1) * slot
+    assert method.worker_bytes(4) == rows + (held + 3) * slot
     # from AHEAD_MIN_THREADS (16) leaves are split ahead: 2 (16 - 1) waiting histograms more
-    assert method.worker_bytes(16) == rows + (held + 2 * 15 + 65) * slot
+    assert method.worker_bytes(16) == rows + (held + 2 * 15 + 15) * slot
 
 
 @pytest.mark.parametrize("n_trees, nthread, expected", [

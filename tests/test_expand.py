@@ -99,11 +99,11 @@ def test_compiled_loop_stops_for_room_and_goes_on(policy, kw, monkeypatch):
         return statuses[-1]
 
     monkeypatch.setattr(grower_module, "expand_tree", spy)
-    # row blocks smaller than the root, so that partial histograms are needed too, and
-    # no partial buffers for pieces reserved up front (the root's build would reserve
-    # more than the loop ever asks for)
+    # row blocks smaller than the root, and no partial buffers reserved by the root's
+    # build (it then takes one run; it would otherwise reserve all the loop asks for),
+    # so that the loop must stop for partial histograms too
     monkeypatch.setattr(grower_module, "HIST_BLOCK", 1000)
-    monkeypatch.setattr(histogram_module, "piece_buffers", lambda n_threads, hist_bytes: 0)
+    monkeypatch.setattr(histogram_module, "partials_bound", lambda n_rows, n_threads: 0)
     tree = _grow(d, gh, policy, kw, compiled=True, small=True)
     monkeypatch.setattr(grower_module, "expand_tree", real)
     # every kind of stop happened, and the tree is the one grown with room to spare

@@ -132,9 +132,9 @@ def test_packed_block_equals_direct_and_naive(dtype, nb):
         assert np.all(got[untouched] == -9)
 
 
-@pytest.mark.parametrize("n_groups,n_threads", [(1, 1), (3, 2), (1, 5)])
+@pytest.mark.parametrize("n_threads", [1, 2, 5, 16])
 @pytest.mark.parametrize("rows_kind", ["int32", "int16 quantized"])
-def test_build_mixes_packed_and_direct_blocks_exactly(n_groups, n_threads, rows_kind):
+def test_build_mixes_packed_and_direct_blocks_exactly(n_threads, rows_kind):
     """Nodes of many sizes (below and above the packing rule, one and several blocks)
     built in one batch equal the exact naive histograms: int32 rows (two-lane packed cells
     where the rule allows) and int16 quantized rows (one-lane cells). The same batch with
@@ -155,7 +155,7 @@ def test_build_mixes_packed_and_direct_blocks_exactly(n_groups, n_threads, rows_
         partial = np.zeros((8, F, nb, 3), dtype=np.int64)
         build_histograms(X, rows_gh, idx[None, :], np.zeros(counts.size, np.int64), starts,
                          counts, np.arange(counts.size, dtype=np.int64), feats, HIST_BLOCK,
-                         n_groups, n_threads, hist, partial)
+                         n_threads, hist, partial)
         results.append(hist)
     np.testing.assert_array_equal(results[0], results[1])
     for k in range(counts.size):
@@ -212,23 +212,24 @@ def test_one_lane_block_equals_direct_and_naive(dtype, nb):
 
 @pytest.mark.parametrize("rows_kind", ["int32", "int16 quantized"])
 @pytest.mark.parametrize("counts,n_threads,all_features", [
-    ([40000], 3, True),  # one node over 2**COUNT_BITS rows, in 3 pieces
-    ([2048], 2, False),  # the smallest node that is cut, feature subset
-    ([5000, 20000], 2, True),  # two nodes (one built child each of a depthwise pair)
-    ([1, 3000], 4, True),  # a one-row node beside a cut one
-    ([50000], 2, True),  # four blocks: four pieces, two per thread
-    ([4000], 16, True),  # 4 pieces of 5 features in 4 ranges (piece_groups): 16 tasks
-    ([2048], 16, False),  # 2 pieces, the 2 features of the subset one range each
-    ([1, 3000], 16, True),  # 1 + 3 pieces, 4 ranges each
+    ([40000], 3, True),  # one node over 2**COUNT_BITS rows, in 3 runs
+    ([2048], 2, False),  # the smallest batch of two runs, feature subset
+    ([5000, 20000], 2, True),  # two nodes, the run boundary inside the second
+    ([1, 3000], 4, True),  # a one-row node beside a cut one: 2 runs of 2 ranges
+    ([50000], 2, True),  # two runs of two blocks each
+    ([4000], 16, True),  # 3 runs of the 5 features in 5 ranges: 15 units
+    ([2048], 16, False),  # 2 runs, the 2 features of the subset one range each
+    ([1, 3000], 16, True),  # 2 runs of 5 ranges
 ])
-def test_small_batch_cut_into_pieces_equals_naive(rows_kind, counts, n_threads, all_features):
-    """A small batch built in pieces, one per thread (each summed in packed cells, then
-    added cell by cell), equals the naive histograms to the bit, including a bin that
-    holds every row of a node of more than 2**COUNT_BITS rows at extreme values (each
-    piece must be unpacked before the pieces are added), and leaves the features it was
-    not asked for untouched. The path is checked to be the one taken."""
-    from boostwood._kernels.histogram import (COUNT_BITS, FEW_BLOCKS_PER_THREAD, _pieces_rows,
-                                              build_histograms, piece_rows)
+def test_small_batch_cut_into_runs_equals_naive(rows_kind, counts, n_threads, all_features):
+    """A small batch built in runs of equal rows (each run's part of a node summed in
+    packed cells, the parts that start inside a node then added to its slot) equals the
+    naive histograms to the bit, including a bin that holds every row of a node of more
+    than 2**COUNT_BITS rows at extreme values (each part is unpacked before the parts are
+    added), and leaves the features it was not asked for untouched. The plan is the one
+    meant (runs and ranges), and it uses one buffer per run after the first at most."""
+    from boostwood._kernels.histogram import (COUNT_BITS, MIN_RUN_ROWS, build_histograms,
+                                              partials_bound, row_workers)
     n, F, nb = 50000, 5, 40
     X = np.random.default_rng(9).integers(0, nb, size=(n, F)).astype(np.uint8)
     gh = _extreme_gh(n, 10) if rows_kind == "int32" else _extreme_quantized(n, 10)
@@ -237,71 +238,183 @@ def test_small_batch_cut_into_pieces_equals_naive(rows_kind, counts, n_threads, 
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     X[idx[:counts[0]], 1] = 3  # a crowded bin: all the first node's rows
     feats = np.arange(F, dtype=np.int64) if all_features else np.array([1, 4], dtype=np.int64)
-    n_buffers = FEW_BLOCKS_PER_THREAD * n_threads + counts.size
-    partial = np.full((n_buffers, F, nb, 3), 77, dtype=np.int64)  # dirty
-    rows = _pieces_rows(counts, HIST_BLOCK, n_threads, partial.shape[0])
-    assert rows == piece_rows(counts.sum(), HIST_BLOCK, n_threads) > 0
-    assert _pieces_rows(counts, HIST_BLOCK, 1, partial.shape[0]) == 0  # one thread: blocks
+    n_buffers = partials_bound(int(counts.sum()), n_threads)
+    n_runs, n_groups = row_workers(counts.sum(), feats.size, n_threads, n_buffers + 1)
+    assert n_runs == min(n_threads, counts.sum() // MIN_RUN_ROWS) >= 2
+    assert n_runs * n_groups <= n_threads and n_groups <= feats.size
+    assert n_groups == (1 if n_runs == n_threads else min(feats.size, n_threads // n_runs))
+    partial = np.full((n_buffers + 1, F, nb, 3), 77, dtype=np.int64)  # dirty, one spare
     hist = np.full((counts.size + 1, F, nb, 3), -5, dtype=np.int64)
     slots = np.arange(1, counts.size + 1, dtype=np.int64)
     build_histograms(X, gh, idx[None, :], np.zeros(counts.size, np.int64), starts, counts,
-                     slots, feats, HIST_BLOCK, 1, n_threads, hist, partial)
+                     slots, feats, HIST_BLOCK, n_threads, hist, partial)
     for k in range(counts.size):
         naive = histogram_naive(X, gh[:, 0], gh[:, 1], idx[starts[k]:starts[k] + counts[k]], nb)
         np.testing.assert_array_equal(hist[slots[k]][feats], naive[feats])
         others = np.setdiff1d(np.arange(F), feats)
         assert np.all(hist[slots[k]][others] == -5)
     assert np.all(hist[0] == -5)
+    assert np.all(partial[n_runs - 1:] == 77)
     if counts[0] >= 1 << COUNT_BITS:
         assert hist[1, 1, 3, 2] == counts[0]
 
 
-def test_pieces_fewer_than_threads_share_their_features():
-    """piece_groups: a piece is cut into n_threads // n_pieces feature ranges, at most
-    one per feature, and never on 2 threads (a small batch has 2 pieces or more there)."""
-    from boostwood._kernels.histogram import MIN_PIECE_ROWS, piece_groups, piece_rows
-    assert piece_groups(4, 28, 16) == 4 and piece_groups(5, 28, 16) == 3
-    assert piece_groups(16, 28, 16) == 1 and piece_groups(64, 28, 16) == 1
-    assert piece_groups(2, 5, 16) == 5  # no more ranges than features
-    for total in range(2 * MIN_PIECE_ROWS, 40_000, 997):
-        rows = piece_rows(total, HIST_BLOCK, 2)
-        assert piece_groups(-(-total // rows), 28, 2) == 1
+def test_runs_and_ranges_follow_rows_threads_and_buffers():
+    """row_workers: a run per thread once each run has MIN_RUN_ROWS rows; with fewer
+    runs, the threads left over share each run's features (never more ranges than
+    features); never more runs than the buffers allow (one per run after the first);
+    one thread, one run. partials_bound gives every run it allows its buffer."""
+    from boostwood._kernels.histogram import MIN_RUN_ROWS as M
+    from boostwood._kernels.histogram import partials_bound, row_workers
+    assert row_workers(800_000, 28, 16, 15) == (16, 1)
+    assert row_workers(4000, 28, 16, 15) == (3, 5)  # a leaf-wise child on 16 threads
+    assert row_workers(4000, 2, 16, 15) == (3, 2)  # no more ranges than features
+    assert row_workers(500, 28, 16, 15) == (1, 16)
+    assert row_workers(800_000, 28, 16, 3) == (4, 4)  # few buffers: few runs
+    assert row_workers(800_000, 28, 16, 0) == (1, 16)
+    assert row_workers(800_000, 28, 1, 0) == (1, 1)
+    assert row_workers(0, 28, 2, 1) == (1, 2)
+    for t in (1, 2, 3, 8, 16):
+        for total in (0, M - 1, M, 2 * M, 5 * M + 3, 10 ** 6):
+            b = partials_bound(total, t)
+            runs, groups = row_workers(total, 28, t, b)
+            assert runs == max(1, min(t, total // M)) and b == runs - 1
+            assert runs * groups <= t
 
 
-def test_pieces_are_a_multiple_of_the_threads():
-    """A batch under FEW_BLOCKS_PER_THREAD blocks per thread is cut into the fewest pieces
-    that is a multiple of the threads and fits the block size, so every thread sums the
-    same rows; ``piece_rows`` is never under MIN_PIECE_ROWS (a node smaller than that
-    is one piece of its own size)."""
-    from boostwood._kernels.histogram import MIN_PIECE_ROWS, piece_rows
-    assert piece_rows(800_000, HIST_BLOCK, 16) == 12_500  # 64 pieces, 4 a thread (not 49)
-    assert piece_rows(100_000, HIST_BLOCK, 2) == 12_500  # 8 pieces, 4 a thread (not 7)
-    assert piece_rows(40_000, HIST_BLOCK, 3) == 13_334  # 3 pieces
-    assert piece_rows(20_000, HIST_BLOCK, 2) == 10_000
-    assert piece_rows(3_000, HIST_BLOCK, 4) == MIN_PIECE_ROWS
-    for total in (2_048, 33_000, 99_999, 250_000):
-        for t in (2, 3, 4, 8, 16):
-            rows = piece_rows(total, HIST_BLOCK, t)
-            assert MIN_PIECE_ROWS <= rows <= HIST_BLOCK
-            if rows > MIN_PIECE_ROWS and total <= 4 * t * HIST_BLOCK:
-                assert -(-total // rows) % t == 0, (total, t, rows)
+def _level(block, seed):
+    """A depth-wise level's batch: full blocks beside nodes of a few rows, and empty
+    nodes at both ends and inside."""
+    rng = np.random.default_rng(seed)
+    return np.concatenate([[0, 7 * block + 11, 3 * block], rng.integers(1, 60, size=40), [0],
+                           [5 * block - 7], rng.integers(1, 40, size=30), [0]]).astype(np.int64)
 
 
-def test_piece_buffers_follow_threads_and_a_memory_cap():
-    """Up to FEW_BLOCKS_PER_THREAD partial buffers per thread plus one for small batches'
-    pieces, one per thread plus one when those would pass the cap, none on one thread,
-    none when even those would pass it (wide data on many threads); the builder
-    reserves them with its first build."""
+@pytest.mark.parametrize("n_runs", [1, 2, 3, 8, 16])
+def test_runs_hold_equal_rows_and_a_buffer_per_boundary(n_runs):
+    """_plan_runs on a depth-wise level: every run holds the batch's rows / n_runs within
+    one row (the plan before gave each thread an equal number of blocks or pieces: at 16
+    threads the busiest had 1.6-2.3x the mean rows on depth-8 trees); every block at most
+    block_size rows; each node's tasks tile its segment exactly once; a part that starts
+    at the node's first row goes to its slot, one that starts inside to a buffer of its
+    own, and a node's buffers are consecutive, at most n_runs - 1 in all; in each part
+    the first block overwrites and the others add; an empty node is one empty task that
+    overwrites its slot."""
+    from boostwood._kernels.histogram import _plan_runs
+    block = 300
+    counts = _level(block, 21)
+    k = counts.size
+    starts = 1000 + np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    slots = np.random.default_rng(1).permutation(k).astype(np.int64) + 100
+    sides = np.arange(k, dtype=np.int64) % 2
+    (t_start, t_count, t_dest, t_partial, t_add, t_side, run_first, part_first, part_count,
+     split) = _plan_runs(starts, counts, slots, sides, block, n_runs)
+    n_tasks = int(run_first[n_runs])
+    rows = [int(t_count[run_first[w]:run_first[w + 1]].sum()) for w in range(n_runs)]
+    assert sum(rows) == counts.sum() and max(rows) - min(rows) <= 1
+    assert run_first[0] == 0 and np.all(np.diff(run_first) >= 0)
+    assert np.all(t_count[:n_tasks] <= block)
+    ends = starts + counts
+    covered = np.zeros(int(ends[-1]), dtype=np.int64)
+    buffers = {j: set() for j in range(k)}
+    for w in range(n_runs):
+        seen = set()
+        for t in range(run_first[w], run_first[w + 1]):
+            if t_count[t] == 0:  # an empty node
+                j = int(np.flatnonzero((counts == 0) & (slots == t_dest[t]))[0])
+            else:
+                j = int(np.searchsorted(starts, t_start[t], side="right") - 1)
+                while counts[j] == 0:  # empty nodes share their start with the next
+                    j += 1
+                assert t_start[t] + t_count[t] <= ends[j]
+                covered[t_start[t]:t_start[t] + t_count[t]] += 1
+            assert t_side[t] == sides[j]
+            key = (bool(t_partial[t]), int(t_dest[t]))
+            assert t_add[t] == (key in seen)  # a part's first block overwrites
+            seen.add(key)
+            if t_partial[t]:
+                buffers[j].add(int(t_dest[t]))
+            else:
+                assert t_dest[t] == slots[j]
+                assert t_count[t] == 0 or t_start[t] == starts[j] or t_add[t]
+    assert np.all(covered[1000:] == 1)
+    for j in range(k):
+        assert buffers[j] == set(range(part_first[j], part_first[j] + part_count[j]))
+    assert sum(part_count) <= n_runs - 1
+    assert list(split) == [j for j in range(k) if part_count[j] > 0]
+    for j in np.flatnonzero(counts == 0):
+        assert np.sum((t_count[:n_tasks] == 0) & (t_dest[:n_tasks] == slots[j])) == 1
+
+
+@pytest.mark.parametrize("n_threads", [2, 3, 8])
+@pytest.mark.parametrize("rows_kind", ["int32", "int16 quantized", "int64"])
+def test_level_in_runs_equals_naive_within_partials_bound(n_threads, rows_kind):
+    """A depth-wise level and a batch of two nodes of many blocks each, built in runs on
+    ``partials_bound`` buffers (a spare one stays untouched), equal the exact naive
+    histograms: packed (int32, int16) and direct (int64) blocks alike."""
+    from boostwood._kernels.histogram import MIN_RUN_ROWS, build_histograms, partials_bound
+    block, F, nb = 300, 5, 16
+    for counts in (_level(block, 21), np.array([12 * block + 17, 5 * block - 3])):
+        n, k = int(counts.sum()), counts.size
+        rng = np.random.default_rng(n_threads)
+        X = rng.integers(0, nb, size=(n, F)).astype(np.uint8)
+        gh = {"int32": _extreme_gh(n, 10), "int16 quantized": _extreme_quantized(n, 10),
+              "int64": _data(n, 1, 2, seed=10)[1]}[rows_kind]
+        idx = rng.permutation(n).astype(np.int32)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        need = partials_bound(n, n_threads)
+        assert need == min(n_threads, n // MIN_RUN_ROWS) - 1 >= 1
+        hist = np.full((k, F, nb, 3), 9, dtype=np.int64)
+        partial = np.full((need + 1, F, nb, 3), -5, dtype=np.int64)
+        build_histograms(X, gh, idx[None, :], np.zeros(k, np.int64), starts, counts,
+                         np.arange(k, dtype=np.int64), np.arange(F, dtype=np.int64), block,
+                         n_threads, hist, partial)
+        assert np.all(partial[need:] == -5)
+        for j in range(k):
+            seg = np.sort(idx[starts[j]:starts[j] + counts[j]])
+            np.testing.assert_array_equal(
+                hist[j], histogram_naive(X, gh[:, 0].astype(np.int64),
+                                         gh[:, 1].astype(np.int64), seg, nb))
+
+
+def test_one_feature_on_many_threads_and_too_few_buffers():
+    """No more feature ranges than features: one feature on 16 threads is one range; a
+    batch given fewer buffers than its runs want takes fewer runs (none given: one run)
+    and stays exact."""
+    from boostwood._kernels.histogram import build_histograms, row_workers
+    block, nb = 300, 8
+    n = 4 * block
+    assert row_workers(n, 1, 16, 15) == (1, 1)
+    X = np.random.default_rng(12).integers(0, nb, size=(n, 1)).astype(np.uint8)
+    gh = _extreme_gh(n, 13)
+    idx = np.arange(n, dtype=np.int32)
+    naive = histogram_naive(X, gh[:, 0].astype(np.int64), gh[:, 1].astype(np.int64), idx, nb)
+    for n_threads, n_buffers in ((16, 3), (2, 0)):
+        hist = np.zeros((1, 1, nb, 3), dtype=np.int64)
+        partial = np.full((n_buffers, 1, nb, 3), -5, dtype=np.int64)
+        build_histograms(X, gh, idx[None, :], np.zeros(1, np.int64), np.array([0]),
+                         np.array([n]), np.array([0]), np.arange(1, dtype=np.int64), block,
+                         n_threads, hist, partial)
+        np.testing.assert_array_equal(hist[0], naive)
+        assert np.all(partial == -5)
+    X5 = np.random.default_rng(14).integers(0, nb, size=(40 * block, 5)).astype(np.uint8)
+    gh5 = _extreme_gh(40 * block, 15)
+    idx5 = np.random.default_rng(16).permutation(40 * block).astype(np.int32)
+    hist = np.zeros((1, 5, nb, 3), dtype=np.int64)
+    partial = np.full((2, 5, nb, 3), -5, dtype=np.int64)  # 3 runs of the 8 wanted
+    build_histograms(X5, gh5, idx5[None, :], np.zeros(1, np.int64), np.array([0]),
+                     np.array([40 * block]), np.array([0]), np.arange(5, dtype=np.int64),
+                     block, 8, hist, partial)
+    np.testing.assert_array_equal(hist[0], histogram_naive(
+        X5, gh5[:, 0].astype(np.int64), gh5[:, 1].astype(np.int64), idx5, nb))
+
+
+def test_builder_reserves_a_buffer_per_run_after_the_first():
+    """The builder reserves ``partials_bound`` buffers with a build (one on 2 threads),
+    and the result is the naive histogram."""
     import numba
-    from boostwood.tree.histogram import PIECE_BUFFER_BYTES, piece_buffers
-    small = 28 * 256 * 3 * 8
-    assert piece_buffers(2, small) == 9 and piece_buffers(16, small) == 65
-    assert piece_buffers(1, small) == 0
-    assert piece_buffers(16, PIECE_BUFFER_BYTES // 16) == 0
-    assert piece_buffers(3, PIECE_BUFFER_BYTES // 4) == 4
-    assert piece_buffers(3, PIECE_BUFFER_BYTES // 13) == 13
     if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("one thread: no pieces")
+        pytest.skip("one thread: one run")
     X, gh = _data(5000, 4, 9)
     b = HistogramBuilder(X, 10)
     before = numba.get_num_threads()
@@ -311,103 +424,9 @@ def test_piece_buffers_follow_threads_and_a_memory_cap():
                 np.array([0]), np.array([5000]), np.array([0]), np.arange(4, dtype=np.int64))
     finally:
         numba.set_num_threads(before)
-    assert b.partial.shape[0] == 9
-    np.testing.assert_allclose(b.hist[0], histogram_naive(X, gh[:, 0], gh[:, 1],
-                                                          np.arange(5000), 10), rtol=0, atol=0)
-
-
-@pytest.mark.parametrize("n_threads", [2, 3])
-@pytest.mark.parametrize("rows_kind", ["int32", "int16 quantized", "int64"])
-def test_many_blocks_need_one_partial_per_worker_boundary(n_threads, rows_kind):
-    """A batch of many blocks: each worker adds its run of a node's blocks into one
-    histogram, so the build uses only ``partials_needed`` buffers (n_threads - 1 here,
-    not one per extra block; a buffer past them stays untouched) and still equals the
-    exact naive histograms -- packed (int32, int16) and direct (int64) blocks alike."""
-    from boostwood._kernels.histogram import (FEW_BLOCKS_PER_THREAD, build_histograms,
-                                              partials_needed)
-    block, F, nb = 300, 5, 16
-    counts = np.array([12 * block + 17, 5 * block - 3])
-    n = int(counts.sum())
-    X = np.random.default_rng(9).integers(0, nb, size=(n, F)).astype(np.uint8)
-    gh = {"int32": _extreme_gh(n, 10), "int16 quantized": _extreme_quantized(n, 10),
-          "int64": _data(n, 1, 2, seed=10)[1]}[rows_kind]
-    idx = np.random.default_rng(11).permutation(n).astype(np.int32)
-    starts = np.array([0, counts[0]])
-    n_blocks = int(sum(-(-c // block) for c in counts))
-    need = partials_needed(n_blocks, 2, n_threads)
-    assert n_blocks >= FEW_BLOCKS_PER_THREAD * n_threads and need == n_threads - 1
-    hist = np.zeros((2, F, nb, 3), dtype=np.int64)
-    partial = np.full((need + 1, F, nb, 3), -5, dtype=np.int64)
-    build_histograms(X, gh, idx[None, :], np.zeros(2, np.int64), starts, counts,
-                     np.arange(2, dtype=np.int64), np.arange(F, dtype=np.int64), block, 1,
-                     n_threads, hist, partial)
-    assert np.all(partial[need:] == -5)
-    for k in range(2):
-        seg = np.sort(idx[starts[k]:starts[k] + counts[k]])
-        np.testing.assert_array_equal(
-            hist[k], histogram_naive(X, gh[:, 0].astype(np.int64), gh[:, 1].astype(np.int64),
-                                     seg, nb))
-
-
-@pytest.mark.parametrize("n_threads", [2, 3, 8])
-def test_worker_runs_are_equal_work_not_equal_task_counts(n_threads):
-    """A depth-wise level mixes full blocks with nodes of a few rows: each worker's run of
-    consecutive tasks holds about a 1/n_threads share of the rows (never a whole task
-    more or less than a share), where equal numbers of tasks gave one worker several
-    times another's rows; the build over such a level stays exact within
-    ``partials_needed`` buffers."""
-    from boostwood._kernels.histogram import (_plan_tasks, build_histograms, feature_groups,
-                                              partials_needed)
-    block, F, nb = 300, 4, 16
-    rng = np.random.default_rng(21)
-    counts = np.concatenate([[7 * block + 11, 3 * block], rng.integers(1, 60, size=40),
-                             [5 * block - 7], rng.integers(1, 40, size=30)]).astype(np.int64)
-    n = int(counts.sum())
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    k = counts.size
-    n_blocks = int(sum(max(1, -(-c // block)) for c in counts))
-    n_groups = feature_groups(n_blocks, F, n_threads)
-    assert n_groups == 1
-    plan = _plan_tasks(starts, counts, np.arange(k, dtype=np.int64), np.zeros(k, np.int64),
-                       block, n_groups, F, n_threads)
-    t_count, n_workers, run_first = plan[1], plan[8], plan[9]
-    work = [int(t_count[run_first[w]:run_first[w + 1]].sum()) for w in range(n_workers)]
-    assert sum(work) == n and run_first[0] == 0 and run_first[-1] == t_count.size
-    assert max(work) - n / n_workers <= block and n / n_workers - min(work) <= block
-    X = rng.integers(0, nb, size=(n, F)).astype(np.uint8)
-    gh = _extreme_gh(n, 22)
-    idx = rng.permutation(n).astype(np.int32)
-    need = partials_needed(n_blocks, k, n_threads)
-    hist = np.zeros((k, F, nb, 3), dtype=np.int64)
-    partial = np.full((need + 1, F, nb, 3), -5, dtype=np.int64)
-    build_histograms(X, gh, idx[None, :], np.zeros(k, np.int64), starts, counts,
-                     np.arange(k, dtype=np.int64), np.arange(F, dtype=np.int64), block, 1,
-                     n_threads, hist, partial)
-    assert np.all(partial[need:] == -5)
-    for j in (0, 1, 2, 42, k - 1):
-        seg = np.sort(idx[starts[j]:starts[j] + counts[j]])
-        np.testing.assert_array_equal(
-            hist[j], histogram_naive(X, gh[:, 0].astype(np.int64), gh[:, 1].astype(np.int64),
-                                     seg, nb))
-
-
-def test_more_feature_ranges_than_features_share_one_buffer_per_block():
-    """Ranges of one block may be empty (more ranges than features): a block's ranges
-    still share its one buffer, within ``partials_needed``, and the sums stay exact."""
-    from boostwood._kernels.histogram import build_histograms, partials_needed
-    block, nb = 300, 8
-    n = 4 * block
-    X = np.random.default_rng(12).integers(0, nb, size=(n, 1)).astype(np.uint8)
-    gh = _extreme_gh(n, 13)
-    idx = np.arange(n, dtype=np.int32)
-    need = partials_needed(4, 1, 2)
-    hist = np.zeros((1, 1, nb, 3), dtype=np.int64)
-    partial = np.full((need + 1, 1, nb, 3), -5, dtype=np.int64)
-    build_histograms(X, gh, idx[None, :], np.zeros(1, np.int64), np.array([0]), np.array([n]),
-                     np.array([0]), np.arange(1, dtype=np.int64), block, 2, 2, hist, partial)
-    assert np.all(partial[need:] == -5)
-    np.testing.assert_array_equal(hist[0], histogram_naive(X, gh[:, 0].astype(np.int64),
-                                                           gh[:, 1].astype(np.int64), idx, nb))
+    assert b.partial.shape[0] == 1
+    np.testing.assert_array_equal(b.hist[0], histogram_naive(X, gh[:, 0], gh[:, 1],
+                                                             np.arange(5000), 10))
 
 
 def test_subtract_kernel_takes_every_cell_of_the_features_asked_for():

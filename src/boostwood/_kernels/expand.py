@@ -54,7 +54,7 @@ import numpy as np
 from numba import njit
 
 from .grow import SM_LEFT, SM_SLOT, built_children, node_totals
-from .histogram import build_histograms, feature_groups, partials_bound
+from .histogram import build_histograms, partials_bound
 from .intrinsics import cycle_count
 from .nodes import (N_PICK, ND_COUNT, ND_DEPTH, ND_LEFT, ND_RIGHT, NF_GAIN, choose_gradient,
                     split_nodes)
@@ -80,7 +80,7 @@ F_AHEAD, F_WAITING = 1, 2
 AHEAD_MAX_ROWS = 16384
 #: Fewest threads the grower splits leaves ahead of their turn on. Measured on a 16-core
 #: machine (HIGGS-like, 800k rows, 100 rounds of 255 leaves, same models): 0.84x the
-#: time at 16 threads (before piece_groups), but 1.12x at 4 and 1.09x at 8 (after it),
+#: time at 16 threads (before small batches shared features), but 1.12x at 4 and 1.09x at 8 (after it),
 #: and 0.90-1.09x on 2 cores (the 10-class case 0.99-1.10x); so only from 16 (``benchmarks/results/
 #: tree_profile_16cores.md``). Between 8 and 16 it is not measured.
 AHEAD_MIN_THREADS = 16
@@ -335,7 +335,7 @@ def open_found(nodes, found, state, flags):
 
 
 @njit(cache=True, nogil=True)
-def _shortage(batch, policy, table, n_slots_free, n_partials, hist_block, n_threads, counters):
+def _shortage(batch, policy, table, n_slots_free, n_partials, n_threads, counters):
     """The first resource too small for expanding ``batch`` (DONE: none); the amount
     needed goes to ``counters[ST_NEED]``. A node takes a new slot only when one of its
     children may be split again (:func:`plan_batch`), and takes it before it gives its
@@ -357,7 +357,7 @@ def _shortage(batch, policy, table, n_slots_free, n_partials, hist_block, n_thre
     n_rows = 0
     for k in batch:
         n_rows += ints[ND_COUNT, k]
-    need = partials_bound(n_rows, hist_block, n_threads)
+    need = partials_bound(n_rows, n_threads)
     if need > n_partials:
         counters[ST_NEED] = need
         return NEED_PARTIALS
@@ -446,7 +446,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         if B == 0 and order is not None:
             _in_order(table, order, counters)
         status = DONE if B == 0 else _shortage(batch, policy, table, counters[ST_FREE],
-                                               partial.shape[0], sizes[1], sizes[2], counters)
+                                               partial.shape[0], sizes[2], counters)
         if B == 0 or status != DONE:  # finished, or stopped for room
             _lap(clock, C_BOOKKEEP, size_class, t)
             return status
@@ -462,13 +462,11 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
                         n_left)
         t = _lap(clock, C_PARTITION, size_class, t)
         split_nodes(ints, floats, stats, cand_left, batch, n_left, first)
-        b_sides, b_starts, b_counts, b_slots, n_extra = built_children(ints, batch, small,
-                                                                       n_left, sizes[1])
+        b_sides, b_starts, b_counts, b_slots = built_children(ints, batch, small, n_left)
         t = _lap(clock, C_BOOKKEEP, size_class, t)
         if b_slots.shape[0] > 0:
-            n_groups = feature_groups(n_extra + b_slots.shape[0], n_active, sizes[2])
             build_histograms(X_binned, gh, buf, b_sides, b_starts, b_counts, b_slots, features,
-                             sizes[1], n_groups, sizes[2], hist, partial)
+                             sizes[1], sizes[2], hist, partial)
             t = _lap(clock, C_BUILD, size_class, t)
         to_scan, unused = place_children(small, need, pairs, first, state)
 

@@ -23,7 +23,7 @@ they hold no parallel loop is silenced where they are imported (``tree/grower.py
 import numpy as np
 from numba import njit
 
-from .histogram import build_histograms, feature_groups
+from .histogram import build_histograms
 from .nodes import ND_COUNT, ND_SIDE, ND_START, choose_gradient, split_nodes
 from .partition import partition_nodes
 from .split import find_best_splits
@@ -53,9 +53,10 @@ def split_and_build(data, gh, buf, staging, table, nodes, first, missing_bins, s
         child is built) and SM_SLOT (slot of the built child; -1 = none)
     sizes : tuple (partition_block, hist_block, n_threads) of ints: the most rows per
         partition block (see :func:`.partition.partition_block_size`), rows per histogram
-        block (a constant), and the threads of the parallel loops (they only cut the work)
+        block (most rows a block sums in one pass), and the threads of the parallel loops (they only cut the work)
     hists : tuple (hist, partial), as in :func:`build_histograms`; ``partial`` must hold
-        at least ``sum(ceil(counts / hist_block))`` buffers   # OUT
+        :func:`~boostwood._kernels.histogram.partials_bound` buffers for the nodes' rows
+        to give every thread a run of the build   # OUT
     out_left_counts : ndarray of shape (n_nodes,), int64   # OUT, rows that went left
     """
     X_columns, X_binned = data
@@ -65,21 +66,18 @@ def split_and_build(data, gh, buf, staging, table, nodes, first, missing_bins, s
     partition_nodes(X_columns, buf, staging, ints, nodes, cat_bits, missing_bins, partition_block,
                     n_threads, out_left_counts)
     split_nodes(ints, floats, stats, cand_left, nodes, out_left_counts, first)
-    b_sides, b_starts, b_counts, b_slots, n_extra = built_children(ints, nodes, small,
-                                                                   out_left_counts, hist_block)
+    b_sides, b_starts, b_counts, b_slots = built_children(ints, nodes, small, out_left_counts)
     m = b_slots.shape[0]
     if m == 0:
         return
-    n_groups = feature_groups(n_extra + m, features.shape[0], n_threads)
     build_histograms(X_binned, gh, buf, b_sides, b_starts, b_counts, b_slots, features,
-                     hist_block, n_groups, n_threads, hist, partial)
+                     hist_block, n_threads, hist, partial)
 
 
 @njit(cache=True, nogil=True)
-def built_children(ints, nodes, small, left_counts, hist_block):
+def built_children(ints, nodes, small, left_counts):
     """The segments of the children a split batch builds (as ``small`` plans them):
-    (sides, starts, counts, slots) int64 arrays, one entry per built child, and how many
-    partial buffers their blocks past the first need."""
+    (sides, starts, counts, slots) int64 arrays, one entry per built child."""
     n_nodes = nodes.shape[0]
     m = 0
     for i in range(n_nodes):
@@ -89,7 +87,6 @@ def built_children(ints, nodes, small, left_counts, hist_block):
     b_starts = np.empty(m, dtype=np.int64)
     b_counts = np.empty(m, dtype=np.int64)
     b_slots = np.empty(m, dtype=np.int64)
-    n_extra = 0
     j = 0
     for i in range(n_nodes):
         if small[SM_SLOT, i] < 0:
@@ -103,9 +100,8 @@ def built_children(ints, nodes, small, left_counts, hist_block):
             b_starts[j] = ints[ND_START, p] + left_counts[i]
             b_counts[j] = ints[ND_COUNT, p] - left_counts[i]
         b_slots[j] = small[SM_SLOT, i]
-        n_extra += max((b_counts[j] + hist_block - 1) // hist_block, 1) - 1
         j += 1
-    return b_sides, b_starts, b_counts, b_slots, n_extra
+    return b_sides, b_starts, b_counts, b_slots
 
 
 @njit(cache=True, nogil=True)

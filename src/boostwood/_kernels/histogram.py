@@ -7,15 +7,15 @@ the fixed-point gradients, the sum of the fixed-point hessians (see
 sums of these cells: that is all the exact-greedy gain needs, evaluated only at
 bin boundaries (Chen & Guestrin 2016, Alg. 2 on pre-bucketed data).
 
-Parallelism and determinism: every node's rows are cut into blocks of a fixed
-number of rows, one task per block. A task reads each of its rows once (the
-binned matrix is row-major; gradient and hessian sit side by side) and updates
-every feature's histogram. Histograms are integer sums, so they are bit-identical
-in any order and for any number of threads (row blocks of several data shards
-included). A worker's consecutive blocks of one node add into one histogram: the
-partial buffers a batch needs are one per worker boundary, not one per block (a
-4M-row root had 244 buffers of 164 KiB, 40 MiB held through training, where two
-threads now need one).
+Parallelism and determinism: the batch's rows are cut into runs, one per thread (see
+*Runs of equal rows* below), and a run's part of a node into blocks of at most a fixed
+number of rows. A block reads each of its rows once (the binned matrix is row-major;
+gradient and hessian sit side by side) and updates every feature's histogram.
+Histograms are integer sums, so they are bit-identical in any order and for any
+number of threads (row blocks of several data shards included). A run's blocks of one
+node add into one histogram: the partial buffers a batch needs are one per run
+boundary inside a node, at most one per thread after the first, not one per block (a
+4M-row root had 244 buffers of 164 KiB, 40 MiB held through training).
 
 Subtraction trick::
 
@@ -56,24 +56,20 @@ One small node. A batch of one node of fewer than ``SERIAL_MAX_UPDATES`` row-fea
 updates (a late leaf-wise split's smaller child of a few dozen rows) is summed directly
 on the calling thread: no parallel region, no task plan.
 
-Small batches. A batch of fewer than ``FEW_BLOCKS_PER_THREAD`` (4) blocks per thread
-(as the single built child of a leaf-wise split) of int32 or int16 rows is cut into
-near-equal pieces, as few as the block size allows and, for one node, the same number
-per thread (:func:`piece_rows`, :func:`_pieces_rows`, a work-size rule), when
-``partial`` has a buffer for every piece (else by feature ranges), each summed into
-packed cells in a buffer of ``partial``, and the pieces are then added cell by cell.
-Fewer pieces than threads (a leaf-wise child of a few thousand rows on many threads)
-have their features cut into ranges as well (:func:`piece_groups`).
-The alternative, feature ranges of one block, leaves every thread reading every row,
-and on scattered rows the reads are the cost: pieces give each thread its own rows (28
-features, 256 bins, 2 threads: 1.75x one thread's speed at 8,000 rows and 2.0x at
-32,000, against 1.4-1.5x). Integer sums, so the result is the same to the bit.
+Runs of equal rows. A batch's rows, taken node after node, are cut into one run per
+thread of equal rows (:func:`row_workers`, :func:`_plan_runs`, a work-size rule), and
+every thread sums its run, whatever the nodes' sizes: a run may hold many small nodes,
+or part of a large one (whose other parts go to buffers, added to its slot after).
+A batch too small for a run per thread (under ``MIN_RUN_ROWS`` rows a run) has fewer
+runs, and the threads over share each run's features. The alternative, feature
+ranges of all rows, leaves every thread reading every row, and on scattered rows the
+reads are the cost (28 features, 256 bins, 2 threads: cut by rows 1.75x one thread's
+speed at 8,000 rows and 2.0x at 32,000, against 1.4-1.5x by features).
 """
 import numpy as np
 from numba import njit, prange
 
 from .intrinsics import PREFETCH_DISTANCE, add_pair, prefetch
-from .runs import equal_work_runs
 
 #: Bits of the row count in a packed cell's second channel (see the module docstring).
 COUNT_BITS = 15
@@ -83,239 +79,128 @@ G_SHIFT = 40
 PACKED_MIN_ROWS_PER_BIN = 4
 #: The row count field of a packed cell.
 COUNT_MASK = (1 << COUNT_BITS) - 1
-#: A batch with fewer blocks than this per thread is small: its blocks alone cannot keep
-#: every thread busy (:func:`feature_groups`, :func:`_pieces_rows`).
-FEW_BLOCKS_PER_THREAD = 4
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _n_parts(count, size):
-    """Parts of at most ``size`` rows a node of ``count`` rows is cut into (at least one)."""
-    return max((count + size - 1) // size, 1)
-
-
-@njit(cache=True, nogil=True)
-def _plan_tasks(starts, counts, slots, sides, block_size, n_groups, n_features, n_threads):
-    """Cut each node into blocks of ``block_size`` rows, each block into ``n_groups``
-    feature ranges: one task per (block, range), and the workers that run them: runs of
-    consecutive tasks of about equal work (rows times features, :func:`_runs`; a level of
-    a depth-wise tree mixes full blocks with nodes of a few hundred rows, so equal
-    numbers of tasks were unequal work). Where to each task sums (its destination):
-
-    * with one range per block, a worker's consecutive blocks of one node go to one
-      histogram: the node's slot when the run holds its first block, else one buffer of
-      ``partial`` for the run; the run's first block overwrites it, the others add to it
-      (``t_add``). A node then has a buffer per worker boundary inside it: at most
-      ``n_workers - 1`` buffers in all, however many rows the batch has;
-    * with several ranges (few blocks, see :func:`feature_groups`), the node's first
-      block to its slot and every further block to a buffer of its own.
-
-    Integer sums: how blocks are grouped never changes a bit of the result. Returns the
-    task arrays, the number of workers, the first task of each worker's run (and the
-    task count at the end) and, per node, its first partial buffer and number of
-    buffers (consecutive)."""
-    n_nodes = starts.shape[0]
-    n_blocks = 0
-    for k in range(n_nodes):
-        n_blocks += _n_parts(counts[k], block_size)
-    n_tasks = n_blocks * n_groups
-    n_workers = max(min(n_threads, n_tasks), 1)
-    t_start = np.empty(n_tasks, dtype=np.int64)
-    t_count = np.empty(n_tasks, dtype=np.int64)
-    t_node = np.empty(n_tasks, dtype=np.int64)
-    t_block = np.empty(n_tasks, dtype=np.int64)
-    t_flo = np.empty(n_tasks, dtype=np.int64)
-    t_fhi = np.empty(n_tasks, dtype=np.int64)
-    t_side = np.empty(n_tasks, dtype=np.int64)
-    t_grp = np.empty(n_tasks, dtype=np.int64)
-    t = 0
-    for k in range(n_nodes):
-        for j in range(_n_parts(counts[k], block_size)):
-            for grp in range(n_groups):
-                t_start[t] = starts[k] + j * block_size
-                t_count[t] = min(block_size, counts[k] - j * block_size)
-                t_node[t], t_block[t], t_grp[t] = k, j, grp
-                t_flo[t] = (grp * n_features) // n_groups
-                t_fhi[t] = ((grp + 1) * n_features) // n_groups
-                t_side[t] = sides[k]
-                t += 1
-    run_first = _runs(t_count, t_flo, t_fhi, n_workers)
-    t_dest = np.empty(n_tasks, dtype=np.int64)
-    t_partial = np.zeros(n_tasks, dtype=np.bool_)
-    t_add = np.zeros(n_tasks, dtype=np.bool_)
-    part_first = np.zeros(n_nodes, dtype=np.int64)
-    part_count = np.zeros(n_nodes, dtype=np.int64)
-    n_parts = 0
-    for w in range(n_workers):  # tasks in order: a node's buffers come out consecutive
-        first_t = run_first[w]
-        for t in range(first_t, run_first[w + 1]):
-            k = t_node[t]
-            if n_groups == 1 and t > first_t and t_node[t - 1] == k:
-                t_dest[t], t_partial[t], t_add[t] = t_dest[t - 1], t_partial[t - 1], True
-            elif t_block[t] == 0:
-                t_dest[t] = slots[k]
-            elif t_grp[t] > 0:  # the block's buffer, from its first range (ranges may be empty)
-                t_dest[t], t_partial[t] = t_dest[t - 1], True
-            else:
-                if part_count[k] == 0:
-                    part_first[k] = n_parts
-                part_count[k] += 1
-                t_dest[t], t_partial[t] = n_parts, True
-                n_parts += 1
-    return (t_start, t_count, t_dest, t_partial, t_add, t_flo, t_fhi, t_side, n_workers,
-            run_first, part_first, part_count)
-
-
-@njit(cache=True, nogil=True)
-def _runs(t_count, t_flo, t_fhi, n_workers):
-    """Each worker's run of consecutive tasks, of about equal rows times features
-    (:func:`~boostwood._kernels.runs.equal_work_runs`)."""
-    work = np.empty(t_count.shape[0], dtype=np.int64)
-    for t in range(t_count.shape[0]):
-        work[t] = t_count[t] * (t_fhi[t] - t_flo[t])
-    return equal_work_runs(work, n_workers)
-
-
-@njit(cache=True, nogil=True)
-def partials_needed(n_blocks, n_nodes, n_threads):
-    """Buffers of ``partial`` that :func:`build_histograms` needs for a batch of
-    ``n_nodes`` nodes cut into ``n_blocks`` blocks in all (see :func:`_plan_tasks`): one
-    per block past each node's first when the blocks are shared among feature ranges
-    (fewer than ``FEW_BLOCKS_PER_THREAD`` per thread), else one per worker boundary.
-    Never more than ``FEW_BLOCKS_PER_THREAD * n_threads``."""
-    if n_blocks < FEW_BLOCKS_PER_THREAD * n_threads:
-        return n_blocks - n_nodes
-    return min(n_blocks - n_nodes, max(n_threads - 1, 0))
-
-
-@njit(cache=True, nogil=True)
-def partials_bound(n_rows, block_size, n_threads):
-    """Buffers of ``partial`` that suffice for building any children of parents holding
-    ``n_rows`` rows in all, before the partition says how they split: a node of c rows
-    has ``ceil(c / block_size) - 1 <= c // block_size`` extra blocks, a sum of floors is
-    at most the floor of the sum (the parents' rows bound the children's), and
-    :func:`partials_needed` never passes ``FEW_BLOCKS_PER_THREAD`` per thread."""
-    return min(n_rows // block_size, FEW_BLOCKS_PER_THREAD * n_threads)
-
-
-@njit(cache=True, nogil=True)
-def feature_groups(n_blocks, n_active, n_threads):
-    """How many feature ranges each row block is shared among: with too few blocks
-    to keep every thread busy (fewer than FEW_BLOCKS_PER_THREAD per thread), one per
-    thread, else 1.
-    Never changes a result (see :func:`build_histograms`), only how work is cut."""
-    if n_blocks < FEW_BLOCKS_PER_THREAD * n_threads:
-        return max(min(n_active, n_threads), 1)
-    return 1
-
-
 #: A batch of one node with fewer row-feature updates than this is built on the
 #: calling thread (:func:`build_histograms`): below it, starting the threads and
 #: planning tasks cost more than they share. 28 features, 256 bins, 2 threads: 48 rows
 #: 3.2 us against 5.4 in two feature groups, 150 rows 5.9 against 7.0, even near 256.
 SERIAL_MAX_UPDATES = 7168
 
-#: Fewest rows per piece when the nodes of a small batch are cut across threads (see
-#: :func:`piece_rows`).
-MIN_PIECE_ROWS = 1024
+#: Fewest rows of a worker's run (:func:`row_workers`): a batch of fewer than
+#: ``n_threads * MIN_RUN_ROWS`` rows has fewer runs than threads, and the threads left
+#: over share the runs' features instead. A shorter run costs more in its passes over
+#: the cells (zeroing, unpacking, adding its buffer) than its rows save.
+MIN_RUN_ROWS = 1024
 
 
 @njit(cache=True, nogil=True)
-def piece_rows(total_rows, block_size, n_threads):
-    """Rows per piece for a small batch of ``total_rows`` cut across ``n_threads``: the
-    fewest pieces that is a multiple of ``n_threads`` and keeps each piece within
-    ``block_size`` rows (below ``2**COUNT_BITS``, so a piece always fits packed cells),
-    so every thread gets the same number of near-equal pieces; but at least
-    ``MIN_PIECE_ROWS`` rows (a smaller piece costs more in its pass over the cells than
-    it saves). A batch of ``FEW_BLOCKS_PER_THREAD`` blocks per thread or fewer is cut into
-    at most that many pieces per thread (an 800k-row root on 16 threads: 64 pieces of
-    12,500 rows, 4 per thread; cut by the block size it had 49 pieces, 3 or 4 per thread,
-    more than the buffers then reserved, and was built in 16 feature ranges instead,
-    every thread reading its rows 16 times). Measured on 2 threads, 28 features, rows
-    scattered over 800k: 50,000 rows 0.57 ms in 4 pieces against 0.95 ms in 2 feature
-    ranges, 100,000 rows 1.14 ms in 8 pieces against 1.75 ms."""
-    per_thread = (total_rows + n_threads * block_size - 1) // (n_threads * block_size)
-    n_pieces = max(n_threads * per_thread, 1)
-    return min(block_size, max(MIN_PIECE_ROWS, (total_rows + n_pieces - 1) // n_pieces))
+def row_workers(total_rows, n_active, n_threads, n_buffers):
+    """How a batch of ``total_rows`` rows is cut across ``n_threads`` (a work-size rule,
+    never a timing): ``(n_runs, n_groups)``. ``n_runs`` equal runs of the batch's rows, one
+    per thread, but none under ``MIN_RUN_ROWS`` rows and no more than ``n_buffers + 1``
+    (a run that starts inside a node needs a buffer of ``partial``); where that leaves
+    threads over, each run's features are cut into ``n_groups`` ranges (at most one per
+    feature), so that every thread has a share: a leaf-wise child of 4,000 rows on 16
+    threads is 3 runs of 5 ranges. ``n_runs * n_groups <= max(n_threads, 1)``."""
+    n_runs = max(1, min(n_threads, total_rows // MIN_RUN_ROWS, n_buffers + 1))
+    if n_runs >= n_threads:
+        return n_runs, 1
+    return n_runs, max(1, min(n_active, n_threads // n_runs))
 
 
 @njit(cache=True, nogil=True)
-def _plan_pieces(counts, rows):
-    """Cut node k into ``max(ceil(counts[k] / rows), 1)`` near-equal pieces: the first
-    piece of each node (plus the total at the end) and the node of each piece."""
+def partials_bound(n_rows, n_threads):
+    """Buffers of ``partial`` that let :func:`build_histograms` give every thread its own
+    run of a batch of at most ``n_rows`` rows: one per run after the first
+    (:func:`row_workers`). Children are built from their parents' rows, so the parents'
+    count bounds a split batch's before the partition says how it splits."""
+    return max(min(n_threads, n_rows // MIN_RUN_ROWS) - 1, 0)
+
+
+@njit(cache=True, nogil=True)
+def _plan_runs(starts, counts, slots, sides, block_size, n_runs):
+    """Cut a batch into ``n_runs`` runs of equal rows (within one row), in node order, and
+    each run's part of a node into near-equal blocks of at most ``block_size`` rows: one
+    task per block, and run w's tasks are ``run_first[w]..run_first[w + 1]``.
+
+    Where a task sums to (its destination): a run's part of a node that starts at the
+    node's first row goes to the node's slot, a part that starts inside the node (the
+    run began there) to a buffer of ``partial`` of its own; a part's first block
+    overwrites, its further blocks add (``t_add``). So a node's buffers are consecutive,
+    one per run boundary inside it, at most ``n_runs - 1`` in all. A node of no rows is
+    one empty task of the run where it stands (its slot is zeroed).
+
+    An earlier plan cut nodes into blocks (or pieces) first and gave each thread an equal
+    number of them: at 16 threads, on the levels of depth-8 trees of 800k rows, the
+    busiest thread had 1.6-2.3x the mean rows (1.06x on 2 threads); equal runs have 1x.
+
+    Returns the task arrays (start in the node's buffer, rows, destination, to a partial
+    buffer?, add?, buffer side), ``run_first``, per node its first partial buffer and
+    their number, and the nodes that have any (``split``)."""
     n_nodes = counts.shape[0]
     first = np.empty(n_nodes + 1, dtype=np.int64)
     first[0] = 0
     for k in range(n_nodes):
-        first[k + 1] = first[k] + _n_parts(counts[k], rows)
-    node_of = np.empty(first[n_nodes], dtype=np.int64)
+        first[k + 1] = first[k] + counts[k]
+    total = first[n_nodes]
+    cap = n_nodes + 2 * n_runs + total // max(block_size // 2, 1) + 1
+    t_start = np.empty(cap, dtype=np.int64)
+    t_count = np.empty(cap, dtype=np.int64)
+    t_dest = np.empty(cap, dtype=np.int64)
+    t_side = np.empty(cap, dtype=np.int64)
+    t_partial = np.zeros(cap, dtype=np.bool_)
+    t_add = np.zeros(cap, dtype=np.bool_)
+    run_first = np.empty(n_runs + 1, dtype=np.int64)
+    part_first = np.zeros(n_nodes, dtype=np.int64)
+    part_count = np.zeros(n_nodes, dtype=np.int64)
+    t = n_parts = k = 0
+    for w in range(n_runs):
+        run_first[w] = t
+        lo, hi = total * w // n_runs, total * (w + 1) // n_runs
+        while k < n_nodes and first[k] < lo and first[k + 1] <= lo:
+            k += 1  # ended before this run (an empty node at lo stands in this run)
+        while k < n_nodes and (first[k] < hi or w == n_runs - 1):
+            a, b = max(lo, first[k]), min(hi, first[k + 1])
+            inside = a > first[k]
+            if inside:
+                if part_count[k] == 0:
+                    part_first[k] = n_parts
+                part_count[k] += 1
+                n_parts += 1
+            n_blocks = max((b - a + block_size - 1) // block_size, 1)
+            for j in range(n_blocks):
+                s, e = a + (b - a) * j // n_blocks, a + (b - a) * (j + 1) // n_blocks
+                t_start[t] = starts[k] + s - first[k]
+                t_count[t] = e - s
+                t_dest[t] = n_parts - 1 if inside else slots[k]
+                t_partial[t] = inside
+                t_add[t] = j > 0
+                t_side[t] = sides[k]
+                t += 1
+            if first[k + 1] > hi:
+                break  # the node goes on in the next run
+            k += 1
+    run_first[n_runs] = t
+    n_split = 0
     for k in range(n_nodes):
-        node_of[first[k]:first[k + 1]] = k
-    return first, node_of
+        n_split += part_count[k] > 0
+    split = np.empty(n_split, dtype=np.int64)
+    n_split = 0
+    for k in range(n_nodes):
+        if part_count[k] > 0:
+            split[n_split] = k
+            n_split += 1
+    return (t_start, t_count, t_dest, t_partial, t_add, t_side, run_first, part_first,
+            part_count, split)
 
 
 @njit(cache=True, nogil=True)
-def piece_groups(n_pieces, n_active, n_threads):
-    """Feature ranges each piece of a small batch is cut into (a work-size rule): with
-    fewer pieces than threads, ``n_threads // n_pieces`` (at most one per feature), so
-    every thread has a share; else 1. Pieces are at least ``MIN_PIECE_ROWS`` rows, so
-    a leaf-wise child of 4,000 rows is 4 pieces: on 16 threads it had kept 12 threads
-    idle, and now each piece is 4 tasks of 7 of 28 features. A range re-reads its
-    piece's rows for fewer features; it zeroes and fills only its features' cells, so
-    a piece's buffer costs the same. Never more than one range on 2 threads (a small
-    batch has at least 2 pieces there)."""
-    return max(1, min(n_active, n_threads // max(n_pieces, 1)))
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def _build_pieces(X_binned, gh, buf, sides, starts, counts, slots, features, rows, n_threads,
-                  hist, partial):
-    """Histograms of a small batch, its nodes cut into pieces of about ``rows`` rows
-    (:func:`_plan_pieces`) summed in parallel, each into packed cells in its own buffer of
-    ``partial`` (one per piece; with fewer pieces than ``n_threads``, each piece's
-    features are cut into ranges, :func:`piece_groups`); then, in parallel over (node,
-    feature), every cell is the sum of its pieces' cells, each unpacked first (a node may
-    pass ``2**COUNT_BITS`` rows). Integer sums: the same bits as any other cut. ``gh``
-    int32 or int16 (the caller's check)."""
-    n_active = features.shape[0]
-    all_features = n_active == hist.shape[1]
-    n_bins_max = hist.shape[2]
-    one_lane = gh.itemsize == 2
-    lanes = 1 if one_lane else 2
-    first, node_of = _plan_pieces(counts, rows)
-    n_groups = piece_groups(node_of.shape[0], n_active, n_threads)
-    flat = partial.reshape(partial.shape[0], hist.shape[1] * n_bins_max * 3)
-    for task in prange(node_of.shape[0] * n_groups):
-        t, g = task // n_groups, task % n_groups
-        k = node_of[t]
-        n_k = first[k + 1] - first[k]
-        lo = starts[k] + counts[k] * (t - first[k]) // n_k
-        hi = starts[k] + counts[k] * (t - first[k] + 1) // n_k
-        # features flo..fhi of the piece, into their own cells of its buffer
-        flo, fhi = n_active * g // n_groups, n_active * (g + 1) // n_groups
-        cells = flat[t, flo * n_bins_max * lanes:]
-        if one_lane:
-            _one_lane_rows(X_binned, gh, buf[sides[k]], lo, hi - lo, features, flo, fhi,
-                           all_features, n_bins_max, cells)
-        else:
-            _packed_rows(X_binned, gh, buf[sides[k]], lo, hi - lo, features, flo, fhi,
-                         all_features, n_bins_max, cells)
-    n_nodes = counts.shape[0]
-    for task in prange(n_nodes * n_active):
-        k, j = task // n_active, task % n_active
-        cell = hist[slots[k], features[j]]
-        for b in range(n_bins_max):
-            at = (j * n_bins_max + b) * lanes
-            g = h = c = 0
-            for t in range(first[k], first[k + 1]):
-                if one_lane:
-                    g1, h1, c1 = _unpack_one_lane(flat[t, at])
-                    g, h, c = g + g1, h + h1, c + c1
-                else:
-                    g += flat[t, at]
-                    h += flat[t, at + 1] >> COUNT_BITS
-                    c += flat[t, at + 1] & COUNT_MASK
-            cell[b, 0], cell[b, 1], cell[b, 2] = g, h, c
+def _total(counts):
+    """The sum of ``counts``, in a serial loop: in a parallel function ``counts.sum()``
+    would open a parallel region of its own."""
+    total = 0
+    for c in counts:
+        total += c
+    return total
 
 
 @njit(cache=True, nogil=True)
@@ -332,61 +217,31 @@ def _one_small_node(X_binned, gh, buf, sides, starts, counts, slots, features, h
 
 
 @njit(cache=True, nogil=True)
-def _pieces_rows(counts, block_size, n_threads, n_buffers):
-    """The piece size when a batch is built by :func:`_build_pieces`, else 0: several
-    threads, a batch of fewer than FEW_BLOCKS_PER_THREAD blocks per thread (a big batch
-    keeps every thread busy with whole blocks), at least two minimal pieces of rows, and
-    a buffer of ``partial`` for every piece."""
-    n_blocks = 0
-    for c in counts:
-        n_blocks += _n_parts(c, block_size)
-    total = counts.sum()
-    if n_threads < 2 or n_blocks >= FEW_BLOCKS_PER_THREAD * n_threads \
-            or total < 2 * MIN_PIECE_ROWS:
-        return 0
-    rows = piece_rows(total, block_size, n_threads)
-    n_pieces = 0
-    for c in counts:
-        n_pieces += _n_parts(c, rows)
-    return rows if n_pieces <= n_buffers else 0
-
-
-@njit(cache=True, nogil=True)
-def _scratch_width(gh, packs, t_count, t_flo, t_fhi, min_packed, n_bins_max):
-    """Scratch cells a worker needs for the packed blocks among the tasks: packed cells
+def _scratch_width(gh, packs, t_count, n_tasks, n_range, min_packed, n_bins_max):
+    """Scratch cells a unit needs for the packed blocks among the tasks: packed cells
     need int32 rows (two lanes) or int16 (one lane, quantized gradients) and blocks of
-    fewer than 2**COUNT_BITS rows (``packs``), and at least ``min_packed`` rows."""
+    fewer than 2**COUNT_BITS rows (``packs``), and at least ``min_packed`` rows; a unit
+    sums at most ``n_range`` features."""
     lanes = 1 if gh.itemsize == 2 else 2
-    width = 0
     if packs:
-        for t in range(t_count.shape[0]):
+        for t in range(n_tasks):
             if t_count[t] >= min_packed:
-                width = max(width, (t_fhi[t] - t_flo[t]) * n_bins_max * lanes)
-    return width
-
-
-@njit(cache=True, nogil=True)
-def _any_positive(a):
-    """Is an entry of ``a`` above 0? A serial loop: in a parallel function ``a.sum()``
-    would open a parallel region of its own."""
-    for v in a:
-        if v > 0:
-            return True
-    return False
+                return n_range * n_bins_max * lanes
+    return 0
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, block_size,
-                     n_groups, n_threads, hist, partial):
+                     n_threads, hist, partial):
     """Histograms of a batch of nodes from their rows.
 
-    Every node's segment is cut into blocks of ``block_size`` rows; the run of a
-    node's blocks that a worker takes accumulates into the node's slot of ``hist``
-    (the run with the first block) or into a buffer of ``partial``, and those are then
-    added to the slot (:func:`_plan_tasks`). A block may also be shared by ``n_groups``
-    tasks on disjoint feature ranges. Integer sums: neither changes a bit of the result.
-
-    A small batch is cut into pieces instead (the module docstring, *Small batches*).
+    The batch's rows, in node order, are cut into equal runs, one per thread
+    (:func:`row_workers`, :func:`_plan_runs`); where there are fewer runs than threads,
+    each run's features are also cut into ranges. A parallel unit takes one run (and
+    range) and sums its part of each node block by block, into the node's slot of
+    ``hist`` where the part starts at the node's first row, else into a buffer of
+    ``partial``; those buffers are then added to their slots, in parallel over (node,
+    feature). Integer sums: how the rows are cut never changes a bit of the result.
 
     Parameters
     ----------
@@ -396,61 +251,53 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     sides, starts, counts, slots : ndarray of shape (n_nodes,), int64   # IN, where each node's
         rows are (buffer, segment) and its histogram slot
     features : ndarray of shape (n_active,), int64   # IN, features to build (others untouched)
-    block_size : int, rows per block (a constant: results never depend on threads)
-    n_groups : int, feature ranges per block
+    block_size : int, most rows a block sums in one pass (below 2**COUNT_BITS: packed cells)
     n_threads : int, the threads of the parallel loop (they only cut the work)
     hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), int64   # OUT
-    partial : ndarray of shape (n_buffers, n_features, n_bins_max, 3), int64   # OUT, workspace
-        with at least :func:`partials_needed` buffers; small batches are cut into pieces
-        only when it has one per piece (:func:`_pieces_rows` counts them; up to
-        ``FEW_BLOCKS_PER_THREAD * n_threads + n_nodes - 1``), else by feature ranges
+    partial : ndarray of shape (n_buffers, n_features, n_bins_max, 3), int64   # OUT, workspace;
+        :func:`partials_bound` buffers give every thread a run, fewer give fewer runs
     """
     n_active = features.shape[0]
     if _one_small_node(X_binned, gh, buf, sides, starts, counts, slots, features, hist):
         return
-    packs = gh.itemsize <= 4 and block_size < (1 << COUNT_BITS)
-    rows = _pieces_rows(counts, block_size, n_threads, partial.shape[0]) if packs else 0
-    if rows > 0:
-        _build_pieces(X_binned, gh, buf, sides, starts, counts, slots, features, rows,
-                      n_threads, hist, partial)
-        return
-    t_start, t_count, t_dest, t_partial, t_add, t_flo, t_fhi, t_side, n_workers, run_first, \
-        part_first, part_count = _plan_tasks(starts, counts, slots, sides, block_size,
-                                             n_groups, n_active, n_threads)
+    n_runs, n_groups = row_workers(_total(counts), n_active, n_threads, partial.shape[0])
+    t_start, t_count, t_dest, t_partial, t_add, t_side, run_first, part_first, part_count, \
+        split = _plan_runs(starts, counts, slots, sides, block_size, n_runs)
     n_bins_max = hist.shape[2]
     size = hist.shape[1] * n_bins_max * 3
     all_features = n_active == hist.shape[1]  # then features[j] == j
+    packs = gh.itemsize <= 4 and block_size < (1 << COUNT_BITS)
     min_packed = PACKED_MIN_ROWS_PER_BIN * n_bins_max
-    # one worker per thread, each with its own scratch for packed blocks, allocated once
-    # per call here (an allocation per task costs page faults in the threads' arenas).
-    # Each worker takes its run of consecutive tasks (about equal work, see _plan_tasks).
-    scratch = np.empty((n_workers, _scratch_width(gh, packs, t_count, t_flo, t_fhi, min_packed,
-                                                  n_bins_max)), dtype=np.int64)
-    for w in prange(n_workers):
+    # each unit's scratch for packed blocks, allocated once per call here (an allocation
+    # per task costs page faults in the threads' arenas)
+    scratch = np.empty((n_runs * n_groups,
+                        _scratch_width(gh, packs, t_count, run_first[n_runs],
+                                       (n_active + n_groups - 1) // n_groups, min_packed,
+                                       n_bins_max)), dtype=np.int64)
+    for u in prange(n_runs * n_groups):
+        w, g = u // n_groups, u % n_groups
+        flo, fhi = n_active * g // n_groups, n_active * (g + 1) // n_groups
         for t in range(run_first[w], run_first[w + 1]):
             # flat views: cell (f, b, c) is at (f * n_bins_max + b) * 3 + c. Each branch
             # passes its own array so that numba keeps the contiguous layout in the loop.
             indices = buf[t_side[t]]
             packed = packs and t_count[t] >= min_packed
             if t_partial[t]:
-                _sum_block(X_binned, gh, indices, t_start[t], t_count[t], features, t_flo[t],
-                           t_fhi[t], all_features, n_bins_max, packed, scratch[w],
+                _sum_block(X_binned, gh, indices, t_start[t], t_count[t], features, flo, fhi,
+                           all_features, n_bins_max, packed, scratch[u],
                            partial[t_dest[t]].reshape(size), t_add[t])
             else:
-                _sum_block(X_binned, gh, indices, t_start[t], t_count[t], features, t_flo[t],
-                           t_fhi[t], all_features, n_bins_max, packed, scratch[w],
+                _sum_block(X_binned, gh, indices, t_start[t], t_count[t], features, flo, fhi,
+                           all_features, n_bins_max, packed, scratch[u],
                            hist[t_dest[t]].reshape(size), t_add[t])
-    # add the extra blocks of each node in block order, in parallel over features
-    n_nodes = starts.shape[0]
-    if not _any_positive(part_count):
-        return  # single-block nodes only: no second parallel region
-    for task in prange(n_active * n_nodes):
-        k = task % n_nodes
-        if part_count[k] == 0:
-            continue
-        cell = hist[slots[k], features[task // n_nodes]]
+    if split.shape[0] == 0:
+        return  # no node was cut by a run boundary: no second parallel region
+    # add each cut node's buffers to its slot, in run order, in parallel over features
+    for task in prange(split.shape[0] * n_active):
+        k, f = split[task // n_active], features[task % n_active]
+        cell = hist[slots[k], f]
         for p in range(part_first[k], part_first[k] + part_count[k]):
-            other = partial[p, features[task // n_nodes]]
+            other = partial[p, f]
             for b in range(n_bins_max):
                 cell[b, 0] += other[b, 0]
                 cell[b, 1] += other[b, 1]

@@ -98,7 +98,7 @@ class TreeGrower:
     #: The compiled leaf-wise loop splits a best leaf of at most this many rows together
     #: with the next open leaves, ahead of their turn, on ``AHEAD_MIN_THREADS`` (16)
     #: threads or more (0: never; the tree is the same either way). On 16 cores it took
-    #: 0.84x the time (measured before ``piece_groups`` and the scan's fused subtraction),
+    #: 0.84x the time (measured before small batches shared features and the scan's fused subtraction),
     #: at 4 and 8 threads 1.12x and 1.09x (after them; see ``AHEAD_MIN_THREADS``).
     #: A leaf split ahead keeps its waiting children's histograms:
     #: :meth:`held_histograms` counts ``2 (n_threads - 1)`` more.
@@ -420,7 +420,7 @@ class TreeGrower:
             else:
                 builder.release(parent_slot)
         n_left = np.empty(B, dtype=np.int64)
-        builder.reserve_partials(partials_bound(n_rows, HIST_BLOCK, self._n_threads))
+        builder.reserve_partials(partials_bound(n_rows, self._n_threads))
         first = table.grow(2 * B)  # the children: first + 2i (left), first + 2i + 1
         split_and_build((self.X_columns, self.X_binned), self._gh, self.buf, self.staging,
                         table.record, batch, first, self.missing_bins, small, self._features,

@@ -4,43 +4,11 @@ import numpy as np
 
 from .._comm import LocalReducer
 from .._config import HIST_CHANNELS, HIST_DTYPE
-from .._kernels.histogram import (FEW_BLOCKS_PER_THREAD, build_histograms, feature_groups,
-                                  partials_needed, subtract_histograms)
+from .._kernels.histogram import build_histograms, partials_bound, subtract_histograms
 
-#: Rows per histogram task. A constant, so that the summation order (and hence
-#: every bit of the result) never depends on the number of threads.
+#: Most rows a histogram block sums in one pass (below 2**COUNT_BITS, so that int32 and
+#: int16 rows fit packed cells). Sums are integers: no bit of a result depends on it.
 HIST_BLOCK = 16384
-
-
-#: Most bytes of partial buffers reserved for cutting small batches into pieces (see
-#: :func:`piece_buffers`).
-PIECE_BUFFER_BYTES = 64 << 20
-#: Pieces per thread the reserved buffers allow (:func:`piece_buffers`): a batch of up to
-#: ``FEW_BLOCKS_PER_THREAD`` blocks a thread is cut into at most that many pieces a thread.
-#: A module attribute so that benchmarks can compare values in one process; 1 reserves
-#: what the rule before 4cfbc2c reserved (n + 1), but pieces are still cut by today's
-#: ``piece_rows``, so it is not that code (a batch it cut into 3 pieces now asks for 4).
-PIECE_BUFFERS_PER_THREAD = FEW_BLOCKS_PER_THREAD
-
-
-def piece_buffers(n_threads, hist_bytes):
-    """Partial buffers that let a batch of one node (or two) of fewer than
-    ``FEW_BLOCKS_PER_THREAD`` row blocks per thread be cut into pieces (see
-    :func:`boostwood._kernels.histogram.piece_rows`; a batch of many nodes may need more
-    pieces than this, and is then cut by feature ranges):
-    ``PIECE_BUFFERS_PER_THREAD * n_threads + 1`` histograms of ``hist_bytes``, or, where
-    those would pass ``PIECE_BUFFER_BYTES`` (wide data on many threads), ``n_threads + 1``
-    for batches of up to a block per thread (like LightGBM's per-thread buffers); none
-    with one thread, or when even those would pass the cap. Without them the kernel cuts
-    small batches by feature ranges, as before the pieces, and still takes pieces
-    whenever the buffers of large nodes' extra blocks suffice. (The cap is a memory
-    bound, not a measured crossover: no wide data set was timed.)"""
-    if n_threads < 2:
-        return 0
-    for n in (PIECE_BUFFERS_PER_THREAD * n_threads + 1, n_threads + 1):
-        if n * hist_bytes <= PIECE_BUFFER_BYTES:
-            return n
-    return 0
 
 
 class HistogramBuilder:
@@ -93,25 +61,22 @@ class HistogramBuilder:
         self._free.extend(slots)
 
     def reserve_partials(self, n_buffers):
-        """Make room for ``n_buffers`` partial histograms (extra blocks of large nodes, or
-        the pieces of small batches: :func:`piece_buffers`)."""
+        """Make room for ``n_buffers`` partial histograms (one per thread after the first:
+        :func:`~boostwood._kernels.histogram.partials_bound`)."""
         if self.partial.shape[0] < n_buffers:
             self.partial = np.empty((n_buffers,) + self.hist.shape[1:], dtype=HIST_DTYPE)
 
     def build(self, gh, buf, sides, starts, counts, slots, features):
         """Histograms of a batch of nodes from their rows, then summed across shards.
 
-        Each node's segment is cut into blocks of ``HIST_BLOCK`` rows (one
-        parallel task each, or one per thread and block for small batches);
-        see :func:`boostwood._kernels.histogram.build_histograms`.
+        The batch's rows are cut into a run per thread and a run's part of a node into
+        blocks of at most ``HIST_BLOCK`` rows; see
+        :func:`boostwood._kernels.histogram.build_histograms`.
         """
-        n_blocks = sum(max((c + HIST_BLOCK - 1) // HIST_BLOCK, 1) for c in counts.tolist())
         n_threads = numba.get_num_threads()
-        self.reserve_partials(max(partials_needed(n_blocks, len(counts), n_threads),
-                                  piece_buffers(n_threads, self.hist[0].nbytes)))
-        n_groups = feature_groups(n_blocks, features.shape[0], n_threads)
+        self.reserve_partials(partials_bound(int(np.sum(counts)), n_threads))
         build_histograms(self.X_binned, gh, buf, sides, starts, counts, slots, features,
-                         HIST_BLOCK, n_groups, n_threads, self.hist, self.partial)
+                         HIST_BLOCK, n_threads, self.hist, self.partial)
         self.allreduce(slots)
 
     def allreduce(self, slots):

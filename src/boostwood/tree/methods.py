@@ -22,7 +22,6 @@ from .._kernels.predict import (add_numeric_tree_binned, add_tree_binned, binned
 from .approx import GlobalProposal
 from .exact import ExactTreeGrower
 from .grower import TreeGrower
-from .histogram import HIST_BLOCK, piece_buffers
 
 
 class HistMethod:
@@ -60,15 +59,13 @@ class HistMethod:
         """About the memory a :meth:`worker` of ``n_threads`` threads holds while it grows
         a tree: its index buffers and staging ids, its fixed-point gradients, the histograms
         one tree holds at once (:meth:`TreeGrower.held_histograms`) and its partial
-        histograms (:func:`~boostwood._kernels.histogram.partials_bound`, or the pieces'
-        :func:`~boostwood.tree.histogram.piece_buffers` where more)."""
+        histograms (:func:`~boostwood._kernels.histogram.partials_bound`)."""
         g = self.grower
         n = g.X_binned.shape[0]
         hist = g.builder.hist
         slot = int(np.prod(hist.shape[1:])) * hist.itemsize
         gq = n * 2 * np.dtype(GQ_LOW_DTYPE if g.stats.low_bits is not None else GQ_DTYPE).itemsize
-        n_hist = g.held_histograms(n_threads) + max(partials_bound(n, HIST_BLOCK, n_threads),
-                                                    piece_buffers(n_threads, slot))
+        n_hist = g.held_histograms(n_threads) + partials_bound(n, n_threads)
         return g.buf.nbytes + g.staging.nbytes + gq + n_hist * slot
 
     def grow(self, gh, rows, features, rng):
