@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import numba
 import numpy as np
 import pytest
 
@@ -99,12 +100,20 @@ def test_compiled_loop_stops_for_room_and_goes_on(policy, kw, monkeypatch):
         return statuses[-1]
 
     monkeypatch.setattr(grower_module, "expand_tree", spy)
-    # row blocks smaller than the root, and no partial buffers reserved by the root's
-    # build (it then takes one run; it would otherwise reserve all the loop asks for),
-    # so that the loop must stop for partial histograms too
+    # no partial buffers reserved by the root's build (it then takes one run; it would
+    # otherwise reserve all the loop asks for), so that the loop must stop for partial
+    # histograms too: one per thread after the first, so this needs two threads (set
+    # here: a fit with nthread=1 earlier in the session leaves numba at one)
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one thread: a build needs no partial histograms")
     monkeypatch.setattr(grower_module, "HIST_BLOCK", 1000)
     monkeypatch.setattr(histogram_module, "partials_bound", lambda n_rows, n_threads: 0)
-    tree = _grow(d, gh, policy, kw, compiled=True, small=True)
+    before = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        tree = _grow(d, gh, policy, kw, compiled=True, small=True)
+    finally:
+        numba.set_num_threads(before)
     monkeypatch.setattr(grower_module, "expand_tree", real)
     # every kind of stop happened, and the tree is the one grown with room to spare
     assert set(statuses) == {0, 1, 2, 3}

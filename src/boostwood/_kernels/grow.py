@@ -54,9 +54,9 @@ def split_and_build(data, gh, buf, staging, table, nodes, first, missing_bins, s
     sizes : tuple (partition_block, hist_block, n_threads) of ints: the most rows per
         partition block (see :func:`.partition.partition_block_size`), rows per histogram
         block (most rows a block sums in one pass), and the threads of the parallel loops (they only cut the work)
-    hists : tuple (hist, partial), as in :func:`build_histograms`; ``partial`` must hold
+    hists : tuple (hist, partial), as in :func:`build_histograms`; with
         :func:`~boostwood._kernels.histogram.partials_bound` buffers for the nodes' rows
-        to give every thread a run of the build   # OUT
+        every thread gets a run of the build (fewer give fewer runs)   # OUT
     out_left_counts : ndarray of shape (n_nodes,), int64   # OUT, rows that went left
     """
     X_columns, X_binned = data

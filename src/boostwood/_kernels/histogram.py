@@ -10,7 +10,8 @@ bin boundaries (Chen & Guestrin 2016, Alg. 2 on pre-bucketed data).
 Parallelism and determinism: the batch's rows are cut into runs, one per thread (see
 *Runs of equal rows* below), and a run's part of a node into blocks of at most a fixed
 number of rows. A block reads each of its rows once (the binned matrix is row-major;
-gradient and hessian sit side by side) and updates every feature's histogram.
+gradient and hessian sit side by side) and updates every feature's histogram (or,
+where runs are fewer than threads, every feature of its range).
 Histograms are integer sums, so they are bit-identical in any order and for any
 number of threads (row blocks of several data shards included). A run's blocks of one
 node add into one histogram: the partial buffers a batch needs are one per run
@@ -156,8 +157,8 @@ def _plan_runs(starts, counts, slots, sides, block_size, n_runs):
     for w in range(n_runs):
         run_first[w] = t
         lo, hi = total * w // n_runs, total * (w + 1) // n_runs
-        while k < n_nodes and first[k] < lo and first[k + 1] <= lo:
-            k += 1  # ended before this run (an empty node at lo stands in this run)
+        # node k is the first not done: it starts at lo or later, or goes on from the run
+        # before (that run stopped inside it); an empty node at lo stands in this run
         while k < n_nodes and (first[k] < hi or w == n_runs - 1):
             a, b = max(lo, first[k]), min(hi, first[k + 1])
             inside = a > first[k]
