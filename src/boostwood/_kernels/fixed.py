@@ -13,8 +13,10 @@ from .intrinsics import bits_of_float, float_of_bits
 from .random import STREAM_QUANTIZE, counter_hash
 
 #: Rows per task of the parallel passes below (a constant: results never depend on
-#: threads, and max / round are order-free anyway).
-FIXED_BLOCK = 65536
+#: threads, and max / round are order-free anyway). Small enough that the tasks share
+#: out evenly: 800k rows on 16 threads are 196 tasks, the busiest thread 1.06x the mean
+#: rows (65,536-row tasks were 13, 1.31x, and left 3 threads idle).
+FIXED_BLOCK = 4096
 
 
 #: The bits of float64 inf: a non-negative double's bits order as its value, and a NaN's

@@ -41,8 +41,10 @@ def squared_error_grad(y, raw, w, gh_out):
 
 
 #: Rows per task of the gradient kernels whose row loop is vector code: each task runs
-#: its rows through a serial loop (a parallel loop's own body is not vectorized).
-GRAD_BLOCK = 16384
+#: its rows through a serial loop (a parallel loop's own body is not vectorized). 800k
+#: rows on 16 threads are 196 tasks, the busiest thread 1.06x the mean rows (16,384-row
+#: tasks: 49, 1.31x).
+GRAD_BLOCK = 4096
 #: The clip of predicted probabilities in the log loss metric.
 LOGLOSS_EPS = 1e-15
 

@@ -18,7 +18,10 @@ STREAM_QUANTIZE = 3
 _GOLDEN = uint64(0x9E3779B97F4A7C15)
 _M1 = uint64(0xBF58476D1CE4E5B9)
 _M2 = uint64(0x94D049BB133111EB)
-_BLOCK = 65536
+#: Rows per task of the parallel passes here (results never depend on it: every draw is
+#: a hash of its row id); 800k rows on 16 threads are 196 tasks, the busiest thread
+#: 1.06x the mean rows (65,536-row tasks: 13, 1.31x).
+_BLOCK = 4096
 
 
 @njit(cache=True, nogil=True, inline="always")
