@@ -118,6 +118,42 @@ def test_determinism_across_thread_counts():
     assert models[0] == models[1]
 
 
+def test_a_calls_nthread_is_its_own():
+    """Training, prediction, cross-validation and a forest's fit run on their nthread
+    (n_jobs) and give numba's thread count back as the caller had it, also when the call
+    fails; before, a fit with nthread=1 left every later numba loop in the process (the
+    binning of the next Dataset included) on one thread."""
+    from boostwood.boosting.callback import TrainingCallback
+    from boostwood.sklearn import RandomForestClassifier
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one thread: nothing to give back")
+    X, y = make_classification(2000, 5, seed=2)
+    seen = []
+
+    class Threads(TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            seen.append(numba.get_num_threads())
+            return False
+
+    def bad_objective(preds, dtrain):
+        raise RuntimeError("objective failed")
+
+    before = numba.get_num_threads()
+    assert before >= 2
+    params = {"objective": "binary:logistic", "nthread": 1}
+    b = bw.train(params, bw.Dataset(X, y), 3, verbose_eval=False, callbacks=[Threads()])
+    assert seen == [1, 1, 1] and numba.get_num_threads() == before
+    b.predict(X)
+    assert numba.get_num_threads() == before
+    bw.cv(params, bw.Dataset(X, y), 2, nfold=2)
+    assert numba.get_num_threads() == before
+    RandomForestClassifier(n_estimators=3, n_jobs=1).fit(X, y)
+    assert numba.get_num_threads() == before
+    with pytest.raises(RuntimeError, match="objective failed"):
+        bw.train(params, bw.Dataset(X, y), 3, obj=bad_objective, verbose_eval=False)
+    assert numba.get_num_threads() == before
+
+
 def test_predict_options(multiclass_model):
     b, X, _ = multiclass_model
     p = b.predict(X)

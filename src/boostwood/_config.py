@@ -3,6 +3,7 @@ for numba (:class:`_LightBlasCheck`).
 
 Each dtype carries the reason it was chosen; change one here and nowhere else.
 """
+import contextlib
 import importlib.machinery
 import importlib.util
 import os
@@ -70,10 +71,29 @@ def resolve_nthreads(nthread):
 
 
 def set_threads(nthread):
-    """Resolve ``nthread`` and make numba's parallel loops use that many threads."""
+    """Resolve ``nthread`` and make numba's parallel loops use that many threads (this
+    thread's setting: numba keeps one per thread)."""
     n = resolve_nthreads(nthread)
-    numba.set_num_threads(n)
+    if numba.get_num_threads() != n:  # setting it costs about 1 us a call
+        numba.set_num_threads(n)
     return n
+
+
+@contextlib.contextmanager
+def threads_given_back():
+    """Around the part of an entry point that sets numba's threads from its ``nthread``
+    (training, prediction, a forest's fit): numba's count is given back as the caller
+    had it, so a call's ``nthread`` is that call's own, as XGBoost's is (LightGBM setting
+    the process's OpenMP threads is its issue 4705). Before, a fit with ``nthread=1`` left
+    every later numba loop in the process, binning a Dataset included, on one thread.
+    A ``with`` block, not a decorator: a wrapper's frame would move the warnings that name
+    the caller's line (``stacklevel``) into this module."""
+    before = numba.get_num_threads()
+    try:
+        yield
+    finally:
+        if numba.get_num_threads() != before:
+            numba.set_num_threads(before)
 
 
 class _LightBlasCheck:

@@ -106,13 +106,14 @@ class SideBySide:
         """``task(context, k)`` for k in 0..n_tasks-1, side by side; their results in
         order of k. The calling thread is worker 0; every worker runs with its share of
         the threads (``numba.set_num_threads``, per thread in numba), and numba's count
-        is the run's afterwards (as training in turn leaves it).
+        is given back as the calling thread had it (as training in turn does).
 
         When tasks fail, no worker takes a new task, :attr:`stop` is set, and once every
         worker has stopped the error raised is the interrupt (KeyboardInterrupt,
         SystemExit) if there was one, else that of the first failed task in task order:
         what running them in turn would have raised."""
         results = [None] * n_tasks
+        before = numba.get_num_threads()
         taken = itertools.count()  # next() is atomic under the GIL
         failed = []  # (interrupt first, task, error)
         self.stop.clear()
@@ -137,7 +138,7 @@ class SideBySide:
                 for f in futures:
                     f.result()  # work() keeps its errors in ``failed``
             finally:
-                numba.set_num_threads(self.nthread)
+                numba.set_num_threads(before)
         if failed:
             error = min(failed, key=lambda f: f[:2])[2]
             failed.clear()  # an error's traceback holds work()'s frame, which holds ``failed``

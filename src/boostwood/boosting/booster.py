@@ -5,7 +5,7 @@ import os
 import numpy as np
 
 from .._version import __version__
-from .._config import set_threads
+from .._config import set_threads, threads_given_back
 from .._kernels.predict import predict_leaf_raw, predict_levels, predict_raw
 from .._kernels.predict_binned import predict_binned
 from ..data import Dataset, as_feature_matrix
@@ -227,9 +227,17 @@ class Booster:
 
     def _predict_matrix(self, fm, base_margin, output_margin, pred_leaf, pred_contribs,
                         pred_interactions, iteration_range):
+        """The predictions of ``predict`` on this model's ``nthread`` threads (numba's
+        count given back after: the call's own)."""
+        with threads_given_back():
+            set_threads(self.params["nthread"])
+            return self._predict_rows(fm, base_margin, output_margin, pred_leaf, pred_contribs,
+                                      pred_interactions, iteration_range)
+
+    def _predict_rows(self, fm, base_margin, output_margin, pred_leaf, pred_contribs,
+                      pred_interactions, iteration_range):
         start, stop = self._round_range(iteration_range)
         packed = self._pack(start, stop)
-        set_threads(self.params["nthread"])
         n_rows = fm.shape[0]
         if pred_contribs or pred_interactions:
             out = explain.contributions(self, fm, base_margin, start, stop,

@@ -1,5 +1,6 @@
 """``train``: the boosting loop, and nothing else."""
 from .._comm import REDUCER_METHODS
+from .._config import threads_given_back
 from ..data import Dataset
 from ..data.checks import Param, check_value
 from .booster import Booster
@@ -129,19 +130,19 @@ def train(params, dtrain, num_boost_round=DEFAULT_ROUNDS, evals=None, callbacks=
     if evals_result is not None:
         cbs.append(RecordEvaluation(evals_result))
     container = CallbackContainer(cbs)
-
     if init_model is not None and not isinstance(init_model, Booster):
         init_model = Booster(model_file=init_model)
     booster = Booster(model_params(params))
-    state = TrainingState(p, dtrain, evals, booster, obj=obj, custom_metric=custom_metric,
-                          init_model=init_model, reducer=reducer)
-    booster = container.before_training(booster)
-    evals_log = {}
-    for epoch in range(num_boost_round):
-        if container.before_iteration(booster, epoch, evals_log):
-            break
-        state.boost_round()
-        state.evaluate(evals_log)
-        if container.after_iteration(booster, epoch, evals_log):
-            break
-    return container.after_training(booster)
+    with threads_given_back():  # the state sets numba's threads from nthread
+        state = TrainingState(p, dtrain, evals, booster, obj=obj, custom_metric=custom_metric,
+                              init_model=init_model, reducer=reducer)
+        booster = container.before_training(booster)
+        evals_log = {}
+        for epoch in range(num_boost_round):
+            if container.before_iteration(booster, epoch, evals_log):
+                break
+            state.boost_round()
+            state.evaluate(evals_log)
+            if container.after_iteration(booster, epoch, evals_log):
+                break
+        return container.after_training(booster)

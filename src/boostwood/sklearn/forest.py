@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import check_is_fitted
 
-from .._config import set_threads
+from .._config import set_threads, threads_given_back
 from ..data.checks import Param
 from ..data.dataset import fingerprint
 from ..ensemble import cart, forest
@@ -150,7 +150,6 @@ class _Forest(_TreeParams, BaseEstimator):
         rows = _rows_fingerprint(fm, channel, stat, w)
         kept = self._kept_trees(warm, rows)
         n, n_boot = fm.shape[0], self._n_bootstrap(fm.shape[0])
-        n_threads = set_threads(0 if self.n_jobs is None else self.n_jobs)
         seed = seed_of(self.random_state)
         seeds = np.random.default_rng(seed).integers(0, 2 ** 31 - 1, size=self.n_estimators)
         trees, stats = (self.trees_, self.node_stats_) if kept else ([], [])
@@ -162,10 +161,13 @@ class _Forest(_TreeParams, BaseEstimator):
             else []
         if kept < self.n_estimators:
             splitter = self._splitter()
-            columns = cart.search_columns(fm, splitter, self.max_bin, int(seed), w)
-            grown = forest.grow_forest(columns, self._tree_spec(n, fm.shape[1], w.sum()),
-                                       channel, stat, w, K, fm.shape[1], seeds[kept:],
-                                       self.bootstrap, n_boot, n_threads, splitter == "random")
+            with threads_given_back():  # n_jobs is this fit's own
+                n_threads = set_threads(0 if self.n_jobs is None else self.n_jobs)
+                columns = cart.search_columns(fm, splitter, self.max_bin, int(seed), w)
+                grown = forest.grow_forest(columns, self._tree_spec(n, fm.shape[1], w.sum()),
+                                           channel, stat, w, K, fm.shape[1], seeds[kept:],
+                                           self.bootstrap, n_boot, n_threads,
+                                           splitter == "random")
             trees, stats = trees + grown.trees, stats + grown.node_stats
             bags.append(grown.in_bag)
             specs = specs + [(int(sd), n_boot, bool(self.bootstrap), rows)
