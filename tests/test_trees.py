@@ -352,8 +352,9 @@ def test_forest_warns_when_rows_have_no_out_of_bag_estimate():
     import warnings
     X, y = _data(n=40, seed=2)
     for cls, target in ((bw.RandomForestClassifier, y), (bw.RandomForestRegressor, X[:, 0])):
-        with pytest.warns(UserWarning, match=r"of 40 rows were in every tree's bag"):
+        with pytest.warns(UserWarning, match=r"of 40 rows were in every tree's bag") as w:
             m = cls(2, oob_score=True, random_state=0).fit(X, target)
+        assert w[0].filename == __file__  # the caller's line, not the library's
         assert np.isfinite(m.oob_score_)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -383,8 +384,9 @@ def test_warm_start_adds_trees_to_the_forest_of_one_fit(cls):
     np.testing.assert_array_equal(getattr(warm, predict)(X), getattr(one, predict)(X))
     np.testing.assert_array_equal(warm.feature_importances_, one.feature_importances_)
     assert warm.oob_score_ == one.oob_score_
-    with pytest.warns(UserWarning, match="no tree added"):
+    with pytest.warns(UserWarning, match="no tree added") as w:
         warm.fit(X, y)
+    assert w[0].filename == __file__  # the caller's line, not the library's
     with pytest.raises(ValueError, match="below the 15 trees"):
         warm.set_params(n_estimators=10).fit(X, y)
     with pytest.raises(ValueError, match="same features and classes"):
@@ -512,3 +514,28 @@ def test_the_rows_fingerprint_reads_values_not_their_storage():
                         shape=X.shape)
     assert fp(csr) == fp(csr.tocsc()) == fp(dup.tocsc()) != fp(sp.csr_matrix(X * 2))
     assert fp(zeros) == fp(sp.csc_matrix(dense_zeros))
+
+
+def test_forest_predicts_on_its_n_jobs(monkeypatch):
+    """A forest walks its trees on n_jobs threads, as its fit does (scikit-learn's forests
+    predict on n_jobs too): the OOB score in fit, predict and apply; numba's thread count
+    is given back after each."""
+    import numba
+    from boostwood.sklearn import forest as forest_module
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one thread: nothing to tell apart")
+    seen = []
+    real = forest_module._leaves
+
+    def spy(trees, fm):
+        seen.append(numba.get_num_threads())
+        return real(trees, fm)
+
+    monkeypatch.setattr(forest_module, "_leaves", spy)
+    X, y = _data(n=200, seed=3)
+    before = numba.get_num_threads()
+    assert before >= 2
+    m = bw.RandomForestClassifier(5, n_jobs=1, oob_score=True, random_state=0).fit(X, y)
+    m.predict(X)
+    m.apply(X)
+    assert seen == [1, 1, 1] and numba.get_num_threads() == before

@@ -32,7 +32,8 @@ def _out_of_bag_rows(seen):
     if missing:
         warnings.warn(f"{missing} of {seen.size} rows were in every tree's bag: oob_score_ "
                       "covers the others only (their out-of-bag predictions are NaN); more "
-                      "trees give every row an estimate", UserWarning, stacklevel=3)
+                      "trees give every row an estimate", UserWarning,
+                      stacklevel=4)  # _fit, fit, the caller's line
     return seen
 
 
@@ -140,7 +141,8 @@ class _Forest(_TreeParams, BaseEstimator):
                              "already grown; with warm_start=True it must be at least that")
         if self.n_estimators == kept:
             warnings.warn(f"warm_start with n_estimators={kept}, the trees already grown: no "
-                          "tree added", UserWarning, stacklevel=3)
+                          "tree added", UserWarning,
+                          stacklevel=5)  # _fit_forest, _fit, fit, the caller's line
         return kept
 
     def _fit_forest(self, fm, channel, stat, w, K, warm=None):
@@ -186,7 +188,14 @@ class _Forest(_TreeParams, BaseEstimator):
     def apply(self, X):
         """Leaf node id of every sample in every tree, shape (n_samples, n_estimators)."""
         check_is_fitted(self, "trees_")
-        return _leaves(self.trees_, _check_X_predict(self, X))
+        return self._forest_leaves(_check_X_predict(self, X))
+
+    def _forest_leaves(self, fm):
+        """Every row's leaf in every tree, on ``n_jobs`` threads as the fit (scikit-learn's
+        forests predict on ``n_jobs`` too); numba's count is given back after."""
+        with threads_given_back():
+            set_threads(0 if self.n_jobs is None else self.n_jobs)
+            return _leaves(self.trees_, fm)
 
     def decision_path(self, X):
         """scikit-learn's forest ``decision_path``: a sparse (n_samples, total nodes)
@@ -278,7 +287,7 @@ class RandomForestClassifier(ClassifierMixin, _Forest):
         codes, w = class_targets(self, y, w)
         inbag = self._fit_forest(fm, codes, w, w, self.n_classes_, warm)
         if self.oob_score:
-            votes = self._tree_votes(_leaves(self.trees_, fm))
+            votes = self._tree_votes(self._forest_leaves(fm))
             votes[inbag.T] = 0.0
             seen = _out_of_bag_rows(votes.sum(axis=(1, 2)) > 0)
             self.oob_decision_function_ = np.full((fm.shape[0], self.n_classes_), np.nan)
@@ -350,7 +359,7 @@ class RandomForestRegressor(RegressorMixin, _Forest):
         y = np.asarray(y, dtype=np.float64)
         inbag = self._fit_forest(fm, np.zeros(len(y), dtype=np.int32), w * y, w, 1, warm)
         if self.oob_score:
-            pred = self._tree_values(_leaves(self.trees_, fm))
+            pred = self._tree_values(self._forest_leaves(fm))
             pred[inbag.T] = np.nan
             seen = _out_of_bag_rows(~np.all(np.isnan(pred), axis=1))
             self.oob_prediction_ = np.full(len(y), np.nan)
