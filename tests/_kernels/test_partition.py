@@ -44,10 +44,20 @@ def test_partition_is_stable_and_matches_naive(block, threads):
 
 
 def test_partition_block_size_rule():
+    """The fewest blocks of at most max_block rows that is a multiple of the threads (a
+    node cut into near-equal blocks then gives every thread the same rows), never under
+    MIN_PARTITION_BLOCK rows."""
     assert partition_block_size(3000, 4096, 2) == 1500  # a small node: one block per thread
     assert partition_block_size(1500, 4096, 2) == MIN_PARTITION_BLOCK  # too small to cut
-    assert partition_block_size(10 ** 6, 4096, 16) == 4096  # big batches: the most
+    assert partition_block_size(10 ** 6, 4096, 16) == 3907  # 256 blocks (4,096: 245)
     assert partition_block_size(40000, 4096, 16) == 2500
+    assert partition_block_size(50000, 4096, 16) == 3125  # 16 blocks (4,096: 13)
+    for n in (2048, 9999, 50001, 123457, 10 ** 6 + 3):
+        for t in (2, 3, 8, 16):
+            size = partition_block_size(n, 4096, t)
+            assert MIN_PARTITION_BLOCK <= size <= 4096 or size == MIN_PARTITION_BLOCK
+            if size > MIN_PARTITION_BLOCK:
+                assert -(-n // size) % t == 0, (n, t, size)
 
 
 @pytest.mark.parametrize("count", [1, 37, MIN_PARTITION_BLOCK])

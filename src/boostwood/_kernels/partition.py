@@ -55,11 +55,25 @@ def all_rows(out, n):
 
 @njit(cache=True, nogil=True)
 def partition_block_size(n_rows, max_block, n_threads):
-    """Rows per block for partitioning a batch of ``n_rows``: one block per thread
-    (``ceil(n_rows / n_threads)``), but at most ``max_block`` (big batches: many blocks,
-    balanced by the scheduler) and at least ``MIN_PARTITION_BLOCK``."""
-    per_thread = (n_rows + n_threads - 1) // n_threads
-    return max(MIN_PARTITION_BLOCK, min(max_block, per_thread))
+    """Rows per block for partitioning a batch of ``n_rows``: the fewest blocks of at most
+    ``max_block`` rows that is a multiple of ``n_threads`` (numba gives each thread an
+    equal count of blocks, so a node cut into near-equal blocks gives each the same
+    rows), but at least ``MIN_PARTITION_BLOCK`` rows. Before, ``min(max_block,
+    ceil(n_rows / n_threads))``: a leaf-wise node of 50,000 rows was 13 blocks of 4,096 for
+    16 threads; over leaf-wise trees of 800k rows the busiest thread had 1.29x the mean
+    rows on 16 threads (``benchmarks/bench_balance.py``)."""
+    per_thread = (n_rows + n_threads * max_block - 1) // (n_threads * max_block)
+    n_blocks = max(per_thread * n_threads, 1)
+    return max(MIN_PARTITION_BLOCK, (n_rows + n_blocks - 1) // n_blocks)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _block_rows(starts, ends, blocks_per_node, k, j):
+    """Rows lo..hi of block ``j``, of node ``k``: the node's blocks are near-equal."""
+    n_k = blocks_per_node[k + 1] - blocks_per_node[k]
+    i = j - blocks_per_node[k]
+    c = ends[k] - starts[k]
+    return starts[k] + c * i // n_k, starts[k] + c * (i + 1) // n_k
 
 
 @njit(cache=True, nogil=True)
@@ -133,8 +147,7 @@ def partition_nodes(X_columns, buf, staging, ints, nodes, cat_bits, missing_bins
     for j in prange(n_blocks):
         k = block_node[j]
         p = nodes[k]
-        lo = starts[k] + (j - blocks_per_node[k]) * block_size
-        hi = min(lo + block_size, ends[k])
+        lo, hi = _block_rows(starts, ends, blocks_per_node, k, j)
         n_left[j] = _stage_node(X_columns, buf, staging, ints, p, lo, hi, cat_bits,
                                 missing_bins)
         if blocks_per_node[k + 1] - blocks_per_node[k] == 1:
@@ -145,7 +158,6 @@ def partition_nodes(X_columns, buf, staging, ints, nodes, cat_bits, missing_bins
     left_off = np.empty(n_blocks, dtype=np.int64)
     right_off = np.empty(n_blocks, dtype=np.int64)
     for k in range(n_nodes):
-        counts_k = ends[k] - starts[k]
         total_left = 0
         for j in range(blocks_per_node[k], blocks_per_node[k + 1]):
             total_left += n_left[j]
@@ -153,8 +165,7 @@ def partition_nodes(X_columns, buf, staging, ints, nodes, cat_bits, missing_bins
         lpos = starts[k]
         rpos = starts[k] + total_left
         for j in range(blocks_per_node[k], blocks_per_node[k + 1]):
-            lo = starts[k] + (j - blocks_per_node[k]) * block_size
-            hi = min(lo + block_size, starts[k] + counts_k)
+            lo, hi = _block_rows(starts, ends, blocks_per_node, k, j)
             left_off[j] = lpos
             right_off[j] = rpos
             lpos += n_left[j]
@@ -165,8 +176,7 @@ def partition_nodes(X_columns, buf, staging, ints, nodes, cat_bits, missing_bins
         k = block_node[j]
         if blocks_per_node[k + 1] - blocks_per_node[k] == 1:
             continue  # placed in pass 1
-        lo = starts[k] + (j - blocks_per_node[k]) * block_size
-        hi = min(lo + block_size, ends[k])
+        lo, hi = _block_rows(starts, ends, blocks_per_node, k, j)
         _place(staging, buf[1 - ints[ND_SIDE, nodes[k]]], lo, hi, n_left[j], left_off[j],
                right_off[j])
 
