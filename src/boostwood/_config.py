@@ -80,9 +80,10 @@ def set_threads(nthread):
 
 
 @contextlib.contextmanager
-def threads_given_back():
+def threads_given_back(nthread=None):
     """Around the part of an entry point that sets numba's threads from its ``nthread``
-    (training, prediction, a forest's fit): numba's count is given back as the caller
+    (training, prediction, a forest's fit; given ``nthread``, the block sets them itself
+    and yields the count, :func:`set_threads`): numba's count is given back as the caller
     had it, so a call's ``nthread`` is that call's own, as XGBoost's is (LightGBM setting
     the process's OpenMP threads is its issue 4705). Before, a fit with ``nthread=1`` left
     every later numba loop in the process, binning a Dataset included, on one thread.
@@ -90,7 +91,7 @@ def threads_given_back():
     the caller's line (``stacklevel``) into this module."""
     before = numba.get_num_threads()
     try:
-        yield
+        yield None if nthread is None else set_threads(nthread)
     finally:
         if numba.get_num_threads() != before:
             numba.set_num_threads(before)

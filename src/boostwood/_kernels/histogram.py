@@ -102,7 +102,7 @@ def row_workers(total_rows, n_active, n_threads, n_buffers):
     threads over, each run's features are cut into ``n_groups`` ranges (at most one per
     feature), so that every thread has a share: a leaf-wise child of 4,000 rows on 16
     threads is 3 runs of 5 ranges. ``n_runs * n_groups <= max(n_threads, 1)``."""
-    n_runs = max(1, min(n_threads, total_rows // MIN_RUN_ROWS, n_buffers + 1))
+    n_runs = min(_most_runs(total_rows, n_threads), n_buffers + 1)
     if n_runs >= n_threads:
         return n_runs, 1
     return n_runs, max(1, min(n_active, n_threads // n_runs))
@@ -114,7 +114,14 @@ def partials_bound(n_rows, n_threads):
     run of a batch of at most ``n_rows`` rows: one per run after the first
     (:func:`row_workers`). Children are built from their parents' rows, so the parents'
     count bounds a split batch's before the partition says how it splits."""
-    return max(min(n_threads, n_rows // MIN_RUN_ROWS) - 1, 0)
+    return _most_runs(n_rows, n_threads) - 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _most_runs(n_rows, n_threads):
+    """Runs of a batch of ``n_rows`` with buffers enough: one per thread, none under
+    ``MIN_RUN_ROWS`` rows, at least one."""
+    return max(1, min(n_threads, n_rows // MIN_RUN_ROWS))
 
 
 @njit(cache=True, nogil=True)

@@ -93,7 +93,6 @@ class SideBySide:
     def __init__(self, contexts, nthread):
         self.contexts = list(contexts)
         self.threads = threads_per_worker(len(self.contexts), nthread)
-        self.nthread = nthread
         #: Set once a task has failed (or been interrupted): a long task may poll it
         #: and stop early, its result being discarded.
         self.stop = threading.Event()

@@ -5,7 +5,7 @@ import os
 import numpy as np
 
 from .._version import __version__
-from .._config import set_threads, threads_given_back
+from .._config import threads_given_back
 from .._kernels.predict import predict_leaf_raw, predict_levels, predict_raw
 from .._kernels.predict_binned import predict_binned
 from ..data import Dataset, as_feature_matrix
@@ -229,8 +229,7 @@ class Booster:
                         pred_interactions, iteration_range):
         """The predictions of ``predict`` on this model's ``nthread`` threads (numba's
         count given back after: the call's own)."""
-        with threads_given_back():
-            set_threads(self.params["nthread"])
+        with threads_given_back(self.params["nthread"]):
             return self._predict_rows(fm, base_margin, output_margin, pred_leaf, pred_contribs,
                                       pred_interactions, iteration_range)
 

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import check_is_fitted
 
-from .._config import set_threads, threads_given_back
+from .._config import threads_given_back
 from ..data.checks import Param
 from ..data.dataset import fingerprint
 from ..ensemble import cart, forest
@@ -163,8 +163,7 @@ class _Forest(_TreeParams, BaseEstimator):
             else []
         if kept < self.n_estimators:
             splitter = self._splitter()
-            with threads_given_back():  # n_jobs is this fit's own
-                n_threads = set_threads(0 if self.n_jobs is None else self.n_jobs)
+            with threads_given_back(self._n_jobs()) as n_threads:  # this fit's own
                 columns = cart.search_columns(fm, splitter, self.max_bin, int(seed), w)
                 grown = forest.grow_forest(columns, self._tree_spec(n, fm.shape[1], w.sum()),
                                            channel, stat, w, K, fm.shape[1], seeds[kept:],
@@ -193,9 +192,12 @@ class _Forest(_TreeParams, BaseEstimator):
     def _forest_leaves(self, fm):
         """Every row's leaf in every tree, on ``n_jobs`` threads as the fit (scikit-learn's
         forests predict on ``n_jobs`` too); numba's count is given back after."""
-        with threads_given_back():
-            set_threads(0 if self.n_jobs is None else self.n_jobs)
+        with threads_given_back(self._n_jobs()):
             return _leaves(self.trees_, fm)
+
+    def _n_jobs(self):
+        """``n_jobs`` as an ``nthread``: None is every core (0)."""
+        return 0 if self.n_jobs is None else self.n_jobs
 
     def decision_path(self, X):
         """scikit-learn's forest ``decision_path``: a sparse (n_samples, total nodes)
