@@ -15,6 +15,19 @@ def shared_file(*parts):
     return path
 
 
+@pytest.fixture(autouse=True)
+def _numba_threads_given_back():
+    """Every test leaves numba's thread count as it found it: a test that sets it (or a
+    fit that did not give it back) would otherwise run the rest of the session on
+    another count, and a later test that needs two threads would fail only in the
+    whole suite (it did, twice)."""
+    import numba
+    before = numba.get_num_threads()
+    yield
+    if numba.get_num_threads() != before:
+        numba.set_num_threads(before)
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
