@@ -170,9 +170,30 @@ class Booster:
                     "DataFrame with those columns, or Dataset(feature_names=...)), or pass "
                     "validate_features=False to match the columns by position")
         elif list(fm.feature_names) != self.feature_names:
-            raise ValueError("data's feature names differ from the model's: "
-                             f"{fm.feature_names[:5]}... vs {self.feature_names[:5]}...")
+            raise ValueError(self._names_differ(list(fm.feature_names)))
         return fm, base_margin
+
+    def _names_differ(self, names):
+        """The error for data whose feature names are not the model's: how they differ,
+        and the way out."""
+        unnamed = self.feature_names == default_feature_names(self.n_features)
+        if unnamed:
+            how = (f"the model was trained without feature names, and the data's columns "
+                   f"are named {_some(names)}; matching them by position would be a guess")
+        elif set(names) == set(self.feature_names):
+            j = next(i for i, (a, b) in enumerate(zip(names, self.feature_names)) if a != b)
+            return (f"data's feature names differ from the model's: the data has the "
+                    f"model's features in another order (column {j} is {names[j]!r}, the "
+                    f"model's is {self.feature_names[j]!r}); select them in the model's "
+                    f"order, data[booster.feature_names]")
+        else:
+            missing = [n for n in self.feature_names if n not in set(names)]
+            extra = [n for n in names if n not in set(self.feature_names)]
+            how = f"the model's features {_some(missing)} are not in the data" + (
+                f", which has {_some(extra)} instead" if extra else "")
+        return (f"data's feature names differ from the model's: {how}. Pass "
+                f"validate_features=False to match the columns by position"
+                + (" (or the data as an array without names)" if unnamed else ""))
 
     def predict(self, data, output_margin=False, pred_leaf=False, pred_contribs=False,
                 pred_interactions=False, iteration_range=None, validate_features=True):
@@ -486,3 +507,8 @@ def _check_path(fname):
     if not isinstance(fname, (str, os.PathLike)):
         raise TypeError(f"fname must be a path (str or os.PathLike), got {type(fname).__name__}")
     return os.fspath(fname)
+
+
+def _some(names, k=5):
+    """The first ``k`` of ``names`` for a message, with "..." where there are more."""
+    return f"{names[:k]}" + ("..." if len(names) > k else "")
