@@ -100,12 +100,27 @@ def _extreme_gh(n, seed):
     return gh.astype(np.int32)
 
 
+def test_scratch_rows_of_features_are_not_4_kib_apart():
+    """The rule of *Scratch rows padded* (histogram.py): no two features' scratch rows
+    start a multiple of 4,096 bytes apart, for any bin count and lane width, so a row
+    whose features fall in the same low bins (binary and low-cardinality columns)
+    never updates cells the CPU takes for one address (2.5-3.5x slower builds)."""
+    from boostwood._kernels.histogram import _feature_words
+    for lanes in (1, 2):
+        for nb in range(2, 1025):
+            words = _feature_words(nb, lanes)
+            assert words >= nb * lanes
+            assert words >= (nb + 4) * lanes  # four cells or more between rows
+            for k in range(1, 256):  # features k apart
+                assert (k * words * 8) % 4096 != 0, (lanes, nb, k)
+
+
 @pytest.mark.parametrize("dtype,nb", [(np.uint8, 256), (np.uint16, 300)])
 def test_packed_block_equals_direct_and_naive(dtype, nb):
     """The packed accumulation (two channels, count in the low bits of h) gives the
     direct three-channel sums to the last bit, at the largest block and extreme values,
     for all features and a subset, and leaves other features untouched."""
-    from boostwood._kernels.histogram import (COUNT_BITS, _packed_accumulate,
+    from boostwood._kernels.histogram import (COUNT_BITS, _feature_words, _packed_accumulate,
                                               _zero_and_accumulate)
     n, F = 3 * HIST_BLOCK, 5
     X = np.random.default_rng(3).integers(0, nb, size=(n, F)).astype(dtype)
@@ -120,7 +135,7 @@ def test_packed_block_equals_direct_and_naive(dtype, nb):
         all_f = features.size == F
         packed = np.full(F * nb * 3, -9, dtype=np.int64)
         direct = packed.copy()
-        scratch = np.full(F * nb * 2, 5, dtype=np.int64)  # dirty workspace
+        scratch = np.full(F * _feature_words(nb, 2), 5, dtype=np.int64)  # dirty workspace
         _packed_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, scratch, packed)
         _zero_and_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, direct)
         np.testing.assert_array_equal(packed, direct)
@@ -180,7 +195,7 @@ def test_one_lane_block_equals_direct_and_naive(dtype, nb):
     """Quantized rows summed in one-lane cells (g, h and the count in one int64) give the
     direct three-channel sums to the last bit, at the largest block, with one bin holding
     the whole block at the extreme levels of both signs, for all features and a subset."""
-    from boostwood._kernels.histogram import (COUNT_BITS, _one_lane_accumulate,
+    from boostwood._kernels.histogram import (COUNT_BITS, _feature_words, _one_lane_accumulate,
                                               _zero_and_accumulate)
     n, F = 3 * HIST_BLOCK, 5
     X = np.random.default_rng(3).integers(0, nb, size=(n, F)).astype(dtype)
@@ -196,7 +211,7 @@ def test_one_lane_block_equals_direct_and_naive(dtype, nb):
         all_f = features.size == F
         one = np.full(F * nb * 3, -9, dtype=np.int64)
         direct = one.copy()
-        scratch = np.full(F * nb, 5, dtype=np.int64)  # dirty workspace
+        scratch = np.full(F * _feature_words(nb, 1), 5, dtype=np.int64)  # dirty workspace
         _one_lane_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, scratch, one)
         _zero_and_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, direct)
         np.testing.assert_array_equal(one, direct)
