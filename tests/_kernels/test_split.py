@@ -367,15 +367,47 @@ def test_scan_subtracts_its_pairs_in_the_same_region():
     assert o1[0][1, 1] == -np.inf and np.isfinite(o1[0][0]).all()
 
 
+def test_scan_subtracts_only_the_cells_of_each_features_bins():
+    """The subtraction in the scan covers a feature's value bins and its missing bin
+    (``n_bins[f] + 1`` cells, 3 of a binary column's 16 here): cells above are left as
+    they are (zero in every histogram the build writes; a stale value in the child's
+    stands in for any), and the sibling's used cells and the best splits are exact."""
+    rng = np.random.default_rng(8)
+    n, nb_max = 2000, 16
+    n_bins = np.array([2, 15, 5], dtype=np.int32)  # binary, full, five values
+    X = np.column_stack([rng.integers(0, k + 1, n) for k in n_bins]).astype(np.uint8)
+    g, h = rng.integers(-500, 500, n), rng.integers(1, 400, n)
+    rows = rng.permutation(n)
+    A, B = rows[:1200], rows[1200:]
+    hist = np.stack([histogram_naive(X, g, h, r, nb_max) for r in (np.r_[A, B], B)])
+    for f, k in enumerate(n_bins):
+        assert not hist[:, f, k + 1:].any()
+        hist[1, f, k + 1:] = 7  # stale cells above the child's bins: never read
+    features = np.arange(3, dtype=np.int64)
+    totals = np.array([[g[r].sum(), h[r].sum(), r.size] for r in (B, A)], dtype=np.int64)
+    settings_ = split_settings(1.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    out = (np.zeros((2, 3)), np.zeros((N_PICK, 2, 3), np.int64), np.zeros((2, 3, 3), np.int64))
+    find_best_splits(hist, np.array([1, 0]), np.array([[0], [1]]), totals, n_bins, features,
+                     np.ones((2, 3), np.uint8), settings_, out)
+    clean = np.stack([histogram_naive(X, g, h, r, nb_max) for r in (A, B)])
+    ref = (np.zeros((2, 3)), np.zeros((N_PICK, 2, 3), np.int64), np.zeros((2, 3, 3), np.int64))
+    find_best_splits(clean, np.array([1, 0]), np.zeros((2, 0), np.int64), totals, n_bins,
+                     features, np.ones((2, 3), np.uint8), settings_, ref)
+    np.testing.assert_array_equal(hist[0], clean[0])  # the used cells exact, the rest zero
+    for a, b in zip(out, ref):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_scan_refuses_pairs_it_would_subtract_twice_or_lose():
     """Two nodes of a scan on one slot (both would subtract), or two pairs with one parent
     (one would be lost): an error, never a wrong histogram."""
     from boostwood._kernels.split import _minus_slots
     hist = np.zeros((4, 2, 8, 3), np.int64)
     feats = np.arange(2, dtype=np.int64)
+    n_bins = np.full(2, 7, dtype=np.int32)
     with pytest.raises(ValueError, match="hold one histogram slot"):
-        _minus_slots(hist, np.array([0, 0]), np.array([[0], [1]]), feats)
+        _minus_slots(hist, np.array([0, 0]), np.array([[0], [1]]), feats, n_bins)
     with pytest.raises(ValueError, match="share a parent slot"):
-        _minus_slots(hist, np.array([0, 2]), np.array([[0, 0], [1, 3]]), feats)
-    minus = _minus_slots(hist, np.array([2, 0]), np.array([[0], [1]]), feats)
+        _minus_slots(hist, np.array([0, 2]), np.array([[0, 0], [1, 3]]), feats, n_bins)
+    minus = _minus_slots(hist, np.array([2, 0]), np.array([[0], [1]]), feats, n_bins)
     assert minus.tolist() == [-1, 1]

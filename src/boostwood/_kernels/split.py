@@ -450,18 +450,21 @@ def pick_best_features(gain, out_best):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _subtract_feature(hist, parent, child, f):
-    """``hist[parent, f] -= hist[child, f]``, one feature's cells as one run of unit
-    stride (vector code)."""
-    n_cells = hist.shape[2] * hist.shape[3]
-    mine = hist[parent, f].reshape(n_cells)
-    theirs = hist[child, f].reshape(n_cells)
+def _subtract_feature(hist, parent, child, f, n_bins):
+    """``hist[parent, f] -= hist[child, f]`` over the feature's value bins and its missing
+    bin (``n_bins[f] + 1`` cells; the ones above are zero in every histogram the build
+    writes, and no scan reads them), as one run of unit stride (vector code): a binary
+    column's 3 cells of 256 (2 threads, 128 pairs: 40 binary features 0.54x the time of
+    :func:`find_best_splits`, 28 continuous and 40 binary 0.96x)."""
+    n_cells = min(n_bins[f] + 1, hist.shape[2]) * hist.shape[3]
+    mine = hist[parent, f].reshape(hist.shape[2] * hist.shape[3])
+    theirs = hist[child, f].reshape(hist.shape[2] * hist.shape[3])
     for c in range(n_cells):
         mine[c] -= theirs[c]
 
 
 @njit(cache=True, nogil=True)
-def _minus_slots(hist, slots, pairs, features):
+def _minus_slots(hist, slots, pairs, features, n_bins):
     """Per node of a scan, the slot to subtract from its own first (-1: none), through a
     table of the node holding each slot (linear in slots, nodes and pairs). A pair whose
     parent slot no node holds is subtracted here (serially: never in the loops, where
@@ -481,7 +484,7 @@ def _minus_slots(hist, slots, pairs, features):
             minus[node] = pairs[1, p]
             continue
         for f in features:
-            _subtract_feature(hist, pairs[0, p], pairs[1, p], f)
+            _subtract_feature(hist, pairs[0, p], pairs[1, p], f, n_bins)
     return minus
 
 
@@ -525,7 +528,7 @@ def find_best_splits(hist, slots, pairs, totals, n_bins, features, feature_mask,
     # SCAN_CHUNK tasks at a time share one scan scratch (a work-size rule: the same
     # chunks on any machine); every task writes only its own outputs
     n_chunks = (n_tasks + SCAN_CHUNK - 1) // SCAN_CHUNK
-    minus = _minus_slots(hist, slots, pairs, features)
+    minus = _minus_slots(hist, slots, pairs, features, n_bins)
     for chunk in prange(n_chunks):
         sums = np.empty((3, hist.shape[2]), hist.dtype)
         work = np.empty((4, hist.shape[2]))
@@ -533,7 +536,7 @@ def find_best_splits(hist, slots, pairs, totals, n_bins, features, feature_mask,
             a = task // n_nodes
             node = task % n_nodes
             if minus[node] >= 0:
-                _subtract_feature(hist, slots[node], minus[node], features[a])
+                _subtract_feature(hist, slots[node], minus[node], features[a], n_bins)
             out_gain[node, a] = -np.inf
             out_pick[P_BIN, node, a] = -1
             out_pick[P_NEXT, node, a] = -1
