@@ -7,7 +7,9 @@ a noisy nonlinear function with interactions; 80/20 split.
 Other cases (``--case``) reuse those features: ``nan`` blanks 20 % of the
 values at random, ``regression50`` has 50 features and a continuous target
 (squared error, test RMSE), ``multiclass10`` a 10-class target (softmax, test
-log-loss).
+log-loss), ``onehot`` adds five categorical variables of eight levels, one-hot encoded
+(68 features, 40 of them binary: the shape of most real tables, where many columns
+take a few values), that move the label's log-odds.
 
 Each library runs in its own subprocess, after a JIT / library warm-up on a
 small slice. Reported per library and growth policy: binning (Dataset
@@ -70,10 +72,14 @@ def make_higgs_like(n_rows, seed=0):
     return X, y
 
 
-CASES = ("higgs", "nan", "regression50", "multiclass10")
+CASES = ("higgs", "nan", "regression50", "multiclass10", "onehot")
 TASK = {"higgs": "binary", "nan": "binary", "regression50": "regression",
-        "multiclass10": "multiclass"}
+        "multiclass10": "multiclass", "onehot": "binary"}
 N_CLASSES = 10
+
+
+#: The ``onehot`` case's categorical variables and their levels.
+ONEHOT_VARIABLES, ONEHOT_LEVELS = 5, 8
 
 
 def make_case(case, n_rows, seed=0):
@@ -95,6 +101,14 @@ def make_case(case, n_rows, seed=0):
             + 0.4 * rng.logistic(size=n_rows)
         y = np.searchsorted(np.quantile(score, np.linspace(0, 1, N_CLASSES + 1)[1:-1]),
                             score).astype(np.float64)
+    elif case == "onehot":
+        rng = np.random.default_rng(seed + 4)
+        levels = rng.integers(0, ONEHOT_LEVELS, size=(n_rows, ONEHOT_VARIABLES))
+        effects = rng.normal(scale=0.6, size=(ONEHOT_VARIABLES, ONEHOT_LEVELS))
+        logit = 2.0 * y - 1.0 + effects[np.arange(ONEHOT_VARIABLES), levels].sum(axis=1)
+        y = (rng.random(n_rows) < 1.0 / (1.0 + np.exp(-logit))).astype(np.float64)
+        onehot = (levels[:, :, None] == np.arange(ONEHOT_LEVELS)).reshape(n_rows, -1)
+        X = np.column_stack([X, onehot.astype(np.float64)])
     elif case != "higgs":
         raise ValueError(f"unknown case {case!r}; expected one of {CASES}")
     return X, y
