@@ -115,6 +115,27 @@ def test_scratch_rows_of_features_are_not_4_kib_apart():
                 assert (k * words * 8) % 4096 != 0, (lanes, nb, k)
 
 
+def test_histogram_slots_of_features_are_not_4_kib_apart():
+    """The grower's histogram slots (written by the direct loop) follow the same rule:
+    ``hist_bins`` cells of 24 bytes, never a multiple of 4,096 bytes for features under
+    256 apart; the extra cell of an even bin count stays zero through a fit."""
+    from boostwood._kernels.histogram import hist_bins
+    from boostwood.tree import GrowerParams, TreeGrower
+    for nb in range(2, 1025):
+        cells = hist_bins(nb)
+        assert cells in (nb, nb + 1)
+        for k in range(1, 256):
+            assert (k * cells * 24) % 4096 != 0, (nb, k)
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 256, size=(3000, 4)).astype(np.uint8)
+    grower = TreeGrower(X, np.full(4, 255, np.int32), 256,
+                        GrowerParams(grow_policy="lossguide", max_leaves=16, max_depth=0))
+    assert grower.builder.hist.shape[2] == 257
+    gh = np.column_stack([rng.normal(size=3000), np.ones(3000)]).astype(np.float32)
+    tree, _ = grower.grow(gh, None, np.arange(4, dtype=np.int64), rng)
+    assert tree.n_leaves > 8 and not grower.builder.hist[:, :, 256].any()
+
+
 @pytest.mark.parametrize("dtype,nb", [(np.uint8, 256), (np.uint16, 300)])
 def test_packed_block_equals_direct_and_naive(dtype, nb):
     """The packed accumulation (two channels, count in the low bits of h) gives the

@@ -27,7 +27,7 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._kernels.binning import feature_major
-from .._kernels.histogram import partials_bound, sum_gradients
+from .._kernels.histogram import hist_bins, partials_bound, sum_gradients
 from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOSSGUIDE,
                                N_COUNTERS, NEED_NODES, NEED_PARTIALS, NEED_SLOTS, P_AHEAD_ROWS,
                                ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES, ST_OPEN,
@@ -111,7 +111,7 @@ class TreeGrower:
         self.params = params
         # size the pool up front for the most histograms held at once (it grows on
         # demand past that, e.g. with ``retire_leaves`` off)
-        self.builder = HistogramBuilder(X_binned, n_bins_max, reducer,
+        self.builder = HistogramBuilder(X_binned, hist_bins(n_bins_max), reducer,
                                         initial_slots=int(min(max(self.held_histograms(), 4),
                                                               512)))
         self.reducer = self.builder.reducer
