@@ -8,6 +8,7 @@
 #   profile  where a tree's time goes on all cores (bench_tree_profile.py)
 #   ahead    splitting leaves ahead on and off there (bench_setting_ab.py)
 #   one      the HIGGS table at 1 thread
+#   onehot   the one-hot case (68 features, 40 binary) on all cores and 2
 # Run from the repository root on the machine to measure (LightGBM and XGBoost
 # importable); results go to $OUT (default: benchmarks/results/suite) and to stdout.
 #
@@ -25,10 +26,11 @@ ROWS=${ROWS:-1000000}; ROUNDS=${ROUNDS:-200}; MROWS=${MROWS:-200000}; PROWS=${PR
 BIG=${BIG:-4000000}
 MAXT=${MAXT:-$(python3 -c "import os; print(len(os.sched_getaffinity(0)))")}
 THREADS=${THREADS:-2,4,8,16}; OUT=${OUT:-benchmarks/results/suite}
-STEPS=${STEPS:-higgs cases predict profile ahead one}
+STEPS=${STEPS:-higgs cases predict profile ahead one onehot}
 for s in $STEPS; do  # a misspelt step is refused before any time is spent
-    case $s in higgs|cases|predict|profile|ahead|one) ;;
-    *) echo "unknown step $s (higgs, cases, predict, profile, ahead, one)"; exit 2 ;; esac
+    case $s in higgs|cases|predict|profile|ahead|one|onehot) ;;
+    *) echo "unknown step $s (higgs, cases, predict, profile, ahead, one, onehot)"; exit 2 ;;
+    esac
 done
 START=$(date +%s); END=$((START + ${BUDGET:-520}))
 left() { echo $((END - $(date +%s))); }
@@ -57,7 +59,7 @@ step() {  # file, then a python script and its arguments; skipped when no time i
     { timeout "$t" python3 "$@"; rc=$?; [ $rc -eq 124 ] && echo "# cut at the budget ($t s)"
       [ $rc -ne 0 ] && [ $rc -ne 124 ] && echo "# exit status $rc"; } 2>&1 | tee -a "$OUT/$f"
 }
-for f in higgs_scaling cases_many predict500 tree_profile ahead_ab higgs_1thread; do
+for f in higgs_scaling cases_many predict500 tree_profile ahead_ab higgs_1thread onehot; do
     : > "$OUT/$f.txt"  # this run's results only (steps append: the cases share a file)
 done
 run() { f=$1; shift; step "$f" benchmarks/bench_higgs.py --no-startup "$@"; }
@@ -81,6 +83,7 @@ for s in $STEPS; do
         --settings lossguide --set boostwood.tree.grower:TreeGrower.ahead_max_rows=0,16384 \
         --rounds 100 --pairs 2 ;;
     one) run higgs_1thread.txt --rows "$ROWS" --rounds "$ROUNDS" --threads 1 ;;
+    onehot) run onehot.txt --case onehot --rows "$ROWS" --rounds "$ROUNDS" --threads "$PT" ;;
     esac
 done
 echo "suite done in $(($(date +%s) - START)) s"
