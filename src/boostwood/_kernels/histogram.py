@@ -63,9 +63,9 @@ addresses are known (4K aliasing), so where a row's features fall in the same lo
 updates of different features wait on each other. On this rule no two features less
 than 256 apart have rows a multiple of 4,096 bytes apart. One thread, blocks of 16,384
 rows of 28 features, 800k rows: 0.27-0.45x the time where half the features are
-binary or the bins geometric, 1.00x on uniform bins (measured). The histograms
-themselves (three channels, ``hist``) are written by the direct loop only on small
-blocks and keep their layout.
+binary or the bins geometric, 1.00x on uniform bins (measured). The direct loop writes
+a node's histogram slot itself (blocks of few rows a bin): the grower's slots have an
+odd number of 24-byte cells per feature for the same reason (:func:`hist_bins`).
 
 One small node. A batch of one node of fewer than ``SERIAL_MAX_UPDATES`` row-feature
 updates (a late leaf-wise split's smaller child of a few dozen rows) is summed directly
