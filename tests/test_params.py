@@ -156,6 +156,23 @@ def test_lightgbm_objective_names_train_the_same_model(lightgbm, xgboost, extra)
         assert m.booster_.params["objective"] == xgboost
 
 
+def test_lightgbm_objective_names_in_any_case():
+    """LightGBM reads its objective names in any case ("Regression" trains for LightGBM
+    4.7): the same model as the lower-case name, its renamed ones refused the same way;
+    XGBoost's names stay case-sensitive (XGBoost refuses "Reg:SquaredError")."""
+    r = np.random.default_rng(2)
+    X = r.normal(size=(300, 3))
+    y = X[:, 0] + 0.3 * r.normal(size=300)
+    a = bw.train({"objective": "Regression"}, bw.Dataset(X, y), 3, verbose_eval=False)
+    b = bw.train({"objective": "regression"}, bw.Dataset(X, y), 3, verbose_eval=False)
+    assert a.params["objective"] == "reg:squarederror" and a.dump_model() == b.dump_model()
+    assert resolve_params({"objective": "BINARY"})["objective"] == "binary:logistic"
+    with pytest.raises(ValueError, match="'reg:huber' here"):
+        resolve_params({"objective": "Huber"})
+    with pytest.raises(ValueError, match="parameter 'objective' must be one of"):
+        resolve_params({"objective": "Reg:SquaredError"})
+
+
 @pytest.mark.parametrize("name, match", [
     ("quantile", "'reg:quantileerror' here, its alpha is 'quantile_alpha'"),
     ("huber", "'reg:huber' here, its alpha is 'huber_delta'"),

@@ -179,14 +179,18 @@ def _is_minus_one(value):
 
 
 def objective_name(value):
-    """The objective ``value`` names: XGBoost's names as they are, LightGBM's as the same
-    loss's XGBoost name (:data:`LIGHTGBM_OBJECTIVES`); anything else is left for the
-    choices check."""
-    if isinstance(value, str) and value in _LIGHTGBM_RENAMED:
-        name, param = _LIGHTGBM_RENAMED[value]
+    """The objective ``value`` names: XGBoost's names as they are, LightGBM's (in any
+    case, as LightGBM reads them: ``"Regression"``) as the same loss's XGBoost name
+    (:data:`LIGHTGBM_OBJECTIVES`); anything else is left for the choices check, where
+    XGBoost's names must be written as XGBoost writes them."""
+    if not isinstance(value, str):
+        return value
+    lower = value.lower()  # LightGBM reads its names in any case; XGBoost's keep theirs
+    if lower in _LIGHTGBM_RENAMED:
+        name, param = _LIGHTGBM_RENAMED[lower]
         raise ValueError(f"LightGBM's objective {value!r} is objective={name!r} here, its "
                          f"alpha is {param!r} (alpha here is the L1 penalty, reg_alpha)")
-    return LIGHTGBM_OBJECTIVES.get(value, value) if isinstance(value, str) else value
+    return LIGHTGBM_OBJECTIVES.get(lower, value)
 
 
 def _canonical(key):
