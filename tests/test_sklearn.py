@@ -6,6 +6,7 @@ pytest.importorskip("sklearn")
 from sklearn.base import clone  # noqa: E402
 from sklearn.model_selection import cross_val_score  # noqa: E402
 
+import boostwood as bw  # noqa: E402
 from boostwood import Booster, GBDTClassifier, GBDTRegressor  # noqa: E402
 
 from conftest import make_classification, make_regression  # noqa: E402
@@ -85,6 +86,25 @@ def test_native_params_map_every_estimator_parameter():
         assert changed != base, name
     p = resolve_params(GBDTRegressor(learning_rate=0.07, reg_alpha=0.5)._native_params())
     assert p["eta"] == 0.07 and p["alpha"] == 0.5
+
+
+def test_subsample_freq_is_lightgbms_bagging_frequency():
+    """LGBMClassifier's subsample_freq: the bag is kept for k rounds (the model train()
+    grows with bagging_freq=k), 0 turns bagging off; a negative value is refused."""
+    X, y = make_classification(600, 5, seed=4)
+    m = GBDTClassifier(n_estimators=6, subsample=0.6, subsample_freq=3, random_state=2)
+    m.fit(X, y)
+    b = bw.train({"objective": "binary:logistic", "subsample": 0.6, "bagging_freq": 3,
+                  "seed": 2, "max_depth": 6, "eta": 0.1}, bw.Dataset(X, y), 6,
+                 verbose_eval=False)
+    np.testing.assert_array_equal(m.predict_proba(X)[:, 1], b.predict(X))
+    every = GBDTClassifier(n_estimators=6, subsample=0.6, random_state=2).fit(X, y)
+    assert not np.array_equal(every.predict_proba(X), m.predict_proba(X))
+    off = GBDTClassifier(n_estimators=6, subsample=0.6, subsample_freq=0).fit(X, y)
+    full = GBDTClassifier(n_estimators=6).fit(X, y)
+    np.testing.assert_array_equal(off.predict_proba(X), full.predict_proba(X))
+    with pytest.raises(ValueError, match="subsample_freq"):
+        GBDTClassifier(subsample_freq=-1).fit(X, y)
 
 
 def test_invalid_parameter_raises_at_fit():

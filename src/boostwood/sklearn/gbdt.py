@@ -31,6 +31,7 @@ _NATIVE = {
     "grow_policy": "grow_policy", "min_child_weight": "min_child_weight",
     "min_child_samples": "min_data_in_leaf", "gamma": "gamma", "reg_lambda": "lambda",
     "reg_alpha": "alpha", "max_delta_step": "max_delta_step", "subsample": "subsample",
+    "subsample_freq": "bagging_freq",
     "colsample_bytree": "colsample_bytree", "colsample_bynode": "colsample_bynode",
     "max_bin": "max_bin", "tree_method": "tree_method", "sketch_eps": "sketch_eps",
     "use_quantized_grad": "use_quantized_grad",
@@ -58,6 +59,10 @@ _COMMON_DOC = """
         L2 and L1 penalties on leaf values.
     max_delta_step : float, default=0.0
     subsample, colsample_bytree, colsample_bynode : float, default=1.0
+    subsample_freq : int, default=1
+        Rounds a ``subsample`` bag is kept (LGBMClassifier's name): drawn afresh every
+        k-th round; 0 = no bagging. LightGBM's default is 0, where ``subsample`` alone
+        does not bag; here 1, XGBoost's ``subsample``.
     max_bin : int, default=255
     tree_method : {"hist", "exact", "approx"}, default="hist"
         Split finding: histogram bins, exact greedy over sorted values, or
@@ -107,7 +112,7 @@ class _GBDTBase(BaseEstimator):
     def __init__(self, *, n_estimators=100, learning_rate=0.1, max_depth=6, max_leaves=0,
                  grow_policy="depthwise", min_child_weight=1.0, min_child_samples=1,
                  gamma=0.0, reg_lambda=1.0, reg_alpha=0.0, max_delta_step=0.0, subsample=1.0,
-                 colsample_bytree=1.0, colsample_bynode=1.0, max_bin=255,
+                 subsample_freq=1, colsample_bytree=1.0, colsample_bynode=1.0, max_bin=255,
                  tree_method="hist", sketch_eps=0.03, use_quantized_grad=False,
                  boosting="newton", line_search="leaf",
                  early_stopping_rounds=None, validation_fraction=0.1, eval_metric=None,
@@ -125,6 +130,7 @@ class _GBDTBase(BaseEstimator):
         self.reg_alpha = reg_alpha
         self.max_delta_step = max_delta_step
         self.subsample = subsample
+        self.subsample_freq = subsample_freq
         self.colsample_bytree = colsample_bytree
         self.colsample_bynode = colsample_bynode
         self.max_bin = max_bin
