@@ -50,8 +50,8 @@ than ``2**COUNT_BITS`` rows, the count stays in its 15 bits, the hessian sum in 
 ``G_SHIFT - COUNT_BITS`` = 25 bits as a signed field and the gradient sum in the top 24,
 so each channel is recovered exactly: count by a mask, the hessian by sign-extending
 its field, the gradient by an arithmetic shift of what remains. Half the bytes of the
-two-lane cell per store and per scratch (28 features x 256 bins: 57 KB instead of
-114): 1.5x faster on a 800k-row root (measured).
+two-lane cell per store and per scratch (28 features x 256 bins, padded: 58 KB instead
+of 117): 1.5x faster on a 800k-row root (measured).
 
 Scratch rows padded. A feature's packed (or one-lane) scratch cells are followed by at
 least ``SCRATCH_PAD_CELLS`` unused cells, to an odd number of cells
@@ -268,8 +268,10 @@ def hist_bins(n_bins_max):
     """Cells per feature of a histogram slot for data of ``n_bins_max`` bins (the missing
     bin included): an odd number, one more where ``n_bins_max`` is even (*Scratch rows
     padded*: 256 cells of 24 bytes put features two apart 12,288 bytes, three times
-    4,096, apart, and the direct loop writes the slots). The extra cell is never a bin:
-    it stays zero. Blocks of 800 rows of 68 features, 40 of them binary: 0.70x the time."""
+    4,096, apart, and the direct loop writes the slots). The extra cell is never a bin
+    and no scan reads it: a build writes it zero (a slot the pool grew, or a feature not
+    built, may hold anything there). Blocks of 800 rows of 68 features, 40 of them
+    binary: 0.70x the time."""
     return n_bins_max + 1 - n_bins_max % 2
 
 

@@ -454,7 +454,7 @@ def _subtract_feature(hist, parent, child, f, n_bins):
     """``hist[parent, f] -= hist[child, f]`` over the feature's value bins and its missing
     bin (``n_bins[f] + 1`` cells; the ones above are zero in every histogram the build
     writes, and no scan reads them), as one run of unit stride (vector code): a binary
-    column's 3 cells of 256 (2 threads, 128 pairs: 40 binary features 0.54x the time of
+    column's 3 cells of the grower's 257 (2 threads, 128 pairs: 40 binary features 0.54x the time of
     :func:`find_best_splits`, 28 continuous and 40 binary 0.96x)."""
     n_cells = min(n_bins[f] + 1, hist.shape[2]) * hist.shape[3]
     mine = hist[parent, f].reshape(hist.shape[2] * hist.shape[3])
@@ -503,7 +503,7 @@ def find_best_splits(hist, slots, pairs, totals, n_bins, features, feature_mask,
     scanned while still in cache (a region costs 5.6-7.9 us on 16 threads,
     ``benchmarks/results/tree_profile_16cores.md``). A pair whose parent slot no node
     holds is subtracted first, on its own (:func:`boostwood._kernels.histogram.
-    subtract_histograms` does the same sums).
+    subtract_histograms` does the same sums on every cell a scan reads).
 
     Parameters
     ----------

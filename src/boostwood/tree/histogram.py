@@ -21,7 +21,8 @@ class HistogramBuilder:
     Parameters
     ----------
     X_binned : ndarray of shape (n_rows, n_features), uint8 or uint16
-    n_bins_max : int, bins per feature including the missing bin
+    n_bins_max : int, cells per feature: the data's bins including the missing bin, or more
+        (the grower gives an odd count, :func:`~boostwood._kernels.histogram.hist_bins`)
     reducer : object with ``allreduce_histograms(hist, slots)``; defaults to local
     initial_slots : int
     """
