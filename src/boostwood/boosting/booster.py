@@ -177,18 +177,19 @@ class Booster:
         """The error for data whose feature names are not the model's: how they differ,
         and the way out."""
         unnamed = self.feature_names == default_feature_names(self.n_features)
+        theirs, ours = set(names), set(self.feature_names)
         if unnamed:
             how = (f"the model was trained without feature names, and the data's columns "
                    f"are named {_some(names)}; matching them by position would be a guess")
-        elif set(names) == set(self.feature_names):
+        elif theirs == ours:
             j = next(i for i, (a, b) in enumerate(zip(names, self.feature_names)) if a != b)
             return (f"data's feature names differ from the model's: the data has the "
                     f"model's features in another order (column {j} is {names[j]!r}, the "
                     f"model's is {self.feature_names[j]!r}); select them in the model's "
                     f"order, data[booster.feature_names]")
         else:
-            missing = [n for n in self.feature_names if n not in set(names)]
-            extra = [n for n in names if n not in set(self.feature_names)]
+            missing = [n for n in self.feature_names if n not in theirs]
+            extra = [n for n in names if n not in ours]
             how = f"the model's features {_some(missing)} are not in the data" + (
                 f", which has {_some(extra)} instead" if extra else "")
         return (f"data's feature names differ from the model's: {how}. Pass "
