@@ -151,14 +151,16 @@ def test_packed_block_equals_direct_and_naive(dtype, nb):
     rows = rows.astype(np.int32)
     count = (1 << COUNT_BITS) - 1  # the most rows a packed block may hold
     assert count <= rows.size
+    full = np.full(F, nb - 1, dtype=np.int32)  # every cell a bin
     for features, flo, fhi in ((np.arange(F, dtype=np.int64), 0, F),
                                (np.array([0, 2, 4], dtype=np.int64), 1, 3)):
         all_f = features.size == F
         packed = np.full(F * nb * 3, -9, dtype=np.int64)
         direct = packed.copy()
         scratch = np.full(F * _feature_words(nb, 2), 5, dtype=np.int64)  # dirty workspace
-        _packed_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, scratch, packed)
-        _zero_and_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, direct)
+        _packed_accumulate(X, gh, rows, 0, count, features, full, flo, fhi, all_f, nb, scratch,
+                           packed)
+        _zero_and_accumulate(X, gh, rows, 0, count, features, full, flo, fhi, all_f, nb, direct)
         np.testing.assert_array_equal(packed, direct)
         naive = histogram_naive(X, gh[:, 0], gh[:, 1], rows[:count], nb)
         got = packed.reshape(F, nb, 3)
@@ -190,8 +192,8 @@ def test_build_mixes_packed_and_direct_blocks_exactly(n_threads, rows_kind):
         hist = np.zeros((counts.size, F, nb, 3), dtype=np.int64)
         partial = np.zeros((8, F, nb, 3), dtype=np.int64)
         build_histograms(X, rows_gh, idx[None, :], np.zeros(counts.size, np.int64), starts,
-                         counts, np.arange(counts.size, dtype=np.int64), feats, HIST_BLOCK,
-                         n_threads, hist, partial)
+                         counts, np.arange(counts.size, dtype=np.int64), feats,
+                         np.full(F, nb - 1, np.int32), HIST_BLOCK, n_threads, hist, partial)
         results.append(hist)
     np.testing.assert_array_equal(results[0], results[1])
     for k in range(counts.size):
@@ -227,14 +229,16 @@ def test_one_lane_block_equals_direct_and_naive(dtype, nb):
     X[rows[:count], 2] = 7  # one bin holding the whole block, ...
     gh[rows[:count * 7 // 8]] = (128, 255)  # ... its cell near the largest sums (7/8 of
     gh[rows[count * 7 // 8:count]] = (-128, -255)  # 2**23 for h), then back down
+    full = np.full(F, nb - 1, dtype=np.int32)  # every cell a bin
     for features, flo, fhi in ((np.arange(F, dtype=np.int64), 0, F),
                                (np.array([0, 2, 4], dtype=np.int64), 1, 3)):
         all_f = features.size == F
         one = np.full(F * nb * 3, -9, dtype=np.int64)
         direct = one.copy()
         scratch = np.full(F * _feature_words(nb, 1), 5, dtype=np.int64)  # dirty workspace
-        _one_lane_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, scratch, one)
-        _zero_and_accumulate(X, gh, rows, 0, count, features, flo, fhi, all_f, nb, direct)
+        _one_lane_accumulate(X, gh, rows, 0, count, features, full, flo, fhi, all_f, nb, scratch,
+                             one)
+        _zero_and_accumulate(X, gh, rows, 0, count, features, full, flo, fhi, all_f, nb, direct)
         np.testing.assert_array_equal(one, direct)
         naive = histogram_naive(X, gh[:, 0], gh[:, 1], rows[:count], nb)
         got = one.reshape(F, nb, 3)
@@ -283,7 +287,8 @@ def test_small_batch_cut_into_runs_equals_naive(rows_kind, counts, n_threads, al
     hist = np.full((counts.size + 1, F, nb, 3), -5, dtype=np.int64)
     slots = np.arange(1, counts.size + 1, dtype=np.int64)
     build_histograms(X, gh, idx[None, :], np.zeros(counts.size, np.int64), starts, counts,
-                     slots, feats, HIST_BLOCK, n_threads, hist, partial)
+                     slots, feats, np.full(F, nb - 1, np.int32), HIST_BLOCK, n_threads, hist,
+                     partial)
     for k in range(counts.size):
         naive = histogram_naive(X, gh[:, 0], gh[:, 1], idx[starts[k]:starts[k] + counts[k]], nb)
         np.testing.assert_array_equal(hist[slots[k]][feats], naive[feats])
@@ -403,8 +408,8 @@ def test_level_in_runs_equals_naive_within_partials_bound(n_threads, rows_kind):
         hist = np.full((k, F, nb, 3), 9, dtype=np.int64)
         partial = np.full((need + 1, F, nb, 3), -5, dtype=np.int64)
         build_histograms(X, gh, idx[None, :], np.zeros(k, np.int64), starts, counts,
-                         np.arange(k, dtype=np.int64), np.arange(F, dtype=np.int64), block,
-                         n_threads, hist, partial)
+                         np.arange(k, dtype=np.int64), np.arange(F, dtype=np.int64),
+                         np.full(F, nb - 1, np.int32), block, n_threads, hist, partial)
         assert np.all(partial[need:] == -5)
         for j in range(k):
             seg = np.sort(idx[starts[j]:starts[j] + counts[j]])
@@ -429,8 +434,8 @@ def test_one_feature_on_many_threads_and_too_few_buffers():
         hist = np.zeros((1, 1, nb, 3), dtype=np.int64)
         partial = np.full((n_buffers, 1, nb, 3), -5, dtype=np.int64)
         build_histograms(X, gh, idx[None, :], np.zeros(1, np.int64), np.array([0]),
-                         np.array([n]), np.array([0]), np.arange(1, dtype=np.int64), block,
-                         n_threads, hist, partial)
+                         np.array([n]), np.array([0]), np.arange(1, dtype=np.int64),
+                         np.full(1, nb - 1, np.int32), block, n_threads, hist, partial)
         np.testing.assert_array_equal(hist[0], naive)
         assert np.all(partial == -5)
     X5 = np.random.default_rng(14).integers(0, nb, size=(40 * block, 5)).astype(np.uint8)
@@ -440,7 +445,7 @@ def test_one_feature_on_many_threads_and_too_few_buffers():
     partial = np.full((2, 5, nb, 3), -5, dtype=np.int64)  # 3 runs of the 8 wanted
     build_histograms(X5, gh5, idx5[None, :], np.zeros(1, np.int64), np.array([0]),
                      np.array([40 * block]), np.array([0]), np.arange(5, dtype=np.int64),
-                     block, 8, hist, partial)
+                     np.full(5, nb - 1, np.int32), block, 8, hist, partial)
     np.testing.assert_array_equal(hist[0], histogram_naive(
         X5, gh5[:, 0].astype(np.int64), gh5[:, 1].astype(np.int64), idx5, nb))
 

@@ -466,7 +466,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         t = _lap(clock, C_BOOKKEEP, size_class, t)
         if b_slots.shape[0] > 0:
             build_histograms(X_binned, gh, buf, b_sides, b_starts, b_counts, b_slots, features,
-                             sizes[1], sizes[2], hist, partial)
+                             n_bins, sizes[1], sizes[2], hist, partial)
             t = _lap(clock, C_BUILD, size_class, t)
         to_scan, unused = place_children(small, need, pairs, first, state)
 

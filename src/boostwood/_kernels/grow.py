@@ -47,7 +47,8 @@ def split_and_build(data, gh, buf, staging, table, nodes, first, missing_bins, s
         (:class:`boostwood.tree.nodes.NodeTable`), with room for two children per node   # IN/OUT
     first : int, id of the first child (see :func:`boostwood._kernels.nodes.split_nodes`)
     buf, staging, nodes, missing_bins : as in
-        :func:`boostwood._kernels.partition.partition_nodes`
+        :func:`boostwood._kernels.partition.partition_nodes` (a feature's missing bin id is
+        its value bins, the ``n_bins`` of :func:`build_histograms`)
     gh, features : as in :func:`boostwood._kernels.histogram.build_histograms`
     small : ndarray of shape (2, n_nodes), int64   # IN, per node: SM_LEFT (1 = the left
         child is built) and SM_SLOT (slot of the built child; -1 = none)
@@ -71,7 +72,7 @@ def split_and_build(data, gh, buf, staging, table, nodes, first, missing_bins, s
     if m == 0:
         return
     build_histograms(X_binned, gh, buf, b_sides, b_starts, b_counts, b_slots, features,
-                     hist_block, n_threads, hist, partial)
+                     missing_bins, hist_block, n_threads, hist, partial)
 
 
 @njit(cache=True, nogil=True)

@@ -230,14 +230,14 @@ def _total(counts):
 
 
 @njit(cache=True, nogil=True)
-def _one_small_node(X_binned, gh, buf, sides, starts, counts, slots, features, hist):
+def _one_small_node(X_binned, gh, buf, sides, starts, counts, slots, features, n_bins, hist):
     """Build a batch of one node of fewer than ``SERIAL_MAX_UPDATES`` row-feature updates
     directly on this thread (no parallel region or task plan); False for other batches."""
     n_active = features.shape[0]
     if counts.shape[0] != 1 or counts[0] * n_active >= SERIAL_MAX_UPDATES:
         return False
-    _zero_and_accumulate(X_binned, gh, buf[sides[0]], starts[0], counts[0], features, 0,
-                         n_active, n_active == hist.shape[1], hist.shape[2],
+    _zero_and_accumulate(X_binned, gh, buf[sides[0]], starts[0], counts[0], features, n_bins,
+                         0, n_active, n_active == hist.shape[1], hist.shape[2],
                          hist[slots[0]].reshape(hist[slots[0]].size), False)
     return True
 
@@ -257,6 +257,15 @@ def _scratch_width(gh, packs, t_count, n_tasks, n_range, min_packed, n_bins_max)
 
 
 @njit(cache=True, nogil=True, inline="always")
+def used_cells(n_bins, f, n_bins_max):
+    """Cells of feature ``f``'s histogram: its ``n_bins[f]`` value bins and the missing bin
+    (at ``n_bins[f]``), never more than a slot has. Cells above them are never read (the
+    scans and subtractions stop there), so a build neither zeroes nor writes them: a
+    binary column is 3 of the grower's 257 cells to zero and unpack."""
+    return min(np.int64(n_bins[f]) + 1, n_bins_max)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _feature_words(n_bins_max, lanes):
     """Words (int64) of scratch one feature takes: an odd number of cells of ``lanes``
     words, its bins' and at least ``SCRATCH_PAD_CELLS`` more (*Scratch rows padded*)."""
@@ -268,16 +277,16 @@ def hist_bins(n_bins_max):
     """Cells per feature of a histogram slot for data of ``n_bins_max`` bins (the missing
     bin included): an odd number, one more where ``n_bins_max`` is even (*Scratch rows
     padded*: 256 cells of 24 bytes put features two apart 12,288 bytes, three times
-    4,096, apart, and the direct loop writes the slots). The extra cell is never a bin
-    and no scan reads it: a build writes it zero (a slot the pool grew, or a feature not
-    built, may hold anything there). Blocks of 800 rows of 68 features, 40 of them
-    binary: 0.70x the time."""
+    4,096, apart, and the direct loop writes the slots). The extra cell is never a bin:
+    as every cell above a feature's bins (:func:`used_cells`), a build does not write it
+    and nothing reads it. Blocks of 800 rows of 68 features, 40 of them binary: 0.70x
+    the time."""
     return n_bins_max + 1 - n_bins_max % 2
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, block_size,
-                     n_threads, hist, partial):
+def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, n_bins,
+                     block_size, n_threads, hist, partial):
     """Histograms of a batch of nodes from their rows.
 
     The batch's rows, in node order, are cut into equal runs, one per thread
@@ -296,6 +305,9 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
     sides, starts, counts, slots : ndarray of shape (n_nodes,), int64   # IN, where each node's
         rows are (buffer, segment) and its histogram slot
     features : ndarray of shape (n_active,), int64   # IN, features to build (others untouched)
+    n_bins : ndarray of shape (n_features,), int32   # IN, value bins per feature: feature f's
+        histogram is its first ``n_bins[f] + 1`` cells (the missing bin is ``n_bins[f]``;
+        :func:`used_cells`), and the build writes no cell above them
     block_size : int, most rows a block sums in one pass (below 2**COUNT_BITS: packed cells)
     n_threads : int, the threads of the parallel loop (they only cut the work)
     hist : ndarray of shape (n_slots, n_features, n_bins_max, 3), int64   # OUT
@@ -303,7 +315,8 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
         :func:`partials_bound` buffers give every thread a run, fewer give fewer runs
     """
     n_active = features.shape[0]
-    if _one_small_node(X_binned, gh, buf, sides, starts, counts, slots, features, hist):
+    if _one_small_node(X_binned, gh, buf, sides, starts, counts, slots, features, n_bins,
+                       hist):
         return
     n_runs, n_groups = row_workers(_total(counts), n_active, n_threads, partial.shape[0])
     t_start, t_count, t_dest, t_partial, t_add, t_side, run_first, part_first, part_count, \
@@ -328,12 +341,12 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
             indices = buf[t_side[t]]
             packed = packs and t_count[t] >= min_packed
             if t_partial[t]:
-                _sum_block(X_binned, gh, indices, t_start[t], t_count[t], features, flo, fhi,
-                           all_features, n_bins_max, packed, scratch[u],
+                _sum_block(X_binned, gh, indices, t_start[t], t_count[t], features, n_bins,
+                           flo, fhi, all_features, n_bins_max, packed, scratch[u],
                            partial[t_dest[t]].reshape(size), t_add[t])
             else:
-                _sum_block(X_binned, gh, indices, t_start[t], t_count[t], features, flo, fhi,
-                           all_features, n_bins_max, packed, scratch[u],
+                _sum_block(X_binned, gh, indices, t_start[t], t_count[t], features, n_bins,
+                           flo, fhi, all_features, n_bins_max, packed, scratch[u],
                            hist[t_dest[t]].reshape(size), t_add[t])
     if split.shape[0] == 0:
         return  # no node was cut by a run boundary: no second parallel region
@@ -343,7 +356,7 @@ def build_histograms(X_binned, gh, buf, sides, starts, counts, slots, features, 
         cell = hist[slots[k], f]
         for p in range(part_first[k], part_first[k] + part_count[k]):
             other = partial[p, f]
-            for b in range(n_bins_max):
+            for b in range(used_cells(n_bins, f, n_bins_max)):
                 cell[b, 0] += other[b, 0]
                 cell[b, 1] += other[b, 1]
                 cell[b, 2] += other[b, 2]
@@ -376,35 +389,36 @@ def _prefetch_two(X_binned, gh, indices, i, end, last):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sum_block(X_binned, gh, indices, start, count, features, flo, fhi, all_features, n_bins_max,
-               packed, scratch, out, add):
+def _sum_block(X_binned, gh, indices, start, count, features, n_bins, flo, fhi, all_features,
+               n_bins_max, packed, scratch, out, add):
     """Features flo..fhi of flat ``out`` := (or, with ``add``, +=) the sums of rows
     start..start+count of ``indices``, through packed cells or directly (the same
     result)."""
     if packed and gh.itemsize == 2:
-        _one_lane_accumulate(X_binned, gh, indices, start, count, features, flo, fhi,
+        _one_lane_accumulate(X_binned, gh, indices, start, count, features, n_bins, flo, fhi,
                              all_features, n_bins_max, scratch, out, add)
     elif packed:
-        _packed_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
-                           n_bins_max, scratch, out, add)
+        _packed_accumulate(X_binned, gh, indices, start, count, features, n_bins, flo, fhi,
+                           all_features, n_bins_max, scratch, out, add)
     else:
-        _zero_and_accumulate(X_binned, gh, indices, start, count, features, flo, fhi,
+        _zero_and_accumulate(X_binned, gh, indices, start, count, features, n_bins, flo, fhi,
                              all_features, n_bins_max, out, add)
 
 
 @njit(cache=True, nogil=True)
-def _packed_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
-                       n_bins_max, scratch, out, add=False):
+def _packed_accumulate(X_binned, gh, indices, start, count, features, n_bins, flo, fhi,
+                       all_features, n_bins_max, scratch, out, add=False):
     """As :func:`_zero_and_accumulate`, through packed cells (the module docstring) in
     ``scratch`` (1-D int64 of at least ``(fhi - flo) * _feature_words(n_bins_max, 2)``):
     ``gh`` int32 and ``count < 2**COUNT_BITS`` (the caller's checks)."""
-    _packed_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
+    _packed_rows(X_binned, gh, indices, start, count, features, n_bins, flo, fhi, all_features,
                  n_bins_max, scratch)
     keep = np.int64(-1 if add else 0)  # a mask: what ``out`` held, or nothing
     for j in range(flo, fhi):
-        lo = features[j] * n_bins_max * 3
+        f = features[j]
+        lo = f * n_bins_max * 3
         s = (j - flo) * _feature_words(n_bins_max, 2)
-        for b in range(n_bins_max):
+        for b in range(used_cells(n_bins, f, n_bins_max)):
             v = scratch[s + 2 * b + 1]
             out[lo + 3 * b] = (out[lo + 3 * b] & keep) + scratch[s + 2 * b]
             out[lo + 3 * b + 1] = (out[lo + 3 * b + 1] & keep) + (v >> COUNT_BITS)
@@ -412,7 +426,7 @@ def _packed_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _packed_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
+def _packed_rows(X_binned, gh, indices, start, count, features, n_bins, flo, fhi, all_features,
                  n_bins_max, scratch):
     """Zero ``scratch`` and sum rows start..start+count of ``indices`` into its packed
     two-lane cells: cell (j - flo, b) at ``(j - flo) * _feature_words(n_bins_max, 2) + 2 * b``.
@@ -425,7 +439,9 @@ def _packed_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_fe
     words = np.uint64(_feature_words(n_bins_max, 2))
     two = np.uint64(2)
     base = np.uint64(flo)
-    scratch[:(fhi - flo) * _feature_words(n_bins_max, 2)] = 0
+    for j in range(flo, fhi):  # a feature's used cells only (a binary one's 3 of 261)
+        at = (j - flo) * _feature_words(n_bins_max, 2)
+        scratch[at:at + 2 * used_cells(n_bins, features[j], n_bins_max)] = 0
     end = start + count
     last = X_binned.shape[1] - 1
     scattered = _scattered(indices, start, count)
@@ -467,18 +483,19 @@ def _packed_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_fe
 
 
 @njit(cache=True, nogil=True)
-def _one_lane_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
-                         n_bins_max, scratch, out, add=False):
+def _one_lane_accumulate(X_binned, gh, indices, start, count, features, n_bins, flo, fhi,
+                         all_features, n_bins_max, scratch, out, add=False):
     """As :func:`_packed_accumulate`, for quantized (int16) rows: one int64 per cell
     (the module docstring); ``scratch`` holds at least ``(fhi - flo) *
     _feature_words(n_bins_max, 1)``."""
-    _one_lane_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
+    _one_lane_rows(X_binned, gh, indices, start, count, features, n_bins, flo, fhi, all_features,
                    n_bins_max, scratch)
     keep = np.int64(-1 if add else 0)
     for j in range(flo, fhi):
-        lo = features[j] * n_bins_max * 3
+        f = features[j]
+        lo = f * n_bins_max * 3
         s = (j - flo) * _feature_words(n_bins_max, 1)
-        for b in range(n_bins_max):
+        for b in range(used_cells(n_bins, f, n_bins_max)):
             g, h, c = _unpack_one_lane(scratch[s + b])
             out[lo + 3 * b] = (out[lo + 3 * b] & keep) + g
             out[lo + 3 * b + 1] = (out[lo + 3 * b + 1] & keep) + h
@@ -495,13 +512,15 @@ def _unpack_one_lane(v):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _one_lane_rows(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
+def _one_lane_rows(X_binned, gh, indices, start, count, features, n_bins, flo, fhi, all_features,
                    n_bins_max, scratch):
     """Zero ``scratch`` and sum rows start..start+count of ``indices`` (int16) into its
     one-lane cells: cell (j - flo, b) at ``(j - flo) * _feature_words(n_bins_max, 1) + b``."""
     words = np.uint64(_feature_words(n_bins_max, 1))
     base = np.uint64(flo)
-    scratch[:(fhi - flo) * _feature_words(n_bins_max, 1)] = 0
+    for j in range(flo, fhi):  # a feature's used cells only, as in _packed_rows
+        at = (j - flo) * _feature_words(n_bins_max, 1)
+        scratch[at:at + used_cells(n_bins, features[j], n_bins_max)] = 0
     end = start + count
     last = X_binned.shape[1] - 1
     scattered = _scattered(indices, start, count)
@@ -540,19 +559,19 @@ def _one_lane_value(gh, r):
 
 
 @njit(cache=True, nogil=True)
-def _zero_and_accumulate(X_binned, gh, indices, start, count, features, flo, fhi, all_features,
-                         n_bins_max, out, add=False):
-    """The inner loop: zero features flo..fhi of flat ``out`` (unless ``add``), then add
-    rows start..start+count of ``indices`` into them.
+def _zero_and_accumulate(X_binned, gh, indices, start, count, features, n_bins, flo, fhi,
+                         all_features, n_bins_max, out, add=False):
+    """The inner loop: zero features flo..fhi of flat ``out`` (unless ``add``; a feature's
+    :func:`used_cells`), then add rows start..start+count of ``indices`` into them.
 
     Indices are cast to unsigned so that numba emits no negative-index
     wrap-around test per access (about 10% of the loop).
     """
-    width = n_bins_max * 3
-    for j in range(flo, fhi):
-        lo = features[j] * width
-        if not add:
-            out[lo:lo + width] = 0
+    if not add:
+        for j in range(flo, fhi):
+            f = features[j]
+            lo = f * n_bins_max * 3
+            out[lo:lo + used_cells(n_bins, f, n_bins_max) * 3] = 0
     nb = np.uint64(n_bins_max)
     three = np.uint64(3)
     end = start + count

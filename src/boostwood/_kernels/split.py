@@ -8,6 +8,7 @@ of one more leaf.
 import numpy as np
 from numba import njit, prange
 
+from .histogram import used_cells
 from .intrinsics import SMALL_INT_BOUND, as_float, as_float_small, float_of_bits
 from .splits import P_BIN, P_DEFAULT_LEFT, P_NEXT
 
@@ -452,11 +453,11 @@ def pick_best_features(gain, out_best):
 @njit(cache=True, nogil=True, inline="always")
 def _subtract_feature(hist, parent, child, f, n_bins):
     """``hist[parent, f] -= hist[child, f]`` over the feature's value bins and its missing
-    bin (``n_bins[f] + 1`` cells; the ones above are zero in every histogram the build
-    writes, and no scan reads them), as one run of unit stride (vector code): a binary
-    column's 3 cells of the grower's 257 (2 threads, 128 pairs: 40 binary features 0.54x the time of
-    :func:`find_best_splits`, 28 continuous and 40 binary 0.96x)."""
-    n_cells = min(n_bins[f] + 1, hist.shape[2]) * hist.shape[3]
+    bin (:func:`~boostwood._kernels.histogram.used_cells`; a build does not write the
+    ones above, and no scan reads them), as one run of unit stride (vector code): a
+    binary column's 3 cells of the grower's 257 (2 threads, 128 pairs: 40 binary features
+    0.54x the time of :func:`find_best_splits`, 28 continuous and 40 binary 0.96x)."""
+    n_cells = used_cells(n_bins, f, hist.shape[2]) * hist.shape[3]
     mine = hist[parent, f].reshape(hist.shape[2] * hist.shape[3])
     theirs = hist[child, f].reshape(hist.shape[2] * hist.shape[3])
     for c in range(n_cells):

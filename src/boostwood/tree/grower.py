@@ -113,7 +113,7 @@ class TreeGrower:
         # demand past that, e.g. with ``retire_leaves`` off)
         self.builder = HistogramBuilder(X_binned, hist_bins(n_bins_max), reducer,
                                         initial_slots=int(min(max(self.held_histograms(), 4),
-                                                              512)))
+                                                              512)), n_bins=self.n_bins)
         self.reducer = self.builder.reducer
         n_rows = X_binned.shape[0]
         # a feature-major copy for the partition kernel, which reads one feature of many rows
@@ -252,9 +252,10 @@ class TreeGrower:
             self.reducer.allreduce_sum(totals)
         else:
             # every row is in exactly one bin of any feature: the root totals are
-            # the sum of one feature's cells (no extra pass over the rows, and
-            # already summed across shards)
-            totals = self.builder.hist[root_slot, features[0]].sum(axis=0)
+            # the sum of one feature's cells, its value bins and missing bin (no extra
+            # pass over the rows, and already summed across shards)
+            f = features[0]
+            totals = self.builder.hist[root_slot, f, :self.n_bins[f] + 1].sum(axis=0)
         table.add_root(totals, n)
         if root_slot is not None:
             self._slot[0] = root_slot

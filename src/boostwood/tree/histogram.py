@@ -25,10 +25,20 @@ class HistogramBuilder:
         (the grower gives an odd count, :func:`~boostwood._kernels.histogram.hist_bins`)
     reducer : object with ``allreduce_histograms(hist, slots)``; defaults to local
     initial_slots : int
+    n_bins : ndarray of shape (n_features,), int32, optional: value bins per feature (its
+        missing bin is ``n_bins[f]``). A build writes feature f's first ``n_bins[f] + 1``
+        cells only (:func:`~boostwood._kernels.histogram.used_cells`); the cells above may
+        hold anything. Held, not copied: a caller that re-bins between trees updates it
+        in place. None: every cell is a bin (``n_bins_max - 1`` value bins).
     """
 
-    def __init__(self, X_binned, n_bins_max, reducer=None, initial_slots=16):
+    def __init__(self, X_binned, n_bins_max, reducer=None, initial_slots=16, n_bins=None):
         self.X_binned = X_binned
+        if n_bins is None:
+            n_bins = np.full(X_binned.shape[1], n_bins_max - 1, dtype=np.int32)
+        if n_bins.dtype != np.int32 or n_bins.shape != (X_binned.shape[1],):
+            raise ValueError("n_bins must be an int32 array of one entry per feature")
+        self.n_bins = n_bins
         self.reducer = reducer if reducer is not None else LocalReducer()
         n_features = X_binned.shape[1]
         self.hist = np.zeros((initial_slots, n_features, n_bins_max, HIST_CHANNELS),
@@ -77,7 +87,7 @@ class HistogramBuilder:
         n_threads = numba.get_num_threads()
         self.reserve_partials(partials_bound(int(np.sum(counts)), n_threads))
         build_histograms(self.X_binned, gh, buf, sides, starts, counts, slots, features,
-                         HIST_BLOCK, n_threads, self.hist, self.partial)
+                         self.n_bins, HIST_BLOCK, n_threads, self.hist, self.partial)
         self.allreduce(slots)
 
     def allreduce(self, slots):
