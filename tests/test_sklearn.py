@@ -190,6 +190,37 @@ def test_classifier_scale_pos_weight_weighs_the_second_class():
             GBDTClassifier(n_estimators=2, scale_pos_weight=bad).fit(X, y)
 
 
+def test_classifier_is_unbalance_weighs_the_rarer_class():
+    """``is_unbalance`` (LGBMClassifier's): the model of weighting the rarer class's rows
+    by majority / minority (here the second class is the majority, so the first class is
+    scaled up), after ``class_weight``; refused beside ``scale_pos_weight``, for three
+    classes, and for a value that is not a bool. The ratio counts rows, not weights (as
+    LightGBM's)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(800, 4))
+    y = np.where(X[:, 0] + rng.normal(size=800) > -1.0, "common", "rare")
+    n_rare = np.sum(y == "rare")
+    ratio = (y.size - n_rare) / n_rare
+    a = GBDTClassifier(n_estimators=5, tree_method="exact", is_unbalance=True).fit(X, y)
+    b = GBDTClassifier(n_estimators=5, tree_method="exact").fit(
+        X, y, sample_weight=np.where(y == "rare", ratio, 1.0))
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    plain = GBDTClassifier(n_estimators=5, tree_method="exact").fit(X, y)
+    assert a.predict_proba(X)[:, 1].mean() > plain.predict_proba(X)[:, 1].mean() + 0.1
+    both = GBDTClassifier(n_estimators=5, tree_method="exact", is_unbalance=True,
+                          class_weight={"common": 2.0}).fit(X, y)
+    c = GBDTClassifier(n_estimators=5, tree_method="exact").fit(  # rows counted, as LightGBM
+        X, y, sample_weight=np.where(y == "rare", ratio, 2.0))
+    np.testing.assert_allclose(both.predict_proba(X), c.predict_proba(X), rtol=1e-12)
+    with pytest.raises(ValueError, match="is_unbalance and scale_pos_weight"):
+        GBDTClassifier(n_estimators=2, is_unbalance=True, scale_pos_weight=2.0).fit(X, y)
+    with pytest.raises(ValueError, match="binary objectives only"):
+        GBDTClassifier(n_estimators=2, is_unbalance=True).fit(
+            X, np.digitize(X[:, 0], [0, 1]))
+    with pytest.raises((TypeError, ValueError), match="is_unbalance"):
+        GBDTClassifier(n_estimators=2, is_unbalance="yes").fit(X, y)
+
+
 def test_staged_predictions_and_get_booster():
     """scikit-learn's staged predictions: each stage r equals the booster's prediction
     over rounds [0, r + 1) to the last bit, up to best_iteration_ after early stopping

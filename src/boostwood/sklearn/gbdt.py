@@ -391,6 +391,11 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         "balanced": n_samples / (n_classes * class count)), multiplied into
         ``sample_weight`` of the training rows, the validation split of early stopping
         included, as scikit-learn's and LightGBM's; an ``eval_set`` keeps its own weights.
+    is_unbalance : bool, default=False
+        Binary problems (LGBMClassifier's parameter): the rows of the rarer class weigh
+        (majority rows / minority rows) times as much in the gradients, after
+        ``class_weight``; not with ``scale_pos_weight``, and refused for more than two
+        classes.
 
     Attributes
     ----------
@@ -399,16 +404,19 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
     """
     _objective = "_clf"
 
-    def __init__(self, *, scale_pos_weight=1.0, class_weight=None, **kwargs):
+    def __init__(self, *, scale_pos_weight=1.0, class_weight=None, is_unbalance=False,
+                 **kwargs):
         super().__init__(**kwargs)
         self.scale_pos_weight = scale_pos_weight
         self.class_weight = class_weight
+        self.is_unbalance = is_unbalance
 
     __init__.__signature__ = inspect.Signature(
         list(inspect.signature(__init__).parameters.values())[:-1]
         + list(inspect.signature(_GBDTBase.__init__).parameters.values())[1:])
     _hyperparameters = {**_GBDTBase._hyperparameters, **_hyper.CLASSIFIER,
-                        "scale_pos_weight": _hyper.param(PARAMS["scale_pos_weight"])}
+                        "scale_pos_weight": _hyper.param(PARAMS["scale_pos_weight"]),
+                        "is_unbalance": _hyper.param(PARAMS["is_unbalance"])}
 
     def _native_params(self):
         params = super()._native_params()
@@ -417,6 +425,7 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         else:
             params["objective"] = "binary:logistic"
         params["scale_pos_weight"] = self.scale_pos_weight  # (binary only: train says so)
+        params["is_unbalance"] = self.is_unbalance
         return params
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
