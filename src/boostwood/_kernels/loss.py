@@ -54,6 +54,8 @@ _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
 _INV_LN2 = 1.44269504088896338700e+00
 _EXP_MIN = -700.0
+#: Margins entering exp() are clipped to this, so exp never overflows float64.
+EXP_CLIP = 700.0
 #: 1023 + 2**52: adding it to an integral k in [-1010, 0] puts k + 1023 in the low bits of
 #: the double's mantissa, above the bits of 2**52 (``_BITS_52``)
 _EXP_BIAS_52 = 1023.0 + 4503599627370496.0
@@ -68,7 +70,22 @@ def exp_nonpositive(t):
     is vector code: within 1 ulp of libm's exp (``tests/_kernels/test_loss.py``), the same
     bits on every machine. Below -700 it gives exp(-700) (about 1e-304: zero in float32,
     where gradients are stored); NaN stays NaN."""
+    return _exp_reduced(_EXP_MIN if t < _EXP_MIN else t)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def exp_clipped(t):
+    """exp(t) of t clipped to [-EXP_CLIP, EXP_CLIP] (700), as :func:`exp_nonpositive`:
+    arithmetic only (vector code in a row loop), within 1 ulp of libm's exp, the same
+    bits on every machine; NaN stays NaN. The log-link losses' exp (Poisson, gamma,
+    Tweedie): 2^k of k up to 1,010 is still a normal double."""
     t = _EXP_MIN if t < _EXP_MIN else t
+    return _exp_reduced(EXP_CLIP if t > EXP_CLIP else t)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _exp_reduced(t):
+    """exp(t) for t in [-700, 700] (or NaN): 2^k exp(r) (see the constants above)."""
     # k stays a float (math.floor would give an int64) and its exponent field comes from
     # the bits of k + 1023 + 2**52 (an exact integer in the mantissa): no int64/float64
     # conversion, which x86-64 has in vector form only with AVX-512DQ (on AVX2 the two
@@ -214,25 +231,63 @@ def softmax_grad(y, raw, w, gh_out):
 
     The hessian is the diagonal of the true Hessian (Newton step per class
     channel, one tree per class and round). ``y`` holds class ids 0..K-1.
+
+    Blocks of ``GRAD_BLOCK`` rows go class by class through serial loops over the rows
+    (vector code): the rows' maxima, the sums of ``exp(F_k - max)`` (in class order, by
+    :func:`exp_nonpositive`: the arguments are never positive), then each class's
+    (g, h). 800k rows of 10 classes: 0.52-0.68x the time of a row at a time with libm's
+    exp, on one and two threads (the same float32 values there).
     """
     n = y.shape[0]
-    K = raw.shape[1]
     for j in prange((n + GRAD_BLOCK - 1) // GRAD_BLOCK):
-        e = np.empty(K)  # each class's exp, taken once
-        for i in range(j * GRAD_BLOCK, min(n, (j + 1) * GRAD_BLOCK)):
-            m = raw[i, 0]
-            for k in range(1, K):
-                m = max(m, raw[i, k])
-            s = 0.0
-            for k in range(K):
-                e[k] = math.exp(raw[i, k] - m)
-                s += e[k]
-            label = int(y[i])
-            for k in range(K):
-                p = e[k] / s
-                target = 1.0 if k == label else 0.0
-                gh_out[k, i, 0] = w[i] * (p - target)
-                gh_out[k, i, 1] = max(w[i] * p * (1.0 - p), HESS_FLOOR * w[i])
+        lo = j * GRAD_BLOCK
+        hi = min(n, lo + GRAD_BLOCK)
+        if w.strides[0] == 0:  # one weight for every row (broadcast)
+            _softmax_block(y[lo:hi], raw[lo:hi], w[:1], True, gh_out, lo)
+        else:
+            _softmax_block(y[lo:hi], raw[lo:hi], np.ascontiguousarray(w[lo:hi]), False,
+                           gh_out, lo)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _softmax_block(y, raw, w, one, gh_out, lo):
+    """:func:`softmax_grad` on the rows lo..lo+len(y) (``y``, ``raw`` and ``w`` are the
+    block's; ``one``: every row weighs ``w[0]``). The block's margins are first copied
+    class-major, so that every loop after reads unit strides."""
+    B, K = raw.shape
+    e = np.empty((K, B))
+    for i in range(B):
+        for k in range(K):
+            e[k, i] = raw[i, k]
+    m = e[0].copy()
+    for k in range(1, K):
+        ek = e[k]
+        for i in range(B):
+            m[i] = max(m[i], ek[i])
+    total = np.zeros(B)
+    for k in range(K):
+        ek = e[k]
+        for i in range(B):
+            ek[i] = exp_nonpositive(ek[i] - m[i])
+            total[i] += ek[i]
+    for k in range(K):
+        ek = e[k]
+        pairs = gh_out[k].reshape(2 * gh_out.shape[1])[2 * lo:2 * (lo + B)]
+        if one:
+            for i in range(B):
+                pairs[2 * i], pairs[2 * i + 1] = _softmax_row(ek[i], total[i], y[i] == k,
+                                                              w[0])
+        else:
+            for i in range(B):
+                pairs[2 * i], pairs[2 * i + 1] = _softmax_row(ek[i], total[i], y[i] == k,
+                                                              w[i])
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _softmax_row(e, total, is_label, w):
+    """(g, h) of one row and class: p = e / total, e = exp(F_k - max F)."""
+    p = e / total
+    return w * (p - (1.0 if is_label else 0.0)), max(w * p * (1.0 - p), HESS_FLOOR * w)
 
 
 # Pointwise losses of one margin per row, selected by an integer code (one compiled
@@ -247,16 +302,12 @@ SQUARED_LOG_HESS = 1e-6
 #: |g|, |h| are clamped here before they are stored as float32 (which overflows
 #: at 3.4e38): a margin of 800 under a log link must not turn into inf or NaN.
 GH_CLAMP = 1e30
-#: Margins entering exp() are clipped to this, so exp never overflows float64.
-EXP_CLIP = 700.0
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _exp(x):
-    return math.exp(min(max(x, -EXP_CLIP), EXP_CLIP))
+    return exp_clipped(x)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def pointwise_grad_hess(kind, y, F, p):
     """(g, h) of one row for loss ``kind`` at margin F, label y, parameter p (unweighted).
 
@@ -320,12 +371,53 @@ def pointwise_grad(kind, y, raw, w, param, gh_out):
     gh_out : ndarray of shape (1, n_rows, 2), float32   # OUT; hessians floored at
         HESS_FLOOR * w, both clamped to +-GH_CLAMP
     """
-    for i in prange(y.shape[0]):
-        g, h = pointwise_grad_hess(kind, y[i], raw[i, 0], param)
-        g = min(max(w[i] * g, -GH_CLAMP), GH_CLAMP)
-        h = min(max(w[i] * h, HESS_FLOOR * w[i]), GH_CLAMP)
-        gh_out[0, i, 0] = g
-        gh_out[0, i, 1] = h
+    n = y.shape[0]
+    pairs = gh_out[0].reshape(2 * n)  # (g, h) of row i at 2i, 2i + 1, as logistic_grad
+    for j in prange((n + GRAD_BLOCK - 1) // GRAD_BLOCK):
+        lo = j * GRAD_BLOCK
+        hi = min(n, lo + GRAD_BLOCK)
+        if w.strides[0] == 0:  # one weight for every row (broadcast)
+            _pointwise_block(kind, y[lo:hi], raw[lo:hi], w[:1], True, param,
+                             pairs[2 * lo:2 * hi])
+        else:
+            _pointwise_block(kind, y[lo:hi], raw[lo:hi], np.ascontiguousarray(w[lo:hi]),
+                             False, param, pairs[2 * lo:2 * hi])
+
+
+@njit(cache=True, nogil=True)
+def _pointwise_block(kind, y, raw, w, one, p, pairs):
+    """:func:`pointwise_grad` on a block of rows, through the loss's own row loop: its
+    kind is a constant there, so the loop has no branch on it, and the log-link losses'
+    loops (:func:`exp_clipped`) are vector code. ``w``: the rows' weights, contiguous, or
+    (``one``) the one weight of every row. 678k rows, against one row loop over every
+    kind with libm's exp: Poisson, gamma, Tweedie 0.36-0.38x the time on one thread,
+    0.22-0.25x on two, Huber and absolute error 0.4-0.5x; the same float32 values."""
+    if kind == POISSON:
+        _pointwise_rows(POISSON, y, raw, w, one, p, pairs)
+    elif kind == GAMMA:
+        _pointwise_rows(GAMMA, y, raw, w, one, p, pairs)
+    elif kind == TWEEDIE:
+        _pointwise_rows(TWEEDIE, y, raw, w, one, p, pairs)
+    else:
+        _pointwise_rows(kind, y, raw, w, one, p, pairs)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _pointwise_rows(kind, y, raw, w, one, p, pairs):
+    """The rows of a block: weighted g and h, hessians floored at HESS_FLOOR * w, both
+    clamped to +-GH_CLAMP. Two loops, so that neither picks its weight per row."""
+    if one:
+        for i in range(y.shape[0]):
+            pairs[2 * i], pairs[2 * i + 1] = _weighted(kind, y[i], raw[i, 0], p, w[0])
+    else:
+        for i in range(y.shape[0]):
+            pairs[2 * i], pairs[2 * i + 1] = _weighted(kind, y[i], raw[i, 0], p, w[i])
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _weighted(kind, y, F, p, w):
+    g, h = pointwise_grad_hess(kind, y, F, p)
+    return min(max(w * g, -GH_CLAMP), GH_CLAMP), min(max(w * h, HESS_FLOOR * w), GH_CLAMP)
 
 
 @njit(parallel=True, nogil=True)
