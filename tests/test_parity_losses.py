@@ -77,8 +77,8 @@ def _cv(data, lgb_objective, bw_params, limits, metric, rounds=100, k=5, seed=0)
               min_sum_hessian_in_leaf=limits["min_hessian"])
     bp = dict(grow_policy="lossguide", max_leaves=15, max_depth=0, eta=0.1, reg_lambda=0.0,
               min_data_in_leaf=limits["min_data_in_leaf"], min_child_weight=limits["min_hessian"])
-    if lgb_objective == "poisson":
-        lp["poisson_max_delta_step"] = 1e-12  # LightGBM's hessian is e^(F + this): pure Newton
+    if "poisson_max_delta_step" in bw_params:  # both: hessians e^(F + this), default 0.7
+        lp["poisson_max_delta_step"] = max(bw_params["poisson_max_delta_step"], 1e-12)
     if lgb_objective == "tweedie":
         lp["tweedie_variance_power"] = bw_params["tweedie_variance_power"]
     if lgb_objective == "quantile":
@@ -98,6 +98,9 @@ def _cv(data, lgb_objective, bw_params, limits, metric, rounds=100, k=5, seed=0)
 CASES = {
     "bikeshare-poisson": (shared_data.bikeshare, "poisson", {"objective": "count:poisson"},
                           LOG_LINK, _deviance("poisson")),
+    "bikeshare-poisson-newton": (shared_data.bikeshare, "poisson",  # plain Newton steps
+                                 {"objective": "count:poisson", "poisson_max_delta_step": 0.0},
+                                 LOG_LINK, _deviance("poisson")),
     "bikeshare-tweedie": (shared_data.bikeshare, "tweedie",
                           {"objective": "reg:tweedie", "tweedie_variance_power": 1.5},
                           LOG_LINK, _deviance("tweedie", power=1.5)),

@@ -55,8 +55,31 @@ def test_gradient_and_hessian_match_finite_differences(name, k, labels):
         num_h = (gu[c, :, 0].astype(float) - gd[c, :, 0]) / (2 * eps)
         if name in UNIT_HESSIAN:
             np.testing.assert_allclose(gh[c, :, 1], w.astype(np.float32))
+        elif name == "count:poisson":  # e^(F + poisson_max_delta_step): damped by e^0.7
+            assert obj.param == 0.7
+            np.testing.assert_allclose(gh[c, :, 1] / np.exp(0.7), num_h, rtol=2e-2, atol=2e-2)
         else:
             np.testing.assert_allclose(gh[c, :, 1], num_h, rtol=2e-2, atol=2e-2)
+
+
+def test_poisson_hessian_is_damped_by_poisson_max_delta_step():
+    """count:poisson's hessian is w e^(F + d), d = poisson_max_delta_step (LightGBM's and
+    XGBoost's default 0.7); d = 0 is the loss's curvature w e^F, to the bit; the gradient
+    does not depend on d."""
+    r = np.random.default_rng(2)
+    n = 300
+    y, w, raw = r.poisson(2.0, n).astype(float), r.uniform(0.5, 2.0, n), r.normal(size=(n, 1))
+    out = {}
+    for d in (None, 0.0, 0.7, 2.0):
+        obj = get_objective("count:poisson", params={"poisson_max_delta_step": d})
+        out[d] = np.empty((1, n, 2), np.float32)
+        obj.gradient(RowInfo.of(y, w), raw, out[d])
+    np.testing.assert_array_equal(out[None], out[0.7])
+    for d in (0.0, 0.7, 2.0):
+        np.testing.assert_array_equal(out[d][0, :, 0], out[0.0][0, :, 0])
+        np.testing.assert_allclose(out[d][0, :, 1], w * np.exp(raw[:, 0] + d), rtol=1e-6)
+    np.testing.assert_array_equal(out[0.0][0, :, 1],
+                                  (w * np.exp(raw[:, 0])).astype(np.float32))
 
 
 @pytest.mark.parametrize("name,k,labels", CASES)
@@ -347,7 +370,7 @@ def _pointwise_reference(kind, y, F, p, w):
     from boostwood._kernels import loss as K
     e = lambda t: np.exp(np.clip(t, -K.EXP_CLIP, K.EXP_CLIP))  # noqa: E731
     if kind == K.POISSON:
-        g, h = e(F) - y, e(F)
+        g, h = e(F) - y, e(F) * np.exp(p)
     elif kind == K.GAMMA:
         h = y * e(-F)
         g = 1.0 - h
@@ -390,7 +413,8 @@ def test_pointwise_kernel_gives_the_row_formulas(n, one_weight):
     log_link = (K.POISSON, K.GAMMA, K.TWEEDIE, K.EXPONENTIAL)
     for kind, p in ((K.ABSOLUTE, 0.0), (K.HUBER, 0.8), (K.PSEUDO_HUBER, 1.3),
                     (K.QUANTILE, 0.3), (K.LOGITBOOST, 0.0), (K.SQUARED_LOG, 0.0),
-                    (K.POISSON, 0.0), (K.GAMMA, 0.0), (K.TWEEDIE, 1.4), (K.EXPONENTIAL, 0.0)):
+                    (K.POISSON, 0.0), (K.POISSON, 0.7), (K.GAMMA, 0.0), (K.TWEEDIE, 1.4),
+                    (K.EXPONENTIAL, 0.0)):
         yk = np.minimum(y, 1.0) if kind in (K.LOGITBOOST, K.EXPONENTIAL) else y
         got = np.full((1, n, 2), 7.0, np.float32)
         K.pointwise_grad(kind, yk, raw, w, p, got)

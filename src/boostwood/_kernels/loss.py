@@ -317,7 +317,8 @@ def pointwise_grad_hess(kind, y, F, p):
     PSEUDO_HUBER  L = p^2 (sqrt(1 + (r/p)^2) - 1)    g = r / s, h = 1 / s^3, s = sqrt(1 + (r/p)^2)
     QUANTILE      L = a (y - F) if y >= F else (1 - a)(F - y), a = p
                                                      g = 1 - a if F > y else -a, h = 1 (line search)
-    POISSON       L = e^F - y F                      g = e^F - y, h = e^F
+    POISSON       L = e^F - y F                      g = e^F - y, h = e^F e^p (p: the step
+                                                     damping poisson_max_delta_step)
     GAMMA         L = y e^-F + F                     g = 1 - y e^-F, h = y e^-F
     TWEEDIE       L = -y e^((1-p)F)/(1-p) + e^((2-p)F)/(2-p)
                                                      g = -y e^((1-p)F) + e^((2-p)F),
@@ -341,7 +342,7 @@ def pointwise_grad_hess(kind, y, F, p):
         return ((1.0 - p) if F > y else (-p if F < y else 0.5 - p)), 1.0
     if kind == POISSON:
         mu = _exp(F)
-        return mu - y, mu
+        return mu - y, mu * _exp(p)  # p = 0: e^0 is exactly 1, plain Newton
     if kind == GAMMA:
         e = y * _exp(-F)
         return 1.0 - e, e

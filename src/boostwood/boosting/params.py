@@ -33,6 +33,10 @@ PARAMS = {
                                 "levels trained together (sorted, non-crossing predictions)"),
     "tweedie_variance_power": Param(1.5, "float", 1.0, 2.0, low_open=True,
                                     doc="reg:tweedie: variance power p, in (1, 2)"),
+    "poisson_max_delta_step": Param(0.7, "float", 0.0, 700.0,
+                                    doc="count:poisson: the hessians are e^(F + this), not e^F, "
+                                        "which damps each Newton step (LightGBM's name; it and "
+                                        "XGBoost default to 0.7); 0: plain Newton"),
     "boosting": Param("newton", "str", choices=("newton", "gradient"),
                       aliases=("boosting_type", "boost"),
                       doc="newton: second-order trees (XGBoost; LightGBM's gbdt); gradient: "

@@ -321,6 +321,11 @@ def _check_objective(name, value):
     return check_value(name, objective_name(value), PARAMS["objective"])
 
 
+#: The regressor's objective parameters, passed to ``train`` when given.
+_OBJECTIVE_PARAMS = ("quantile_alpha", "huber_delta", "tweedie_variance_power",
+                     "poisson_max_delta_step")
+
+
 class GBDTRegressor(RegressorMixin, _GBDTBase):
     __doc__ = "Gradient boosted trees for regression.\n" + _COMMON_DOC + """
     objective : str, default="reg:squarederror"
@@ -333,15 +338,19 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
         column per level (ascending), sorted per row.
     huber_delta : float, optional
     tweedie_variance_power : float, optional
+    poisson_max_delta_step : float, optional
+        ``count:poisson``: hessians e^(F + this); None: train's default 0.7 (LightGBM's and
+        XGBoost's), 0: plain Newton.
     """
 
     def __init__(self, *, objective="reg:squarederror", quantile_alpha=None, huber_delta=None,
-                 tweedie_variance_power=None, **kwargs):
+                 tweedie_variance_power=None, poisson_max_delta_step=None, **kwargs):
         super().__init__(**kwargs)
         self.objective = objective
         self.quantile_alpha = quantile_alpha
         self.huber_delta = huber_delta
         self.tweedie_variance_power = tweedie_variance_power
+        self.poisson_max_delta_step = poisson_max_delta_step
 
     # scikit-learn reads the parameter names from the signature of __init__: the
     # regressor's own parameters followed by the shared ones of _GBDTBase
@@ -352,7 +361,7 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
         **_GBDTBase._hyperparameters,
         "objective": _check_objective,
         **{name: _hyper.optional(_hyper.param(PARAMS[name]))
-           for name in ("quantile_alpha", "huber_delta", "tweedie_variance_power")}}
+           for name in _OBJECTIVE_PARAMS}}
 
     def _native_params(self):
         objective = objective_name(self.objective)  # LightGBM's names too
@@ -361,7 +370,7 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
                              f"got {self.objective!r}")
         params = super()._native_params()
         params["objective"] = objective
-        for name in ("quantile_alpha", "huber_delta", "tweedie_variance_power"):
+        for name in _OBJECTIVE_PARAMS:
             if getattr(self, name) is not None:
                 params[name] = getattr(self, name)
         return params
