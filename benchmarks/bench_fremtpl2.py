@@ -11,7 +11,8 @@ Each library is warmed up first (boostwood's JIT, a 2-round fit), then the libra
 take turns ``--repeat`` times (a slow minute slows all of them); reported are the
 median training seconds (construct excluded), the ratio to the faster of LightGBM and
 XGBoost, and the holdout mean Poisson deviance (weighted by exposure, 20 % of the
-policies) -- equal quality is part of the comparison.
+policies) -- equal quality is part of the comparison. LightGBM has no depth-wise
+policy: its "depthwise" runs grow 64 leaves to depth 6 leaf-wise (as ``bench_higgs.py``).
 
 Usage::
 

@@ -59,3 +59,19 @@ def test_v1_models_saved_again_predict_the_same(path, tmp_path):
     bw.Booster(model_file=path).save_model(out)
     margin = np.asarray(bw.Booster(model_file=out).predict(bw.Dataset(X), output_margin=True))
     np.testing.assert_array_equal(margin, np.load(path[:-5] + ".margin.npy"))
+
+
+def test_poisson_model_saved_before_the_damping_reads_as_plain_newton(tmp_path):
+    """A count:poisson file saved before ``poisson_max_delta_step`` existed was grown with
+    plain Newton steps: it loads as 0 (not today's default 0.7), and saving it again keeps
+    that; a model grown now records the default."""
+    import boostwood as bw
+    old = bw.Booster(model_file=os.path.join(HERE, "v1", "poisson_hist.json"))
+    assert old.params["poisson_max_delta_step"] == 0.0
+    old.save_model(tmp_path / "again.json")
+    assert bw.Booster(model_file=tmp_path / "again.json").params["poisson_max_delta_step"] == 0.0
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    y = np.random.default_rng(1).poisson(np.exp(X[:, 0] * 0.3))
+    new = bw.train({"objective": "count:poisson"}, bw.Dataset(X, y), 2, verbose_eval=False)
+    new.save_model(tmp_path / "new.json")
+    assert bw.Booster(model_file=tmp_path / "new.json").params["poisson_max_delta_step"] == 0.7

@@ -56,7 +56,7 @@ _INV_LN2 = 1.44269504088896338700e+00
 _EXP_MIN = -700.0
 #: Margins entering exp() are clipped to this, so exp never overflows float64.
 EXP_CLIP = 700.0
-#: 1023 + 2**52: adding it to an integral k in [-1010, 0] puts k + 1023 in the low bits of
+#: 1023 + 2**52: adding it to an integral k in [-1010, 1010] puts k + 1023 in the low bits of
 #: the double's mantissa, above the bits of 2**52 (``_BITS_52``)
 _EXP_BIAS_52 = 1023.0 + 4503599627370496.0
 _BITS_52 = 0x4330000000000000
@@ -302,6 +302,8 @@ SQUARED_LOG_HESS = 1e-6
 #: |g|, |h| are clamped here before they are stored as float32 (which overflows
 #: at 3.4e38): a margin of 800 under a log link must not turn into inf or NaN.
 GH_CLAMP = 1e30
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _exp(x):
     return exp_clipped(x)
@@ -317,7 +319,7 @@ def pointwise_grad_hess(kind, y, F, p):
     PSEUDO_HUBER  L = p^2 (sqrt(1 + (r/p)^2) - 1)    g = r / s, h = 1 / s^3, s = sqrt(1 + (r/p)^2)
     QUANTILE      L = a (y - F) if y >= F else (1 - a)(F - y), a = p
                                                      g = 1 - a if F > y else -a, h = 1 (line search)
-    POISSON       L = e^F - y F                      g = e^F - y, h = e^F e^p (p: the step
+    POISSON       L = e^F - y F                      g = e^F - y, h = e^(F + p) (p: the step
                                                      damping poisson_max_delta_step)
     GAMMA         L = y e^-F + F                     g = 1 - y e^-F, h = y e^-F
     TWEEDIE       L = -y e^((1-p)F)/(1-p) + e^((2-p)F)/(2-p)
@@ -342,7 +344,7 @@ def pointwise_grad_hess(kind, y, F, p):
         return ((1.0 - p) if F > y else (-p if F < y else 0.5 - p)), 1.0
     if kind == POISSON:
         mu = _exp(F)
-        return mu - y, mu * _exp(p)  # p = 0: e^0 is exactly 1, plain Newton
+        return mu - y, _exp(F + p)  # LightGBM's exp(F + p), clipped: never inf; p = 0: mu
     if kind == GAMMA:
         e = y * _exp(-F)
         return 1.0 - e, e
@@ -385,7 +387,7 @@ def pointwise_grad(kind, y, raw, w, param, gh_out):
                              False, param, pairs[2 * lo:2 * hi])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _pointwise_block(kind, y, raw, w, one, p, pairs):
     """:func:`pointwise_grad` on a block of rows, through the loss's own row loop: its
     kind is a constant there, so the loop has no branch on it, and the log-link losses'

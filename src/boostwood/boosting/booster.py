@@ -17,7 +17,7 @@ from ..tree import Tree
 from ..tree.tree import feature_importance as tree_importance, pack_trees
 from . import dump, explain, model_io
 from .metrics import custom_metric_values, get_metric
-from .params import resolve_params
+from .params import objective_name, resolve_params
 
 
 
@@ -460,7 +460,7 @@ class Booster:
     def _from_dict(self, m, source):
         model_io.check_header(m, source)
         try:
-            self.params = resolve_params(m["params"])
+            self.params = resolve_params(_grown_as(m["params"]))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{source} has invalid params: {exc}") from None
         self._set_objective()
@@ -513,3 +513,15 @@ def _check_path(fname):
 def _some(names, k=5):
     """The first ``k`` of ``names`` for a message, with "..." where there are more."""
     return f"{names[:k]}" + ("..." if len(names) > k else "")
+
+
+def _grown_as(params):
+    """A saved model's parameters as it was grown: a ``count:poisson`` model saved before
+    ``poisson_max_delta_step`` existed (every newer file holds it) took plain Newton
+    steps, so it reads as 0, not as today's default 0.7 (which saving it again would
+    then record as how it was grown)."""
+    if isinstance(params, dict) and "poisson_max_delta_step" not in params and \
+            objective_name(params.get("objective")) == "count:poisson":
+        return dict(params, poisson_max_delta_step=0.0)
+    return params
+

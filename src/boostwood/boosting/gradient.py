@@ -13,7 +13,8 @@ Friedman (2001), algorithm 1 and TreeBoost, as in the notes (000 step 2.1-2.4,
   for the pinball loss, one Huber M-step, and one Newton step
   sum_j(w r) / sum_j(w h) for the other losses -- for the logistic loss that is
   sum r / sum |r|(1 - |r|) (003 eq. 16), for softmax the same times (K - 1)/K
-  (003 eq. 20);
+  (003 eq. 20); ``count:poisson``'s h carries its ``poisson_max_delta_step`` (e^(F + d),
+  0.7 by default, about half the step): ``poisson_max_delta_step=0`` for the plain step;
 * ``line_search="global"`` keeps the least-squares leaves h(x) (mean residual of
   each leaf) and finds one step rho = argmin_rho sum_i w_i L(y_i, F_i + rho h(x_i))
   for the whole tree (000 step 2.3); ``"none"`` takes rho = 1.
