@@ -304,11 +304,6 @@ SQUARED_LOG_HESS = 1e-6
 GH_CLAMP = 1e30
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _exp(x):
-    return exp_clipped(x)
-
-
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def pointwise_grad_hess(kind, y, F, p):
     """(g, h) of one row for loss ``kind`` at margin F, label y, parameter p (unweighted).
@@ -343,14 +338,14 @@ def pointwise_grad_hess(kind, y, F, p):
     if kind == QUANTILE:
         return ((1.0 - p) if F > y else (-p if F < y else 0.5 - p)), 1.0
     if kind == POISSON:
-        mu = _exp(F)
-        return mu - y, _exp(F + p)  # LightGBM's exp(F + p), clipped: never inf; p = 0: mu
+        mu = exp_clipped(F)
+        return mu - y, exp_clipped(F + p)  # LightGBM's exp(F + p), clipped: never inf; p = 0: mu
     if kind == GAMMA:
-        e = y * _exp(-F)
+        e = y * exp_clipped(-F)
         return 1.0 - e, e
     if kind == TWEEDIE:
-        a = y * _exp((1.0 - p) * F)
-        b = _exp((2.0 - p) * F)
+        a = y * exp_clipped((1.0 - p) * F)
+        b = exp_clipped((2.0 - p) * F)
         return -a + b, -(1.0 - p) * a + (2.0 - p) * b
     if kind == LOGITBOOST:
         q = sigmoid(2.0 * F)
@@ -361,7 +356,7 @@ def pointwise_grad_hess(kind, y, F, p):
         return d / (1.0 + f), max((1.0 - d) / ((1.0 + f) * (1.0 + f)), SQUARED_LOG_HESS)
     # EXPONENTIAL
     ys = 2.0 * y - 1.0
-    e = _exp(-ys * F)
+    e = exp_clipped(-ys * F)
     return -ys * e, e
 
 
