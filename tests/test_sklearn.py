@@ -88,6 +88,21 @@ def test_native_params_map_every_estimator_parameter():
     assert p["eta"] == 0.07 and p["alpha"] == 0.5
 
 
+def test_regressor_passes_huber_slope_to_the_pseudo_huber_loss():
+    """GBDTRegressor(objective='reg:pseudohubererror', huber_slope=d) is train's model with
+    that d (it had no such parameter: the loss always ran with d = 1), and d matters."""
+    X, y = make_regression(500, 4, seed=3)
+    y = y * 20.0
+    m = GBDTRegressor(objective="reg:pseudohubererror", huber_slope=5.0, n_estimators=5)
+    m.fit(X, y)
+    b = bw.train({"objective": "reg:pseudohubererror", "huber_slope": 5.0, "max_depth": 6,
+                  "eta": 0.1}, bw.Dataset(X, y), 5, verbose_eval=False)
+    np.testing.assert_array_equal(m.predict(X), b.predict(X))
+    one = GBDTRegressor(objective="reg:pseudohubererror", n_estimators=5).fit(X, y)
+    assert not np.allclose(one.predict(X), m.predict(X))
+    assert m.booster_.params["huber_slope"] == 5.0
+
+
 def test_subsample_freq_is_lightgbms_bagging_frequency():
     """LGBMClassifier's subsample_freq: the bag is kept for k rounds (the model train()
     grows with bagging_freq=k), 0 turns bagging off; a negative value is refused."""

@@ -322,7 +322,7 @@ def _check_objective(name, value):
 
 
 #: The regressor's objective parameters, passed to ``train`` when given.
-_OBJECTIVE_PARAMS = ("quantile_alpha", "huber_delta", "tweedie_variance_power",
+_OBJECTIVE_PARAMS = ("quantile_alpha", "huber_delta", "huber_slope", "tweedie_variance_power",
                      "poisson_max_delta_step")
 
 
@@ -337,18 +337,26 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
         ``reg:quantileerror`` level(s); with a list, :meth:`predict` returns one
         column per level (ascending), sorted per row.
     huber_delta : float, optional
+        ``reg:huber``: where the loss turns from squared to absolute error (train's
+        default 1.0).
+    huber_slope : float, optional
+        ``reg:pseudohubererror``: the pseudo-Huber loss's delta (XGBoost's name; train's
+        default 1.0).
     tweedie_variance_power : float, optional
+        ``reg:tweedie``: the variance power p, 1 < p < 2 (train's default 1.5).
     poisson_max_delta_step : float, optional
         ``count:poisson``: hessians e^(F + this); None: train's default 0.7 (LightGBM's and
         XGBoost's), 0: plain Newton.
     """
 
     def __init__(self, *, objective="reg:squarederror", quantile_alpha=None, huber_delta=None,
-                 tweedie_variance_power=None, poisson_max_delta_step=None, **kwargs):
+                 huber_slope=None, tweedie_variance_power=None, poisson_max_delta_step=None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.objective = objective
         self.quantile_alpha = quantile_alpha
         self.huber_delta = huber_delta
+        self.huber_slope = huber_slope
         self.tweedie_variance_power = tweedie_variance_power
         self.poisson_max_delta_step = poisson_max_delta_step
 
