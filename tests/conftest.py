@@ -50,3 +50,7 @@ def make_regression(n=2000, f=6, seed=0):
 
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "2")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # two workers of 2 numba threads share the cores: a thread waiting at the end of a
+    # parallel region sleeps rather than spinning on a core the other worker needs
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
