@@ -325,36 +325,88 @@ def pointwise_grad_hess(kind, y, F, p):
     EXPONENTIAL   L = e^(-y* F)                      g = -y* e^(-y* F), h = e^(-y* F)
     SQUARED_LOG   L = (log1p(F) - log1p(y))^2 / 2    g = d / (1 + F), h = max((1 - d) / (1 + F)^2,
                   d = log1p(F) - log1p(y)                SQUARED_LOG_HESS), F >= SQUARED_LOG_FLOOR
+
+    Each loss is a function of its own (``_gh_absolute`` ...), so that a row loop of one
+    loss (:func:`_pointwise_block`) compiles its formula only.
     """
     if kind == ABSOLUTE:
-        return (1.0 if F > y else (-1.0 if F < y else 0.0)), 1.0
+        return _gh_absolute(y, F, p)
     if kind == HUBER:
-        r = F - y
-        return min(max(r, -p), p), 1.0
+        return _gh_huber(y, F, p)
     if kind == PSEUDO_HUBER:
-        r = F - y
-        s = math.sqrt(1.0 + (r / p) * (r / p))
-        return r / s, 1.0 / (s * s * s)
+        return _gh_pseudo_huber(y, F, p)
     if kind == QUANTILE:
-        return ((1.0 - p) if F > y else (-p if F < y else 0.5 - p)), 1.0
+        return _gh_quantile(y, F, p)
     if kind == POISSON:
-        mu = exp_clipped(F)
-        return mu - y, exp_clipped(F + p)  # LightGBM's exp(F + p), clipped: never inf; p = 0: mu
+        return _gh_poisson(y, F, p)
     if kind == GAMMA:
-        e = y * exp_clipped(-F)
-        return 1.0 - e, e
+        return _gh_gamma(y, F, p)
     if kind == TWEEDIE:
-        a = y * exp_clipped((1.0 - p) * F)
-        b = exp_clipped((2.0 - p) * F)
-        return -a + b, -(1.0 - p) * a + (2.0 - p) * b
+        return _gh_tweedie(y, F, p)
     if kind == LOGITBOOST:
-        q = sigmoid(2.0 * F)
-        return 2.0 * (q - y), 4.0 * q * (1.0 - q)
+        return _gh_logitboost(y, F, p)
     if kind == SQUARED_LOG:
-        f = max(F, SQUARED_LOG_FLOOR)
-        d = math.log1p(f) - math.log1p(y)
-        return d / (1.0 + f), max((1.0 - d) / ((1.0 + f) * (1.0 + f)), SQUARED_LOG_HESS)
-    # EXPONENTIAL
+        return _gh_squared_log(y, F, p)
+    return _gh_exponential(y, F, p)  # EXPONENTIAL
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _gh_absolute(y, F, p):
+    return (1.0 if F > y else (-1.0 if F < y else 0.0)), 1.0
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _gh_huber(y, F, p):
+    r = F - y
+    return min(max(r, -p), p), 1.0
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _gh_pseudo_huber(y, F, p):
+    r = F - y
+    s = math.sqrt(1.0 + (r / p) * (r / p))
+    return r / s, 1.0 / (s * s * s)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _gh_quantile(y, F, p):
+    return ((1.0 - p) if F > y else (-p if F < y else 0.5 - p)), 1.0
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _gh_poisson(y, F, p):
+    mu = exp_clipped(F)
+    return mu - y, exp_clipped(F + p)  # LightGBM's exp(F + p), clipped: never inf; p = 0: mu
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _gh_gamma(y, F, p):
+    e = y * exp_clipped(-F)
+    return 1.0 - e, e
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _gh_tweedie(y, F, p):
+    a = y * exp_clipped((1.0 - p) * F)
+    b = exp_clipped((2.0 - p) * F)
+    return -a + b, -(1.0 - p) * a + (2.0 - p) * b
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _gh_logitboost(y, F, p):
+    q = sigmoid(2.0 * F)
+    return 2.0 * (q - y), 4.0 * q * (1.0 - q)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _gh_squared_log(y, F, p):
+    f = max(F, SQUARED_LOG_FLOOR)
+    d = math.log1p(f) - math.log1p(y)
+    return d / (1.0 + f), max((1.0 - d) / ((1.0 + f) * (1.0 + f)), SQUARED_LOG_HESS)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _gh_exponential(y, F, p):
     ys = 2.0 * y - 1.0
     e = exp_clipped(-ys * F)
     return -ys * e, e
@@ -421,65 +473,78 @@ def _pointwise_block(kind, y, raw, w, p, pairs):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _rows_absolute(y, raw, w, p, pairs):
-    _pointwise_rows(ABSOLUTE, y, raw, w, p, pairs)
+    for i in range(y.shape[0]):
+        g, h = _gh_absolute(y[i], raw[i, 0], p)
+        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _rows_huber(y, raw, w, p, pairs):
-    _pointwise_rows(HUBER, y, raw, w, p, pairs)
+    for i in range(y.shape[0]):
+        g, h = _gh_huber(y[i], raw[i, 0], p)
+        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _rows_pseudo_huber(y, raw, w, p, pairs):
-    _pointwise_rows(PSEUDO_HUBER, y, raw, w, p, pairs)
+    for i in range(y.shape[0]):
+        g, h = _gh_pseudo_huber(y[i], raw[i, 0], p)
+        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _rows_quantile(y, raw, w, p, pairs):
-    _pointwise_rows(QUANTILE, y, raw, w, p, pairs)
+    for i in range(y.shape[0]):
+        g, h = _gh_quantile(y[i], raw[i, 0], p)
+        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _rows_poisson(y, raw, w, p, pairs):
-    _pointwise_rows(POISSON, y, raw, w, p, pairs)
+    for i in range(y.shape[0]):
+        g, h = _gh_poisson(y[i], raw[i, 0], p)
+        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _rows_gamma(y, raw, w, p, pairs):
-    _pointwise_rows(GAMMA, y, raw, w, p, pairs)
+    for i in range(y.shape[0]):
+        g, h = _gh_gamma(y[i], raw[i, 0], p)
+        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _rows_tweedie(y, raw, w, p, pairs):
-    _pointwise_rows(TWEEDIE, y, raw, w, p, pairs)
+    for i in range(y.shape[0]):
+        g, h = _gh_tweedie(y[i], raw[i, 0], p)
+        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _rows_logitboost(y, raw, w, p, pairs):
-    _pointwise_rows(LOGITBOOST, y, raw, w, p, pairs)
+    for i in range(y.shape[0]):
+        g, h = _gh_logitboost(y[i], raw[i, 0], p)
+        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _rows_squared_log(y, raw, w, p, pairs):
-    _pointwise_rows(SQUARED_LOG, y, raw, w, p, pairs)
+    for i in range(y.shape[0]):
+        g, h = _gh_squared_log(y[i], raw[i, 0], p)
+        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _rows_exponential(y, raw, w, p, pairs):
-    _pointwise_rows(EXPONENTIAL, y, raw, w, p, pairs)
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _pointwise_rows(kind, y, raw, w, p, pairs):
-    """The rows of a block: weighted g and h, hessians floored at HESS_FLOOR * w, both
-    clamped to +-GH_CLAMP. ``w``: the block's weights, contiguous."""
     for i in range(y.shape[0]):
-        pairs[2 * i], pairs[2 * i + 1] = _weighted(kind, y[i], raw[i, 0], p, w[i])
+        g, h = _gh_exponential(y[i], raw[i, 0], p)
+        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _weighted(kind, y, F, p, w):
-    g, h = pointwise_grad_hess(kind, y, F, p)
+def _weighted(g, h, w):
+    """A row's g and h times its weight, the hessian floored at HESS_FLOOR * w, both
+    clamped to +-GH_CLAMP."""
     return min(max(w * g, -GH_CLAMP), GH_CLAMP), min(max(w * h, HESS_FLOOR * w), GH_CLAMP)
 
 
