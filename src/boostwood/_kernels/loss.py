@@ -472,74 +472,16 @@ def _pointwise_block(kind, y, raw, w, p, pairs):
         _rows_exponential(y, raw, w, p, pairs)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _rows_absolute(y, raw, w, p, pairs):
-    for i in range(y.shape[0]):
-        g, h = _gh_absolute(y[i], raw[i, 0], p)
-        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _rows_huber(y, raw, w, p, pairs):
-    for i in range(y.shape[0]):
-        g, h = _gh_huber(y[i], raw[i, 0], p)
-        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _rows_pseudo_huber(y, raw, w, p, pairs):
-    for i in range(y.shape[0]):
-        g, h = _gh_pseudo_huber(y[i], raw[i, 0], p)
-        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _rows_quantile(y, raw, w, p, pairs):
-    for i in range(y.shape[0]):
-        g, h = _gh_quantile(y[i], raw[i, 0], p)
-        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _rows_poisson(y, raw, w, p, pairs):
-    for i in range(y.shape[0]):
-        g, h = _gh_poisson(y[i], raw[i, 0], p)
-        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _rows_gamma(y, raw, w, p, pairs):
-    for i in range(y.shape[0]):
-        g, h = _gh_gamma(y[i], raw[i, 0], p)
-        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _rows_tweedie(y, raw, w, p, pairs):
-    for i in range(y.shape[0]):
-        g, h = _gh_tweedie(y[i], raw[i, 0], p)
-        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _rows_logitboost(y, raw, w, p, pairs):
-    for i in range(y.shape[0]):
-        g, h = _gh_logitboost(y[i], raw[i, 0], p)
-        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _rows_squared_log(y, raw, w, p, pairs):
-    for i in range(y.shape[0]):
-        g, h = _gh_squared_log(y[i], raw[i, 0], p)
-        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _rows_exponential(y, raw, w, p, pairs):
-    for i in range(y.shape[0]):
-        g, h = _gh_exponential(y[i], raw[i, 0], p)
-        pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
+def _row_loop(gh):
+    """The row loop of one loss, ``gh`` its compiled (g, h) (``_gh_poisson`` ...): weighted
+    g and h of a block's rows into ``pairs``. Each loss's loop is a function of its own
+    (numba caches each: the closure's ``gh`` is part of its cache key)."""
+    @njit(cache=True, nogil=True, error_model="numpy")
+    def rows(y, raw, w, p, pairs):
+        for i in range(y.shape[0]):
+            g, h = gh(y[i], raw[i, 0], p)
+            pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
+    return rows
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -547,6 +489,13 @@ def _weighted(g, h, w):
     """A row's g and h times its weight, the hessian floored at HESS_FLOOR * w, both
     clamped to +-GH_CLAMP."""
     return min(max(w * g, -GH_CLAMP), GH_CLAMP), min(max(w * h, HESS_FLOOR * w), GH_CLAMP)
+
+
+_rows_absolute, _rows_huber = _row_loop(_gh_absolute), _row_loop(_gh_huber)
+_rows_pseudo_huber, _rows_quantile = _row_loop(_gh_pseudo_huber), _row_loop(_gh_quantile)
+_rows_poisson, _rows_gamma = _row_loop(_gh_poisson), _row_loop(_gh_gamma)
+_rows_tweedie, _rows_logitboost = _row_loop(_gh_tweedie), _row_loop(_gh_logitboost)
+_rows_squared_log, _rows_exponential = _row_loop(_gh_squared_log), _row_loop(_gh_exponential)
 
 
 @njit(parallel=True, nogil=True)
