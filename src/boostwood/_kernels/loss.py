@@ -8,7 +8,8 @@ what the histogram kernel reads. Sample weights multiply both.
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import literally, njit, prange, types
+from numba.extending import overload
 
 from .intrinsics import bits_of_float, float_of_bits
 
@@ -27,17 +28,35 @@ def sigmoid(x):
     return (1.0 if x >= 0.0 else e) / (1.0 + e)
 
 
+def as_kernel_weights(w):
+    """Row weights as the gradient kernels take them: a C-contiguous float64 vector, of
+    shape (1,) when every row weighs one value by construction (a stride-0 view such as
+    :class:`~boostwood.data.RowInfo`'s unit weights; the kernels read it as that value),
+    read-only. Weighted and unweighted data then share one compiled specialisation of
+    each kernel (a view of stride 0, and a read-only array, are numba types of their
+    own)."""
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim == 1 and w.shape[0] > 1 and w.strides[0] == 0:
+        w = w[:1]
+    view = np.ascontiguousarray(w).view()
+    view.flags.writeable = False  # read-only always (also a numba type of its own)
+    return view
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def squared_error_grad(y, raw, w, gh_out):
     """L = w (F - y)^2 / 2:  g = w (F - y),  h = w.
 
-    y, w : ndarray of shape (n_rows,), float64   # IN
+    y : ndarray of shape (n_rows,), float64   # IN
+    w : ndarray of shape (n_rows,) or (1,): one weight for every row, float64   # IN
     raw : ndarray of shape (n_rows, 1), float64   # IN
     gh_out : ndarray of shape (1, n_rows, 2), float32   # OUT
     """
+    one = w.shape[0] != y.shape[0]  # one weight for every row (as_kernel_weights)
     for i in prange(y.shape[0]):
-        gh_out[0, i, 0] = w[i] * (raw[i, 0] - y[i])
-        gh_out[0, i, 1] = w[i]
+        wi = w[0] if one else w[i]
+        gh_out[0, i, 0] = wi * (raw[i, 0] - y[i])
+        gh_out[0, i, 1] = wi
 
 
 #: Rows per task of the gradient kernels whose row loop is vector code: each task runs
@@ -187,14 +206,16 @@ def logistic_grad(y, raw, w, gh_out):
 
     The rows go in blocks of ``GRAD_BLOCK`` through a serial loop that is vector code
     (2.0 ns a row on one thread against 5.8 with libm's exp, the same float32 bits). The
-    loop needs unit strides: weights broadcast from one value (no weights given) enter
-    as that value, other weights are copied per block when not contiguous."""
+    loop needs unit strides: one weight for every row (``w`` of shape (1,), see
+    :func:`as_kernel_weights`) enters as that value, other weights are copied per block
+    when not contiguous."""
     n = y.shape[0]
+    one = w.shape[0] != n  # one weight for every row (as_kernel_weights)
     pairs = gh_out[0].reshape(2 * n)  # (g, h) of row i at 2i, 2i + 1: a constant stride
     for j in prange((n + GRAD_BLOCK - 1) // GRAD_BLOCK):
         lo = j * GRAD_BLOCK
         hi = min(n, lo + GRAD_BLOCK)
-        if w.strides[0] == 0:
+        if one:
             _logistic_rows_one_weight(y[lo:hi], raw[lo:hi], w[0], pairs[2 * lo:2 * hi])
         else:
             _logistic_rows(y[lo:hi], raw[lo:hi], np.ascontiguousarray(w[lo:hi]),
@@ -239,10 +260,11 @@ def softmax_grad(y, raw, w, gh_out):
     exp, on one and two threads (the same float32 values there).
     """
     n = y.shape[0]
+    one = w.shape[0] != n  # one weight for every row (as_kernel_weights)
     for j in prange((n + GRAD_BLOCK - 1) // GRAD_BLOCK):
         lo = j * GRAD_BLOCK
         hi = min(n, lo + GRAD_BLOCK)
-        if w.strides[0] == 0:  # one weight for every row (broadcast)
+        if one:
             _softmax_block(y[lo:hi], raw[lo:hi], w[:1], True, gh_out, lo)
         else:
             _softmax_block(y[lo:hi], raw[lo:hi], np.ascontiguousarray(w[lo:hi]), False,
@@ -416,15 +438,19 @@ def _gh_exponential(y, F, p):
 def pointwise_grad(kind, y, raw, w, param, gh_out):
     """Weighted g and h of every row for a pointwise loss (see :func:`pointwise_grad_hess`).
 
-    y, w : ndarray of shape (n_rows,), float64   # IN; ``w`` may be one weight broadcast
-        (stride 0): the blocks then read a block of copies of it
+    y : ndarray of shape (n_rows,), float64   # IN
+    w : ndarray of shape (n_rows,), or (1,) for one weight of every row
+        (:func:`as_kernel_weights`): the blocks then read a block of copies of it   # IN
     raw : ndarray of shape (n_rows, 1), float64   # IN
     gh_out : ndarray of shape (1, n_rows, 2), float32   # OUT; hessians floored at
         HESS_FLOOR * w, both clamped to +-GH_CLAMP
     """
+    # ``kind`` a compile-time constant: each loss compiles on its first use, with its own
+    # row loop only (:func:`_pointwise_block` keeps just its branch)
+    literally(kind)
     n = y.shape[0]
     pairs = gh_out[0].reshape(2 * n)  # (g, h) of row i at 2i, 2i + 1, as logistic_grad
-    one = w.strides[0] == 0 and n > 0
+    one = w.shape[0] != n and n > 0
     copies = np.empty(min(n, GRAD_BLOCK) if one else 0, dtype=w.dtype)
     for i in range(copies.shape[0]):  # a serial loop: copies[:] = w[0] is a parallel region
         copies[i] = w[0]
@@ -450,26 +476,28 @@ def _pointwise_block(kind, y, raw, w, p, pairs):
     for a broadcast weight, and each with every loss's formula) took 80 s and 42 s. The
     loops of the losses without exp also lost their branch on the kind: absolute, Huber
     and quantile error 0.27-0.60x the time, Poisson and Tweedie 1.04-1.10x, gamma 1.00x."""
-    if kind == ABSOLUTE:
-        _rows_absolute(y, raw, w, p, pairs)
-    elif kind == HUBER:
-        _rows_huber(y, raw, w, p, pairs)
-    elif kind == PSEUDO_HUBER:
-        _rows_pseudo_huber(y, raw, w, p, pairs)
-    elif kind == QUANTILE:
-        _rows_quantile(y, raw, w, p, pairs)
-    elif kind == POISSON:
-        _rows_poisson(y, raw, w, p, pairs)
-    elif kind == GAMMA:
-        _rows_gamma(y, raw, w, p, pairs)
-    elif kind == TWEEDIE:
-        _rows_tweedie(y, raw, w, p, pairs)
-    elif kind == LOGITBOOST:
-        _rows_logitboost(y, raw, w, p, pairs)
-    elif kind == SQUARED_LOG:
-        _rows_squared_log(y, raw, w, p, pairs)
-    else:  # EXPONENTIAL
-        _rows_exponential(y, raw, w, p, pairs)
+    literally(kind)
+    _loss_rows(kind, y, raw, w, p, pairs)
+
+
+def _loss_rows(kind, y, raw, w, p, pairs):
+    """The row loop of loss ``kind`` (:data:`_ROWS`). Compiled code calls the overload
+    below, which picks the loop while typing from ``kind``'s literal value: a loss's
+    first fit compiles its own loop only, not all ten (a branch on ``kind`` typed and
+    compiled every loop: about 8 s where one takes under 1)."""
+    raise NotImplementedError("_loss_rows is called from compiled code only")
+
+
+@overload(_loss_rows, prefer_literal=True, jit_options={"nogil": True,
+                                                      "error_model": "numpy"})
+def _loss_rows_typed(kind, y, raw, w, p, pairs):
+    if not isinstance(kind, types.IntegerLiteral):
+        return None  # numba asks again with the literal value
+    rows = _ROWS[kind.literal_value]
+
+    def impl(kind, y, raw, w, p, pairs):
+        rows(y, raw, w, p, pairs)
+    return impl
 
 
 def _row_loop(gh):
@@ -496,6 +524,11 @@ _rows_pseudo_huber, _rows_quantile = _row_loop(_gh_pseudo_huber), _row_loop(_gh_
 _rows_poisson, _rows_gamma = _row_loop(_gh_poisson), _row_loop(_gh_gamma)
 _rows_tweedie, _rows_logitboost = _row_loop(_gh_tweedie), _row_loop(_gh_logitboost)
 _rows_squared_log, _rows_exponential = _row_loop(_gh_squared_log), _row_loop(_gh_exponential)
+#: Each pointwise loss's row loop, by its kind.
+_ROWS = {ABSOLUTE: _rows_absolute, HUBER: _rows_huber, PSEUDO_HUBER: _rows_pseudo_huber,
+         QUANTILE: _rows_quantile, POISSON: _rows_poisson, GAMMA: _rows_gamma,
+         TWEEDIE: _rows_tweedie, LOGITBOOST: _rows_logitboost, SQUARED_LOG: _rows_squared_log,
+         EXPONENTIAL: _rows_exponential}
 
 
 @njit(parallel=True, nogil=True)

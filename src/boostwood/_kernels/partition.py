@@ -192,7 +192,7 @@ def _partition_one(X_columns, buf, staging, ints, p, cat_bits, missing_bins):
     return n_left
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _stage_node(X_columns, buf, staging, ints, p, lo, hi, cat_bits, missing_bins):
     """Stage positions lo..hi of node ``p``'s rows by its split (:func:`_stage`); returns
     how many go left. A numeric split's kind is a constant in the row loop."""

@@ -212,44 +212,51 @@ def add_numeric_tree_binned(X_binned, rows, all_rows, walk, child, value, out, g
     """
     m = X_binned.shape[0] if all_rows else rows.shape[0]
     for blk in prange((m + _WALK_BLOCK - 1) // _WALK_BLOCK):
-        lo = blk * _WALK_BLOCK
-        hi = min(m, lo + _WALK_BLOCK)
-        j = lo
-        while j + 8 <= hi:
-            if all_rows:
-                i0, i1, i2, i3, i4, i5, i6, i7 = j, j + 1, j + 2, j + 3, j + 4, j + 5, \
-                    j + 6, j + 7
-            else:
-                i0, i1, i2, i3 = np.int64(rows[j]), np.int64(rows[j + 1]), \
-                    np.int64(rows[j + 2]), np.int64(rows[j + 3])
-                i4, i5, i6, i7 = np.int64(rows[j + 4]), np.int64(rows[j + 5]), \
-                    np.int64(rows[j + 6]), np.int64(rows[j + 7])
-            k0 = k1 = k2 = k3 = k4 = k5 = k6 = k7 = 0
-            while (walk[k0, 3] & walk[k1, 3] & walk[k2, 3] & walk[k3, 3] & walk[k4, 3]
-                   & walk[k5, 3] & walk[k6, 3] & walk[k7, 3]) == 0:
-                k0 = _bin_step(X_binned, i0, k0, walk, child)
-                k1 = _bin_step(X_binned, i1, k1, walk, child)
-                k2 = _bin_step(X_binned, i2, k2, walk, child)
-                k3 = _bin_step(X_binned, i3, k3, walk, child)
-                k4 = _bin_step(X_binned, i4, k4, walk, child)
-                k5 = _bin_step(X_binned, i5, k5, walk, child)
-                k6 = _bin_step(X_binned, i6, k6, walk, child)
-                k7 = _bin_step(X_binned, i7, k7, walk, child)
-            out[i0, group] += value[k0]
-            out[i1, group] += value[k1]
-            out[i2, group] += value[k2]
-            out[i3, group] += value[k3]
-            out[i4, group] += value[k4]
-            out[i5, group] += value[k5]
-            out[i6, group] += value[k6]
-            out[i7, group] += value[k7]
-            j += 8
-        for q in range(j, hi):
-            i = q if all_rows else np.int64(rows[q])
-            k = 0
-            while walk[k, 3] == 0:
-                k = _bin_step(X_binned, i, k, walk, child)
-            out[i, group] += value[k]
+        _add_numeric_block(X_binned, rows, all_rows, walk, child, value, out, group,
+                           blk * _WALK_BLOCK, min(m, (blk + 1) * _WALK_BLOCK))
+
+
+@njit(cache=True, nogil=True)
+def _add_numeric_block(X_binned, rows, all_rows, walk, child, value, out, group, lo, hi):
+    """:func:`add_numeric_tree_binned` for the rows lo..hi-1 (of ``rows``, or of
+    ``X_binned`` where ``all_rows``): a function of its own, so that numba's passes over
+    the parallel loop see a call, not the unrolled walk (compile time)."""
+    j = lo
+    while j + 8 <= hi:
+        if all_rows:
+            i0, i1, i2, i3, i4, i5, i6, i7 = j, j + 1, j + 2, j + 3, j + 4, j + 5, \
+                j + 6, j + 7
+        else:
+            i0, i1, i2, i3 = np.int64(rows[j]), np.int64(rows[j + 1]), \
+                np.int64(rows[j + 2]), np.int64(rows[j + 3])
+            i4, i5, i6, i7 = np.int64(rows[j + 4]), np.int64(rows[j + 5]), \
+                np.int64(rows[j + 6]), np.int64(rows[j + 7])
+        k0 = k1 = k2 = k3 = k4 = k5 = k6 = k7 = 0
+        while (walk[k0, 3] & walk[k1, 3] & walk[k2, 3] & walk[k3, 3] & walk[k4, 3]
+               & walk[k5, 3] & walk[k6, 3] & walk[k7, 3]) == 0:
+            k0 = _bin_step(X_binned, i0, k0, walk, child)
+            k1 = _bin_step(X_binned, i1, k1, walk, child)
+            k2 = _bin_step(X_binned, i2, k2, walk, child)
+            k3 = _bin_step(X_binned, i3, k3, walk, child)
+            k4 = _bin_step(X_binned, i4, k4, walk, child)
+            k5 = _bin_step(X_binned, i5, k5, walk, child)
+            k6 = _bin_step(X_binned, i6, k6, walk, child)
+            k7 = _bin_step(X_binned, i7, k7, walk, child)
+        out[i0, group] += value[k0]
+        out[i1, group] += value[k1]
+        out[i2, group] += value[k2]
+        out[i3, group] += value[k3]
+        out[i4, group] += value[k4]
+        out[i5, group] += value[k5]
+        out[i6, group] += value[k6]
+        out[i7, group] += value[k7]
+        j += 8
+    for q in range(j, hi):
+        i = q if all_rows else np.int64(rows[q])
+        k = 0
+        while walk[k, 3] == 0:
+            k = _bin_step(X_binned, i, k, walk, child)
+        out[i, group] += value[k]
 
 
 @njit(cache=True, nogil=True)

@@ -384,28 +384,48 @@ def predict_binned(X, cuts, cut_start, nodes, steps, depth, top_slot, top_thr, t
     """
     n_rows = X.shape[0]
     n_used = cut_start.shape[0] - 1
-    n_groups = out.shape[1]
     size = _block_rows(n_rows, n_used)
     for b in prange((n_rows + size - 1) // size):
         lo, hi = b * size, min((b + 1) * size, n_rows)
-        m = hi - lo
-        top = m >= TOP_MIN_ROWS
-        pad = _PAD_ROWS if top else 16  # whole vectors for the top levels, or lock-step groups
-        mp = (m + pad - 1) // pad * pad
-        xb = np.empty((2 * n_used, mp if top else 0), dtype=top_thr.dtype)
-        xr = np.empty((mp, 2 * n_used), dtype=top_thr.dtype)
-        xb[:, m:] = 0
-        xr[m:] = 0
-        _bin_block(X, lo, hi, cuts, cut_start, np.iinfo(top_thr.dtype).max, xb, xr)
-        acc = np.empty((m, n_groups), dtype=np.float64)
-        for i in range(m):
-            for g in range(n_groups):
-                acc[i, g] = out[lo + i, g]
-        if m < 8:
-            _few_rows(nodes, xr, m, value, tree_offsets, tree_group, acc)
-        else:
-            _many_rows(nodes, xb, xr, steps, depth, top_slot, top_thr, top_node, value,
-                       tree_offsets, tree_group, acc)
-        for i in range(m):
-            for g in range(n_groups):
-                out[lo + i, g] = acc[i, g]
+        xb, xr = _block_bins(X, lo, hi, cuts, cut_start, top_thr)
+        _walk_block(xb, xr, lo, hi - lo, nodes, steps, depth, top_slot, top_thr, top_node,
+                    value, tree_offsets, tree_group, out)
+
+
+@njit(cache=True, nogil=True)
+def _block_bins(X, lo, hi, cuts, cut_start, top_thr):
+    """Both layouts of the bins of rows lo..hi-1 (:func:`_bin_block`), padded: the one
+    part of a block's work that reads ``X``, so that float32 and float64 input share
+    :func:`_walk_block` (one compilation of the walk for both; numba's passes over a
+    parallel loop's body cost more the larger it is)."""
+    n_used = cut_start.shape[0] - 1
+    m = hi - lo
+    top = m >= TOP_MIN_ROWS
+    pad = _PAD_ROWS if top else 16  # whole vectors for the top levels, or lock-step groups
+    mp = (m + pad - 1) // pad * pad
+    xb = np.empty((2 * n_used, mp if top else 0), dtype=top_thr.dtype)
+    xr = np.empty((mp, 2 * n_used), dtype=top_thr.dtype)
+    xb[:, m:] = 0
+    xr[m:] = 0
+    _bin_block(X, lo, hi, cuts, cut_start, np.iinfo(top_thr.dtype).max, xb, xr)
+    return xb, xr
+
+
+@njit(cache=True, nogil=True)
+def _walk_block(xb, xr, lo, m, nodes, steps, depth, top_slot, top_thr, top_node, value,
+                tree_offsets, tree_group, out):
+    """Add the leaf values of the block of m rows from ``lo``, binned into ``xb`` /
+    ``xr``, to ``out``, in tree order."""
+    n_groups = out.shape[1]
+    acc = np.empty((m, n_groups), dtype=np.float64)
+    for i in range(m):
+        for g in range(n_groups):
+            acc[i, g] = out[lo + i, g]
+    if m < 8:
+        _few_rows(nodes, xr, m, value, tree_offsets, tree_group, acc)
+    else:
+        _many_rows(nodes, xb, xr, steps, depth, top_slot, top_thr, top_node, value,
+                   tree_offsets, tree_group, acc)
+    for i in range(m):
+        for g in range(n_groups):
+            out[lo + i, g] = acc[i, g]

@@ -8,7 +8,8 @@ and the check that labels are in its domain.
 import numpy as np
 
 from .._comm import exact_sums
-from .._kernels.loss import logistic_grad, sigmoid_of, softmax_grad, squared_error_grad
+from .._kernels.loss import (as_kernel_weights, logistic_grad, sigmoid_of, softmax_grad,
+                             squared_error_grad)
 from ..data.rowinfo import gather_rows
 
 _EPS = 1e-15
@@ -131,7 +132,7 @@ class SquaredError(Objective):
         return np.array([totals[0] / totals[1] if totals[1] > 0 else 0.0])
 
     def gradient(self, info, raw, gh_out):
-        squared_error_grad(info.label, raw, info.weight, gh_out)
+        squared_error_grad(info.label, raw, as_kernel_weights(info.weight), gh_out)
 
     def loss(self, y, raw):
         return 0.5 * (y - raw[:, 0]) ** 2
@@ -162,7 +163,7 @@ class Logistic(Objective):
         return probability_margin(self.name, base_score)
 
     def gradient(self, info, raw, gh_out):
-        logistic_grad(info.label, raw, info.weight, gh_out)
+        logistic_grad(info.label, raw, as_kernel_weights(info.weight), gh_out)
 
     def transform(self, raw):
         return sigmoid_of(raw[:, 0])
@@ -239,7 +240,7 @@ class Softmax(Objective):
         return logp - logp.mean()
 
     def gradient(self, info, raw, gh_out):
-        softmax_grad(info.label, raw, info.weight, gh_out)
+        softmax_grad(info.label, raw, as_kernel_weights(info.weight), gh_out)
 
     def transform(self, raw):
         """softmax(F) per row. The row maxima come column by column (a maximum is exact

@@ -58,7 +58,8 @@ class Pointwise(Objective):
         self.param = float(self.param_default if param is None else param)
 
     def gradient(self, info, raw, gh_out):
-        K.pointwise_grad(self.kind, info.label, raw, info.weight, self.param, gh_out)
+        w = K.as_kernel_weights(info.weight)
+        K.pointwise_grad(self.kind, info.label, raw, w, self.param, gh_out)
 
     def _minimise(self, y, w):
         y, w = np.ascontiguousarray(y, dtype=np.float64), np.ascontiguousarray(w, dtype=np.float64)
@@ -115,9 +116,9 @@ class Quantile(Pointwise):
         self.n_outputs = int(self.alphas.size)
 
     def gradient(self, info, raw, gh_out):
+        w = K.as_kernel_weights(info.weight)
         for k, a in enumerate(self.alphas):
-            K.pointwise_grad(self.kind, info.label, raw[:, k:k + 1], info.weight, a,
-                             gh_out[k:k + 1])
+            K.pointwise_grad(self.kind, info.label, raw[:, k:k + 1], w, a, gh_out[k:k + 1])
 
     def init_from_rows(self, y, w):
         return np.array([weighted_quantile(y, w, a) for a in self.alphas])
