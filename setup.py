@@ -77,8 +77,8 @@ def compile_kernels(root, editable=False):
     env = {k: v for k, v in os.environ.items() if k not in _UNSET}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # no .pyc files into the wheel
-    print("boostwood: compiling the kernels into the package (about two minutes on 2 "
-          "cores, three on one; BOOSTWOOD_COMPILE_ON_INSTALL=0 skips this)", flush=True)
+    print("boostwood: compiling the kernels into the package (under a minute on 2 cores, "
+          "about 80 s on one; BOOSTWOOD_COMPILE_ON_INSTALL=0 skips this)", flush=True)
     try:
         done = subprocess.run([sys.executable, "-m", "boostwood", "compile"], cwd=root,
                               env=env, timeout=1800)

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -243,48 +244,82 @@ def test_compile_leaves_every_common_kernel_in_the_cache(tmp_path):
     """``boostwood compile`` after the same workloads ran here: the new process loads
     every kernel of them from numba's cache and compiles none (a kernel that could not
     be cached would be compiled again there, and on every user's first fit)."""
-    from boostwood.warmup import cache_folder, compile_kernels
-    report = compile_kernels()  # compiles here what this session has not yet
-    out = run("compile", cwd=tmp_path).stdout.splitlines()
+    from boostwood.warmup import _WORKLOADS, cache_folder, compile_kernels
+    compile_kernels(jobs=1)  # compiles here what this session has not yet
+    out = run("compile", "--jobs", "2", cwd=tmp_path).stdout.splitlines()
     lines = [line for line in out if line.endswith("compilations")]
-    assert len(lines) == len(report) == 9
+    assert len(lines) == len(_WORKLOADS) + 2  # the two halves, then each workload's fits
     assert all(line.endswith(", 0 compilations") for line in lines), out
     assert f"cache {cache_folder()}" in out[-1]
     assert run("compile", "--quiet", cwd=tmp_path).stdout == ""
 
 
-def test_compile_parts_cover_every_workload_once():
-    """Two jobs run exactly the workloads one job runs: a workload missing from
-    ``PARTS`` would go uncompiled with two jobs, one in both parts compile twice."""
-    from boostwood.warmup import _WORKLOADS, PARTS
-    names = [name for part in PARTS for name in part]
-    assert sorted(names) == sorted(w[0] for w in _WORKLOADS)
+def _compiled_signatures():
+    """(kernel, signature) of every compiled or cache-loaded specialisation of every
+    numba dispatcher in boostwood's kernel modules."""
+    import importlib
+    import pkgutil
+
+    from numba.core.registry import CPUDispatcher
+    import boostwood._kernels as kernels
+    seen = set()
+    for info in pkgutil.iter_modules(kernels.__path__):
+        module = importlib.import_module(f"boostwood._kernels.{info.name}")
+        for name, obj in vars(module).items():
+            if isinstance(obj, CPUDispatcher):
+                seen |= {(f"{info.name}.{name}", sig) for sig in obj.signatures}
+    return seen
 
 
-def test_compile_helper_runs_its_part_in_another_process():
-    """The helper process runs the second part and reports each of its workloads (here,
-    after the same workloads ran in this session, every kernel from the cache)."""
-    from boostwood.warmup import PARTS, _part_report, _start_part, compile_kernels
-    compile_kernels(jobs=1)
-    report = _part_report(*_start_part(1))
-    assert set(report) == set(PARTS[1])
+_HALVES_THEN_FITS = r"""
+import sys
+sys.path.insert(0, {tests!r})
+from test_cli import _compiled_signatures
+from boostwood import warmup
+warmup._grow_trees()
+warmup._around_trees(warmup._workload_names(False))
+halves = _compiled_signatures()
+warmup._run(warmup._workload_names(False), warmup._count_compiles(), {{}})
+print(sorted(str(k) for k in _compiled_signatures() - halves))
+"""
+
+
+def test_compile_halves_leave_the_fits_nothing_to_compile():
+    """With two jobs, one process compiles the training loop and the other what lies
+    around it, each without the other's kernels; the fits after them must find every
+    specialisation they use among the two halves' (one the halves missed would be
+    compiled by the fits, after the halves: the install's wall time). Checked on the
+    session's warm cache, in a fresh process, by the signatures each step loads."""
+    code = _HALVES_THEN_FITS.format(tests=str(Path(__file__).parent))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]", out
+
+
+def test_compile_helper_compiles_the_loop_in_another_process():
+    """The helper process grows the trees and reports its part (here, after the same
+    kernels ran in this session, every one from the cache)."""
+    from boostwood.warmup import LOOP_PART, _grow_trees, _part_report, _start_loop_part
+    _grow_trees()
+    report = _part_report(*_start_loop_part())
+    assert set(report) == {LOOP_PART}
     assert all(seconds > 0 and n == 0 for seconds, n in report.values()), report
 
 
 def test_compile_does_a_failed_helper_s_part_itself(monkeypatch, capsys):
-    """A helper that fails costs time, not kernels: this process runs its part, says so
-    on stderr, and the report still has every workload."""
+    """A helper that fails costs time, not kernels: the fits compile what it left, say
+    so on stderr, and the report still has every workload."""
     import boostwood.warmup as warmup
 
-    def failing(k):
+    def failing():
         out, err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
         proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stderr.write('boom'); "
                                  "sys.exit(3)"], stdout=out, stderr=err, text=True)
         return proc, out, err
 
-    monkeypatch.setattr(warmup, "_start_part", failing)
+    monkeypatch.setattr(warmup, "_start_loop_part", failing)
     report = warmup.compile_kernels(jobs=2)
-    assert set(report) == {w[0] for w in warmup._WORKLOADS}
+    assert set(report) == {w[0] for w in warmup._WORKLOADS} | {warmup.AROUND_PART}
     err = capsys.readouterr().err
     assert "a compiling process failed (exit status 3)" in err and "boom" in err
 
@@ -292,10 +327,25 @@ def test_compile_does_a_failed_helper_s_part_itself(monkeypatch, capsys):
 def test_compile_helper_that_imports_another_boostwood_does_nothing(tmp_path):
     """A helper whose ``import boostwood`` finds another copy than its parent's (a
     ``sys.path`` the environment does not carry) compiles nothing for it: exit status 2."""
-    r = subprocess.run([sys.executable, "-c", "from boostwood.warmup import _part_main; "
-                        f"_part_main(1, {str(tmp_path / '__init__.py')!r})"],
+    r = subprocess.run([sys.executable, "-c", "from boostwood.warmup import _loop_main; "
+                        f"_loop_main({str(tmp_path / '__init__.py')!r})"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stdout == "" and "not " + str(tmp_path) in r.stderr
+
+
+def test_compile_report_and_all(tmp_path):
+    """``--report`` prints the per-kernel table (on a warm cache: nothing compiled, and
+    it says how to time a cold compile); ``--all`` adds the first-use workloads."""
+    out = run("compile", "--report", cwd=tmp_path).stdout
+    assert "NUMBA_CACHE_DIR" in out or "| kernel |" in out
+    from boostwood.warmup import _ALL_WORKLOADS, report_table
+    lines = report_table([("loss.rows", "float64[:] A readonly", 2.0, 1.5, "counts"),
+                          ("split.scan", "int64[:, :]", 1.0, 1.0, "binary")])
+    assert lines[0].startswith("2 compilations, 2.5 s")
+    assert lines.index("| counts | 1 | 1.5 |") < lines.index("| binary | 1 | 1.0 |")
+    assert "| loss.rows | float64[:] A readonly | 1.50 | 2.00 | counts |" in lines
+    out = run("compile", "--all", "--jobs", "1", cwd=tmp_path).stdout
+    assert all(f"{w[0]}: " in out for w in _ALL_WORKLOADS)
 
 
 @pytest.mark.parametrize("jobs", [0, -1, 1.5, True, "2"])

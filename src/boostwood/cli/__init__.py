@@ -118,6 +118,12 @@ def build_parser():
     k.add_argument("--jobs", type=int, default=None,
                    help="processes that compile at once: 1 or 2; more act as 2 (default: 2 "
                         "where two cores are free to this process)")
+    k.add_argument("--all", action="store_true",
+                   help="also the paths few fits take (quantized gradients, pointwise "
+                        "losses such as Poisson), which otherwise compile on first use")
+    k.add_argument("--report", action="store_true",
+                   help="compile in this process and print the seconds each kernel took "
+                        "(on an empty NUMBA_CACHE_DIR: a warm cache compiles nothing)")
     k.set_defaults(func=_compile)
     return ap
 
@@ -125,10 +131,18 @@ def build_parser():
 def _compile(args):
     import time
 
-    from ..warmup import cache_folder, compile_kernels
+    from ..warmup import _ALL_WORKLOADS as _all, cache_folder, compile_kernels, kernel_report, \
+        report_table
     t0 = time.perf_counter()
     try:
-        compile_kernels(verbose=not args.quiet, jobs=args.jobs)
+        if args.report:
+            rows = kernel_report(None if not args.all else
+                                 [w[0] for w in _all])
+            print("\n".join(report_table(rows)) if rows else
+                  "nothing compiled: every kernel came from the cache (run it with an "
+                  "empty NUMBA_CACHE_DIR to time a cold compile)")
+        else:
+            compile_kernels(verbose=not args.quiet, jobs=args.jobs, everything=args.all)
     except (RuntimeError, ValueError) as exc:
         raise commands.CLIError(str(exc)) from None
     if not args.quiet:
