@@ -98,9 +98,10 @@ def _tree_shap(x, base, nodes, value, cover, phi, pd, pz, po, pw, fr, ff, state,
             visit = False
             if frac == 0.0:
                 continue
-            s = level * (level + 1) // 2
+            width = pd.shape[0] // state.shape[0]  # each level's segment (_scratch_size)
+            s = level * width
             if level > 0:  # copy the parent's path into this level's segment
-                p = (level - 1) * level // 2
+                p = s - width
                 for i in range(n):
                     pd[s + i] = pd[p + i]
                     pz[s + i] = pz[p + i]
@@ -159,19 +160,26 @@ def _tree_shap(x, base, nodes, value, cover, phi, pd, pz, po, pw, fr, ff, state,
             lvl -= 1
 
 
-def _scratch_size(max_depth):
-    """Path buffer length for trees of depth ``max_depth`` (levels 0..max_depth)."""
+def _scratch_size(max_depth, n_features):
+    """(levels, width) of the path buffers for trees of depth ``max_depth`` on
+    ``n_features`` features: a segment of ``width`` entries per level. A level's path
+    holds at most level + 1 entries and never more than n_features + 1 (a feature
+    split on again is taken off before it is added), so the buffers grow as depth
+    times features, not depth squared (a chain 20,000 deep on one feature: 60k
+    entries, not 200 million)."""
     levels = max_depth + 2
-    return levels * (levels + 1) // 2 + 1
+    return levels, min(levels, n_features + 2)
 
 
 @njit(cache=True, nogil=True)
 def _frames(scratch):
-    """One row's scratch: the path buffers (features, zero and one fractions, weights)
-    and the per-level stack (more levels than any path: scratch > levels)."""
-    return (np.empty(scratch, dtype=np.int64), np.empty(scratch), np.empty(scratch),
-            np.empty(scratch), np.empty((scratch, 4), dtype=np.int64), np.empty((scratch, 5)),
-            np.empty(scratch, dtype=np.int8))
+    """One row's scratch: the path buffers (features, zero and one fractions, weights),
+    a segment of ``width`` entries per level, and the per-level stack."""
+    levels, width = scratch
+    size = levels * width
+    return (np.empty(size, dtype=np.int64), np.empty(size), np.empty(size),
+            np.empty(size), np.empty((levels, 4), dtype=np.int64), np.empty((levels, 5)),
+            np.empty(levels, dtype=np.int8))
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -181,7 +189,7 @@ def shap_values(X, nodes, value, cover, tree_offsets, tree_group, scratch, out):
     X : ndarray of shape (n_rows, n_features), float32 or float64   # IN
     nodes : node tuple of the packed forest (see ``predict.py``); value, cover : float64   # IN
     tree_offsets, tree_group : ndarray of shape (n_trees,), int64   # IN
-    scratch : int, path buffer length (``_scratch_size(max depth)``)
+    scratch : (levels, width), the path buffers' shape (``_scratch_size``)
     out : ndarray of shape (n_rows, n_groups, n_features + 1), float64   # IN/OUT
     """
     n_rows, n_features = X.shape

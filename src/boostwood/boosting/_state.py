@@ -13,6 +13,7 @@ from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
 from .._kernels.predict import add_class_columns, add_leaf_values, set_leaf_values
 from .._kernels.random import STREAM_BAGGING, split_rows
 from ..data.dataset import default_feature_names
+from ..data.validation import check_weight_range
 from ..tree import GrowerParams
 from ..tree.methods import make_tree_method
 from ..objectives import CustomObjective
@@ -166,6 +167,8 @@ class TrainingState:
         self.info = _balance_classes(_scale_positives(dtrain.row_info(self.y), p, self.obj),
                                      p, self.obj, self.reducer)
         self.w = self.info.weight
+        if self.w.strides[0] != 0:  # (unit weights: ones)
+            check_weight_range(self.w)
         self.init_model, self.round = init_model, 0
         self._warned_hessians = False
         if init_model is not None:

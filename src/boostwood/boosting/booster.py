@@ -91,8 +91,14 @@ class Booster:
 
     def __getitem__(self, item):
         """A new Booster with the rounds ``item`` (a slice of rounds, step 1)."""
-        if not isinstance(item, slice) or item.step not in (None, 1):
-            raise TypeError("a Booster can only be sliced by rounds, e.g. booster[:50]")
+        def whole(v):
+            return v is None or (isinstance(v, (int, np.integer))
+                                 and not isinstance(v, (bool, np.bool_)))
+        if not isinstance(item, slice) or not all(map(whole, (item.start, item.stop,
+                                                              item.step))) \
+                or item.step not in (None, 1):
+            raise TypeError(f"a Booster can only be sliced by rounds, with integers and step "
+                            f"1, e.g. booster[:50]; got {item!r}")
         start, stop, _ = item.indices(self.num_boosted_rounds())
         out = Booster(self.params)
         out._start(self.base_score, self.feature_names)
@@ -490,6 +496,7 @@ class Booster:
                 trees.append(Tree.from_dict(d, n_features))
             except ValueError as exc:
                 raise ValueError(f"{source}: tree {i}: {exc}") from None
+        _check_output_bounds(base, trees, self.n_outputs, source)
         types, dictionaries = model_io.read_feature_types(m, n_features, source)
         model_io.check_certificates(m, source)
         for i, t in enumerate(trees):
@@ -501,6 +508,31 @@ class Booster:
         self.trees = trees
         self.best_iteration = best_iteration
         self.best_score = m["best_score"]
+
+
+#: Largest output bound a loaded model may have (see :func:`_check_output_bounds`):
+#: far above any model training makes, far enough below float64's 1.8e308 that sums
+#: over features and interaction pairs stay finite.
+OUTPUT_BOUND = 1e300
+
+
+def _check_output_bounds(base, trees, n_outputs, source):
+    """Refuse a model whose predictions or SHAP values could be infinite though each of
+    its numbers is finite (an edited file, checksum mended): per output, the base
+    score plus twice the sum of its trees' largest leaf magnitudes bounds every margin
+    and every SHAP value; per tree, its largest cover times its largest leaf bounds the
+    cover-weighted sums of the expected value."""
+    bound = np.abs(base).astype(np.float64)
+    for i, t in enumerate(trees):
+        top = float(np.max(np.abs(t.value), initial=0.0))
+        bound[i % n_outputs] += 2.0 * top
+        if not float(np.max(t.cover, initial=0.0)) * top < OUTPUT_BOUND:
+            raise ValueError(f"{source}: tree {i}'s covers times its leaf values overflow "
+                             "(not a model training makes: an edited file?)")
+    if not np.all(bound < OUTPUT_BOUND):
+        raise ValueError(f"{source}: its base score and leaf values can add up to an "
+                         f"infinite prediction (bound {float(np.max(bound)):.3g}; not a model "
+                         "training makes: an edited file?)")
 
 
 def _check_path(fname):

@@ -80,10 +80,9 @@ def tree_to_text(tree, names=None, with_stats=True):
     return "\n".join(lines) + "\n"
 
 
-def tree_to_dict(tree, names=None, with_stats=True, node=0, depth=0):
-    """One tree as nested dicts (XGBoost's JSON dump layout: ``split_condition`` with the
-    ``<=`` rule, or ``split_type`` "categorical" with the ``categories`` that go ``yes``)."""
-    out = {"nodeid": int(node), "depth": depth}
+def _node_dict(tree, names, with_stats, node, depth):
+    """One node's entry of :func:`tree_to_dict`, without its children."""
+    out = {"nodeid": int(node), "depth": int(depth)}
     if tree.feature[node] < 0:
         out["leaf"] = float(tree.value[node])
     else:
@@ -98,10 +97,47 @@ def tree_to_dict(tree, names=None, with_stats=True, node=0, depth=0):
         out["cover"] = float(tree.cover[node])
         if tree.feature[node] >= 0:
             out["gain"] = float(tree.gain[node])
-    if tree.feature[node] >= 0:
-        out["children"] = [tree_to_dict(tree, names, with_stats, int(c), depth + 1)
-                           for c in (tree.left[node], tree.right[node])]
     return out
+
+
+def tree_to_dict(tree, names=None, with_stats=True):
+    """One tree as nested dicts (XGBoost's JSON dump layout: ``split_condition`` with the
+    ``<=`` rule, or ``split_type`` "categorical" with the ``categories`` that go ``yes``).
+    Built without recursion: a chain-shaped tree may be thousands of levels deep."""
+    depth = _depths(tree)
+    nodes = {}
+    for node in reversed(_preorder(tree)):  # children before their parent
+        out = _node_dict(tree, names, with_stats, node, depth[node])
+        if tree.feature[node] >= 0:
+            out["children"] = [nodes.pop(int(tree.left[node])),
+                               nodes.pop(int(tree.right[node]))]
+        nodes[node] = out
+    return nodes[0]
+
+
+def _json_text(value, indent=1):
+    """``json.dumps(value, indent=indent)``, written without recursion (json's encoder
+    recurses once per level of nesting and stops near a thousand levels; a tree dump
+    nests two levels per tree level). For dicts, lists, strings, numbers, bools, None."""
+    parts, stack = [], [(False, value, 0)]  # (is text to write as is, item, level)
+    while stack:
+        text, item, level = stack.pop()
+        if text:
+            parts.append(item)
+        elif isinstance(item, (dict, list)) and item:
+            pad, inner = "\n" + " " * (indent * level), "\n" + " " * (indent * (level + 1))
+            is_dict = isinstance(item, dict)
+            entries = list(item.items()) if is_dict else [(None, v) for v in item]
+            parts.append("{" if is_dict else "[")
+            stack.append((True, pad + ("}" if is_dict else "]"), level))
+            for k in range(len(entries) - 1, -1, -1):
+                key, v = entries[k]
+                stack.append((False, v, level + 1))
+                head = inner if k == 0 else "," + inner
+                stack.append((True, head + (json.dumps(key) + ": " if is_dict else ""), level))
+        else:
+            parts.append(json.dumps(item))
+    return "".join(parts)
 
 
 def dump_model(booster, fout=None, format="text", with_stats=True):
@@ -113,7 +149,7 @@ def dump_model(booster, fout=None, format="text", with_stats=True):
         out = "".join(f"booster[{i}]:\n" + tree_to_text(t, names, with_stats)
                       for i, t in enumerate(booster.trees))
     else:
-        out = json.dumps([tree_to_dict(t, names, with_stats) for t in booster.trees], indent=1)
+        out = _json_text([tree_to_dict(t, names, with_stats) for t in booster.trees], indent=1)
     if fout is not None:
         with open(fout, "w", encoding="utf-8") as fh:
             fh.write(out)
@@ -159,25 +195,28 @@ def export_text(tree, feature_names=None, decimals=3, show_missing=True, leaf_la
     ``leaf_label(node)`` may name a leaf instead (e.g. ``"class: 1"``).
     """
     lines = []
-
-    def walk(node, depth):
+    stack = [(0, 0, None)]  # (node, depth, the line to write first), without recursion
+    while stack:
+        node, depth, line = stack.pop()
+        if line is not None:
+            lines.append(line)
+        if node < 0:
+            continue
         bar = "|   " * depth + "|--- "
         if tree.feature[node] < 0:
             label = leaf_label(node) if leaf_label is not None else None
             lines.append(f"{bar}{label or 'value: ' + _fmt(tree.value[node], decimals)}")
-            return
+            continue
         yes = condition(tree, node, feature_names, decimals, sep=" ")
         no = condition(tree, node, feature_names, decimals, negate=True, sep=" ")
         if tree.split_kind[node] != CATEGORICAL:
             no = no.replace(" > ", " >  ")  # aligned with "<="
         side = "left" if tree.default_left[node] else "right"
         note = f" (missing: {side})" if show_missing else ""
-        lines.append(f"{bar}{yes}{note if side == 'left' else ''}")
-        walk(int(tree.left[node]), depth + 1)
-        lines.append(f"{bar}{no}{note if side == 'right' else ''}")
-        walk(int(tree.right[node]), depth + 1)
-
-    walk(0, 0)
+        stack.append((int(tree.right[node]), depth + 1,
+                      f"{bar}{no}{note if side == 'right' else ''}"))
+        stack.append((int(tree.left[node]), depth + 1,
+                      f"{bar}{yes}{note if side == 'left' else ''}"))
     return "\n".join(lines) + "\n"
 
 

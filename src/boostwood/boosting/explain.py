@@ -34,7 +34,7 @@ def contributions(booster, fm, base_margin, start, stop, interactions=False):
     K, M = booster.n_outputs, booster.n_features
     trees = booster.trees[start * K: stop * K]
     depth = max((t.depth() for t in trees), default=0)
-    scratch = _scratch_size(depth)
+    scratch = _scratch_size(depth, M)
     n = fm.shape[0]
     shape = (n, K, M + 1, M + 1) if interactions else (n, K, M + 1)
     out = np.zeros(shape)

@@ -34,7 +34,7 @@ def read_text(path, limit=MAX_MODEL_BYTES):
             raise ValueError(f"{source} is {info.st_size} bytes, more than the {limit} bytes a "
                              "model file may have")
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(limit + 1)
+            data = _read_at_most(fh, info.st_size, limit)
     finally:
         os.close(fd)
     if len(data) > limit:
@@ -43,6 +43,23 @@ def read_text(path, limit=MAX_MODEL_BYTES):
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"{source} is not a boostwood model file (not UTF-8 text)") from None
+
+
+def _read_at_most(fh, size, limit, chunk=1 << 24):
+    """The bytes of ``fh`` up to end of file, or ``limit + 1`` of them if it holds more.
+    Read by the file's own ``size`` and then in chunks, never by ``limit``: a buffered
+    ``read(n)`` asks for n bytes of memory at once, and 4 GiB fails where memory or
+    address space is capped (containers, sandboxed workers) even for a 10 KB model."""
+    parts, total = [], 0
+    want = min(size, limit) + 1  # one more: the end of file (or a file that grew)
+    while total <= limit:
+        part = fh.read(min(want, limit + 1 - total))
+        if not part:
+            break
+        parts.append(part)
+        total += len(part)
+        want = chunk
+    return b"".join(parts)
 
 
 def _canonical(model):

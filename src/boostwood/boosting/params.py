@@ -10,6 +10,7 @@ import warnings
 
 from ..data.checks import INF, Param, check_value
 from ..objectives import OBJECTIVES, Softmax
+from ..tree.approx import MAX_APPROX_CANDIDATES
 from ..tree.stats import MAX_QUANT_BINS
 
 #: Most boosting rounds (LightGBM's int32 limit): beyond it a typo, not a plan.
@@ -360,6 +361,11 @@ def _check_combinations(p):
             p["tree_method"] == "approx" and p["approx_proposal"] == "local")):
         raise ValueError("use_quantized_grad speeds up histograms: use tree_method 'hist' or "
                          "'approx' with global proposals")
+    if p["tree_method"] == "approx" and p["approx_proposal"] == "global" \
+            and p["sketch_eps"] < 1.0 / MAX_APPROX_CANDIDATES:
+        raise ValueError(f"parameter 'sketch_eps' must be at least 1/{MAX_APPROX_CANDIDATES} "
+                         f"with global approx proposals (about 1/sketch_eps candidate splits "
+                         f"per feature, at most {MAX_APPROX_CANDIDATES}), got {p['sketch_eps']}")
     if p["max_depth"] == 0 and p["max_leaves"] == 0:
         raise ValueError("max_depth=0 or -1 (unlimited) needs max_leaves (num_leaves) > 0 to "
                          "bound the tree size")

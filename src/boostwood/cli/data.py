@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data import default_feature_names
+from ..data.validation import check_memory
 
 MISSING = ("", "NA", "NaN", "nan", "N/A", "?", "null", "NULL")
 
@@ -255,6 +256,11 @@ def read_libsvm(spec):
             raise DataError(f"{spec.path}: index 0 in a 1-based file (set zero_based)")
         idx = idx - 1
     n_features = int(idx.max()) + 1 if idx.size else 0
+    try:  # a column per index up to the largest: its per-feature arrays (a CSC's pointers,
+        # the bins) hold about 16 bytes a feature, however few values the file has
+        check_memory(16 * n_features, f"{spec.path}'s feature index {n_features - 1}")
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
     X = sparse.csr_matrix((np.array(values), idx, np.array(indptr)),
                           shape=(len(labels), n_features))
     query = None

@@ -46,9 +46,15 @@ def check_number(name, spec, value, integer):
     if isinstance(value, bool) or not isinstance(value, ok_type):
         kind = "an integer" if integer else "a number"
         raise TypeError(f"parameter {name!r} must be {kind}, got {value!r}")
-    value = int(value) if integer else float(value)
+    try:
+        value = int(value) if integer else float(value)
+    except OverflowError:  # a Python integer beyond the float range (10**400)
+        raise ValueError(f"parameter {name!r} must be a finite number, got an integer of "
+                         f"{len(str(abs(int(value))))} digits") from None
     if integer and abs(value) > INT64_MAX:
-        raise ValueError(f"parameter {name!r} must fit a 64-bit integer, got {value}")
+        raise ValueError(f"parameter {name!r} must fit a 64-bit integer, got an integer of "
+                         f"{len(str(abs(value)))} digits" if abs(value) > 10 ** 30 else
+                         f"parameter {name!r} must fit a 64-bit integer, got {value}")
     if not integer and not math.isfinite(value):
         what = "NaN" if value != value else "infinite"
         raise ValueError(f"parameter {name!r} must be a finite number, not {what}")

@@ -153,9 +153,14 @@ def as_feature_matrix(data, name="data", feature_names=None, allow_empty_rows=Fa
         arr, names = _arrow_to_array(data, name)
         fm = FeatureMatrix(dense=arr)
     elif _is_sparse(data):
-        csc = data.tocsc().astype(np.float64)
-        csc.sort_indices()
-        fm = FeatureMatrix(csc=csc)
+        if not (np.issubdtype(data.dtype, np.number) or data.dtype == np.bool_) \
+                or np.issubdtype(data.dtype, np.complexfloating):
+            raise TypeError(f"{name} must have a real numeric dtype, got {data.dtype}")
+        # duplicate entries are summed (scipy's meaning, as toarray() reads them), in the
+        # matrix's own dtype as toarray() does, before the cast; indices sorted
+        csc = data.tocsc(copy=True)
+        csc.sum_duplicates()
+        fm = FeatureMatrix(csc=csc.astype(np.float64))
     else:
         if isinstance(data, (list, tuple)):
             data = np.asarray(data)
@@ -207,6 +212,8 @@ def check_vector(values, n_rows, name, allow_2d=False, nonnegative=False):
         values = _arrow_vector(values, name)  # nulls become NaN
     elif _is_pandas_frame(values) or hasattr(values, "to_numpy"):
         values = values.to_numpy()
+    if np.iscomplexobj(values):  # numpy would drop the imaginary parts with a warning
+        raise TypeError(f"{name} must be real numbers, got complex values")
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -225,6 +232,31 @@ def check_vector(values, n_rows, name, allow_2d=False, nonnegative=False):
     if nonnegative and np.any(arr < 0):
         raise ValueError(f"{name} must be non-negative")
     return np.ascontiguousarray(arr)
+
+
+#: The range of positive row weights: gradients and hessians are float32 (w * g), which
+#: loses weights far below 1e-30 to underflow (from about 1e-38 they flush to zero and
+#: splits change without a word) and overflows far above 1e30 (the clamp GH_CLAMP).
+WEIGHT_RANGE = (1e-30, 1e30)
+
+
+def check_weight_range(w, name="weight"):
+    """Refuse positive weights outside :data:`WEIGHT_RANGE` (zero weights are fine):
+    boosting on them would silently lose rows or overflow (``train`` checks the weights
+    its gradients are made of; trees grown by a criterion sum float64 weights and take
+    any)."""
+    positive = w[w > 0]
+    if positive.size == 0:
+        return w
+    lo, hi = float(positive.min()), float(positive.max())
+    if lo < WEIGHT_RANGE[0] or hi > WEIGHT_RANGE[1]:
+        raise ValueError(
+            f"{name} holds positive values from {lo:.3g} to {hi:.3g}; they must lie in "
+            f"[{WEIGHT_RANGE[0]:g}, {WEIGHT_RANGE[1]:g}]: weighted gradients are float32 and "
+            f"would {'underflow' if lo < WEIGHT_RANGE[0] else 'overflow'}. Scale the weights "
+            "(the model is the same for weights times any factor c when lambda, alpha, "
+            "gamma and min_child_weight are times c too)")
+    return w
 
 
 def physical_memory():

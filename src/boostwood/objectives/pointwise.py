@@ -22,8 +22,11 @@ def weighted_quantile(x, w, alpha):
     """The lower weighted alpha-quantile: the smallest x_k with sum_{x_i <= x_k} w_i >= alpha W.
 
     It minimises sum_i w_i rho_alpha(x_i - c) (the pinball loss); alpha = 0.5 is a
-    weighted median.
+    weighted median. Without rows (a leaf grown on an empty bag) or weight, 0: the step
+    that leaves the margins as they are.
     """
+    if x.size == 0:
+        return 0.0
     order = np.argsort(x, kind="stable")
     x, w = x[order], w[order]
     cum = np.cumsum(w)

@@ -22,6 +22,27 @@ JOBS = Param(None, "optional_int")
 MAX_BIN = PARAMS["max_bin"]
 
 
+def checked_data(est, X, y="no_validation", **kwargs):
+    """scikit-learn's ``validate_data``, with a value that is not a number (a string in
+    an object array or a DataFrame column) refused as a TypeError that names the
+    argument, not numpy's bare ValueError ("could not convert string to float")."""
+    from sklearn.utils.validation import validate_data
+    try:
+        return validate_data(est, X, y, **kwargs)
+    except ValueError as exc:
+        if "could not convert" not in str(exc):
+            raise
+        name = "y"
+        try:
+            np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            name = "X"
+        except Exception:  # a sparse matrix or frame numpy cannot read: X was fine
+            pass
+        raise TypeError(f"{name} must hold numbers only: {exc} (categorical and string "
+                        "features are not supported yet: encode them as numbers)") from None
+
+
 def _real(value):
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 

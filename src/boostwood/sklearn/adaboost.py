@@ -20,12 +20,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..data.checks import Param
 from ..ensemble.adaboost import R2_LOSSES, adaboost_r2, samme, weighted_median
 from ..tree.tree import feature_importance as _tree_importance
-from ._hyper import ADABOOST, check_hyperparameters, seed_of
+from ._hyper import ADABOOST, check_hyperparameters, checked_data, seed_of
 from .trees import DecisionTreeClassifier, DecisionTreeRegressor, log_proba
 
 
@@ -40,7 +40,7 @@ class _AdaBoost(BaseEstimator):
 
     def _check(self, X, y, sample_weight, classifier):
         check_hyperparameters(self)
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False,
+        X, y = checked_data(self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False,
                              dtype=[np.float64, np.float32], y_numeric=not classifier)
         w = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(w < 0) or w.sum() <= 0:
@@ -52,7 +52,7 @@ class _AdaBoost(BaseEstimator):
         for a DataFrame, its column names (scikit-learn's rule: other names or order are
         an error); the trees then take the checked array, as in fit."""
         check_is_fitted(self, "estimators_")
-        return validate_data(self, X, reset=False, accept_sparse=["csr", "csc"],
+        return checked_data(self, X, reset=False, accept_sparse=["csr", "csc"],
                              ensure_all_finite=False, dtype=[np.float64, np.float32])
 
     def _base(self, default):

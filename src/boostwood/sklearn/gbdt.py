@@ -13,14 +13,15 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, Transfo
 from sklearn.model_selection import train_test_split
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..boosting import Booster, train
 from ..boosting.params import PARAMS, objective_name
 from ..data import Dataset
 from ..data.checks import Param, check_value
+from ..data.validation import check_vector
 from . import _hyper
-from ._hyper import kept_on_error, seed_of
+from ._hyper import checked_data, kept_on_error, seed_of
 
 #: ``importance_type`` -> the Booster's name for it ("weight" is XGBoost's for "split").
 _IMPORTANCE = {"total_gain": "total_gain", "gain": "gain", "split": "split", "weight": "split",
@@ -165,10 +166,11 @@ class _GBDTBase(BaseEstimator):
         return params
 
     def _encode_y(self, y):
-        return np.asarray(y, dtype=np.float64)
+        y = np.asarray(y)
+        return check_vector(y, y.shape[0] if y.ndim else 1, "y")
 
     def _check_X(self, X):
-        return validate_data(self, X, reset=False, accept_sparse=["csr", "csc"],
+        return checked_data(self, X, reset=False, accept_sparse=["csr", "csc"],
                              ensure_all_finite=False, dtype=[np.float64, np.float32])
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
@@ -196,7 +198,7 @@ class _GBDTBase(BaseEstimator):
 
     def _fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, init):
         _hyper.check_hyperparameters(self)
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False,
+        X, y = checked_data(self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False,
                              dtype=[np.float64, np.float32], y_numeric=self._objective != "_clf")
         y = self._encode_y(y)
         sample_weight = self._weigh_classes(y, _check_sample_weight(sample_weight, X,

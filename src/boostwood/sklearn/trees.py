@@ -14,13 +14,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import Bunch
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..boosting.dump import export_text as _export_tree_text
 from ..data import as_feature_matrix
 from ..ensemble import cart, pruning
 from ..tree.tree import feature_importance as _tree_importance
-from ._hyper import CLASSIFIER, DECISION_TREE, SPLITTERS, check_hyperparameters, seed_of
+from ._hyper import (CLASSIFIER, DECISION_TREE, SPLITTERS, check_hyperparameters, checked_data,
+                     seed_of)
 
 
 def _count(value, n, name, minimum):
@@ -114,7 +115,7 @@ def log_proba(proba):
 
 
 def _check_X_predict(est, X):
-    X = validate_data(est, X, reset=False, accept_sparse=["csr", "csc"], ensure_all_finite=False,
+    X = checked_data(est, X, reset=False, accept_sparse=["csr", "csc"], ensure_all_finite=False,
                       dtype=[np.float64, np.float32])
     return as_feature_matrix(X, "X", allow_empty_rows=True)
 
@@ -128,7 +129,7 @@ def _leaves(trees, fm):
 
 def _fit_inputs(est, X, y, sample_weight, classifier):
     check_hyperparameters(est)
-    X, y = validate_data(est, X, y, accept_sparse=["csc", "csr"], ensure_all_finite=False,
+    X, y = checked_data(est, X, y, accept_sparse=["csc", "csr"], ensure_all_finite=False,
                          dtype=[np.float64, np.float32], y_numeric=not classifier)
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
     if np.any(sample_weight < 0):

@@ -18,6 +18,10 @@ import numpy as np
 from .._kernels.binning import bins_of_codes
 from .._kernels.fixed import code_weight_sums, exact_cuts
 
+#: Most candidate splits per feature of global proposals (``1 / sketch_eps``): value
+#: bins, at most one more, and the missing bin fit uint16 codes.
+MAX_APPROX_CANDIDATES = 65534
+
 
 class GlobalProposal:
     """Per-tree candidate cuts and the binned matrix they induce.
@@ -33,11 +37,17 @@ class GlobalProposal:
     def __init__(self, columns, eps, reducer=None):
         self.columns = columns
         self.reducer = reducer
+        if not 1.0 / eps <= MAX_APPROX_CANDIDATES:  # (5e-324 makes it inf: no integer)
+            raise ValueError(f"sketch_eps={eps} asks for more than {MAX_APPROX_CANDIDATES} "
+                             "candidates per feature")
         self.n_cand = int(math.ceil(1.0 / eps))
-        self.n_bins_max = self.n_cand + 2  # value bins (at most n_cand + 1) and the missing bin
         n_features, n_rows = columns.codes.shape
-        if self.n_bins_max > 65536:
-            raise ValueError(f"sketch_eps={eps} asks for more than 65534 candidates per feature")
+        # value bins: at most n_cand + 1, and no more than a feature's distinct values (on
+        # every shard: all size their histograms alike), then the missing bin
+        most = np.array([max(columns.n_values, default=0)], dtype=np.float64)
+        if reducer is not None:
+            reducer.allreduce_max(most)
+        self.n_bins_max = min(self.n_cand + 1, max(int(most[0]), 1)) + 1
         self.dtype = np.uint8 if self.n_bins_max <= 256 else np.uint16
         self.X_columns = np.empty((n_features, n_rows), dtype=self.dtype)
         self.X_binned = np.empty((n_rows, n_features), dtype=self.dtype)
