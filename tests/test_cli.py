@@ -122,42 +122,87 @@ def test_bad_parameters_and_missing_files(workdir):
     assert r.returncode == 2 and "give it as train.num_boost_round" in r.stderr
 
 
+def _bundled_agaricus(tmp_path):
+    """The bundled agaricus training file, unpacked to ``tmp_path/agaricus.libsvm``;
+    returns its path and number of rows."""
+    import gzip
+    from importlib import resources
+    data = gzip.decompress(resources.files("boostwood.datasets").joinpath(
+        "data", "agaricus.txt.train.gz").read_bytes())
+    path = tmp_path / "agaricus.libsvm"
+    path.write_bytes(data)
+    return path, data.count(b"\n")
+
+
 def test_libsvm_with_side_files(tmp_path):
-    path = shared_file("agaricus", "agaricus.txt.train")
-    shutil.copy(path, tmp_path / "agaricus.libsvm")
-    n = sum(1 for _ in open(path))
+    """A ``.weight`` side file is read: the model is ``train``'s with those weights, not
+    the unweighted one, and a side file of the wrong length is refused."""
+    path, n = _bundled_agaricus(tmp_path)
+    args = ["train", "--data", "agaricus.libsvm", "--rounds", "5", "--param",
+            "objective=binary:logistic", "--param", "min_child_weight=3"]
+    run(*args, "--model", "plain.json", cwd=tmp_path)
     (tmp_path / "agaricus.libsvm.weight").write_text("\n".join(["2"] * n) + "\n")
-    r = run("train", "--data", "agaricus.libsvm", "--rounds", "5", "--param",
-            "objective=binary:logistic", "--model", "a.json", cwd=tmp_path)
+    r = run(*args, "--model", "a.json", cwd=tmp_path)
     assert "train-logloss" in r.stdout
-    assert bw.Booster(model_file=tmp_path / "a.json").n_features == 126
+    weighted = bw.Booster(model_file=tmp_path / "a.json")
+    assert weighted.n_features == 126
+    from boostwood.datasets import load_agaricus
+    Xtr, ytr = load_agaricus()[:2]
+    twice = bw.train({"objective": "binary:logistic", "min_child_weight": 3, "verbosity": 0},
+                     bw.Dataset(Xtr, ytr, weight=np.full(len(ytr), 2.0)), 5)
+    plain = bw.Booster(model_file=tmp_path / "plain.json")
+    assert np.array_equal(weighted.predict(Xtr, validate_features=False),
+                          twice.predict(Xtr, validate_features=False))
+    assert not np.array_equal(weighted.predict(Xtr, validate_features=False),
+                              plain.predict(Xtr, validate_features=False))
+    (tmp_path / "agaricus.libsvm.weight").write_text("2\n2\n")
+    r = run(*args, "--model", "b.json", cwd=tmp_path, check=False)
+    assert r.returncode == 2 and "weight" in r.stderr
+
+
+#: ``python -m boostwood`` that stops after round STOP's checkpoint is written, as if
+#: the machine hung there: a test kills it at a known round, however fast it trains.
+_PAUSED_CLI = """
+import pathlib, sys, time
+from boostwood.cli import commands, main
+STOP = int(sys.argv.pop(1))
+saved = commands.Checkpoint.after_iteration
+def after_iteration(self, model, epoch, evals_log):
+    stop = saved(self, model, epoch, evals_log)
+    if epoch + 1 == STOP:
+        pathlib.Path("paused").touch()
+        time.sleep(3600)
+    return stop
+commands.Checkpoint.after_iteration = after_iteration
+sys.exit(main(sys.argv[1:]))
+"""
 
 
 def test_killed_training_resumes_to_the_same_model(workdir):
-    """Kill ``train --checkpoint-every`` mid-run; ``--resume`` ends with the model of an
-    uninterrupted run."""
-    args = ["train", "cfg.toml", "--quiet", "--rounds", "400", "--checkpoint-every", "5",
+    """Kill ``train --checkpoint-every`` mid-run (at round 23, the checkpoint of round 20
+    on disk); ``--resume`` ends with the model of an uninterrupted run."""
+    args = ["train", "cfg.toml", "--quiet", "--rounds", "60", "--checkpoint-every", "5",
             "--param", "subsample=0.8", "--param", "colsample_bynode=0.7"]
     run(*args, "--model", "full.json", cwd=workdir)
-    proc = subprocess.Popen([sys.executable, "-m", "boostwood", *args, "--model", "cut.json"],
-                            cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, "-c", _PAUSED_CLI, "23", *args, "--model",
+                             "cut.json"], cwd=workdir, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    try:
+        while not (workdir / "paused").exists():
+            assert proc.poll() is None, f"the run ended before round 23: {proc.stderr.read()}"
+            assert time.monotonic() < deadline, "round 23 never came"
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
     ckpt = workdir / "cut.json.checkpoint"
-    deadline = time.time() + 300
-    while time.time() < deadline and proc.poll() is None:
-        if ckpt.exists() and bw.Booster(model_file=ckpt).num_boosted_rounds() >= 20:
-            break
-        time.sleep(0.02)
-    if proc.poll() is not None:
-        pytest.skip("training finished before it could be killed")
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
     assert not (workdir / "cut.json").exists()
-    done = bw.Booster(model_file=ckpt).num_boosted_rounds()
-    assert 0 < done < 400
+    assert bw.Booster(model_file=ckpt).num_boosted_rounds() == 20
     run(*args, "--resume", "--model", "cut.json", cwd=workdir)
     a = bw.Booster(model_file=workdir / "full.json")
     b = bw.Booster(model_file=workdir / "cut.json")
-    assert b.num_boosted_rounds() == 400
+    assert b.num_boosted_rounds() == 60
     data = np.genfromtxt(workdir / "test.csv", delimiter=",", skip_header=1)[:, 1:5]
     assert np.array_equal(a.predict(data, output_margin=True, validate_features=False),
                           b.predict(data, output_margin=True, validate_features=False))

@@ -1,10 +1,16 @@
-"""The layering rules of DESIGN.md section 2, checked on the source."""
+"""The layering of docs/architecture.md (DESIGN.md section 2), checked on the source: its
+layer table against every module's imports, and the kernels' own rules."""
 import ast
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-PKG = Path(__file__).resolve().parents[1] / "src" / "boostwood"
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "src" / "boostwood"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 
 def _imports(path):
@@ -14,6 +20,60 @@ def _imports(path):
             yield from (a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             yield ("." * node.level) + (node.module or "")
+
+
+def _layer_table():
+    """{part: (layer, allowed siblings)} from the table of docs/architecture.md."""
+    table = {}
+    for line in ARCHITECTURE.read_text().splitlines():
+        m = re.match(r"\| (\d) \| `(\w+)` \|[^|]*\|([^|]*)\|$", line)
+        if m:
+            table[m.group(2)] = (int(m.group(1)), set(re.findall(r"`(\w+)`", m.group(3))))
+    return table
+
+
+def _package_imports():
+    """(module path, its top-level part, the top-level parts it imports) for every
+    module of the package (relative imports resolved)."""
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG).parts
+        me = rel[0][:-3] if rel[0].endswith(".py") else rel[0]
+        depth = len(rel) - 1
+        parts = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = list(rel[:depth - (node.level - 1)])
+                mod = base + (node.module.split(".") if node.module else [])
+                parts |= {mod[0]} if mod else {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("boostwood."):
+                parts.add(node.module.split(".")[1])
+            elif isinstance(node, ast.Import):
+                parts |= {a.name.split(".")[1] for a in node.names
+                          if a.name.startswith("boostwood.")}
+        yield path, me, {p[:-3] if p.endswith(".py") else p for p in parts} - {me}
+
+
+def test_the_layer_table_names_every_part_of_the_package():
+    table = _layer_table()
+    assert table["_kernels"][0] == 1 and table["sklearn"][0] == 5  # (the table was read)
+    parts = {p.stem if p.suffix == ".py" else p.name for p in PKG.iterdir()
+             if p.name not in ("__init__.py", "__main__.py", "__pycache__")
+             and (p.suffix == ".py" or (p / "__init__.py").exists())}
+    assert parts == set(table), f"parts missing from docs/architecture.md: " \
+                                f"{sorted(parts - set(table))}, listed but absent: " \
+                                f"{sorted(set(table) - parts)}"
+
+
+def test_imports_only_point_down_the_layer_table():
+    table = _layer_table()
+    for path, me, parts in _package_imports():
+        if me not in table:  # __init__ and __main__ re-export
+            continue
+        layer, siblings = table[me]
+        for other in parts & set(table):
+            ok = table[other][0] < layer or other in siblings
+            assert ok, f"{path.relative_to(PKG)} ({me}, layer {layer}) imports {other} " \
+                       f"(layer {table[other][0]}): not allowed by docs/architecture.md"
 
 
 @pytest.mark.parametrize("path", sorted((PKG / "_kernels").glob("*.py")), ids=lambda p: p.name)
@@ -30,7 +90,35 @@ def test_tree_never_sees_objectives(path):
     assert not any("objectives" in name for name in _imports(path))
 
 
-def test_every_kernel_module_imports_on_its_own():
-    import importlib
-    for path in (PKG / "_kernels").glob("*.py"):
-        importlib.import_module(f"boostwood._kernels.{path.stem}")
+#: Imports one kernel module in a fresh process whose ``boostwood`` package is an empty
+#: stand-in (its ``__init__`` would import half the package) and prints the modules it
+#: brought that are neither numpy, numba, llvmlite, the standard library, ``_config`` nor
+#: another kernel module.
+_IMPORT_ALONE = r"""
+import importlib, sys, types
+name, src = sys.argv[1], sys.argv[2]
+import numba, numpy, llvmlite
+pkg = types.ModuleType("boostwood")
+pkg.__path__ = [src]
+sys.modules["boostwood"] = pkg
+before = set(sys.modules)
+importlib.import_module("boostwood._kernels." + name)
+ok = {"numpy", "numba", "llvmlite"} | set(sys.stdlib_module_names)
+bad = sorted(m for m in set(sys.modules) - before
+             if m.split(".")[0] not in ok | {"boostwood"}
+             or (m.startswith("boostwood.") and m != "boostwood._config"
+                 and not m.startswith("boostwood._kernels")))
+print(" ".join(bad))
+"""
+
+
+@pytest.mark.parametrize("path", sorted(p for p in (PKG / "_kernels").glob("*.py")
+                                        if p.stem != "__init__"), ids=lambda p: p.name)
+def test_each_kernel_module_imports_alone_in_a_fresh_process(path):
+    """In this process the package is imported already, so an import here proves
+    nothing: a fresh one, with the package's ``__init__`` kept out, must import the
+    module from numpy, numba and ``_config`` alone."""
+    r = subprocess.run([sys.executable, "-c", _IMPORT_ALONE, path.stem, str(PKG)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "", f"{path.name} imports {r.stdout.strip()}"
