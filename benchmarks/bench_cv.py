@@ -48,8 +48,11 @@ def _params(lib, setting, threads, task):
 def _cv(lib, params, X, y, rounds, nfold, in_turn=False):
     """Run one library's cv; the last round's mean test metric."""
     if lib == "boostwood":
+        import numba
+
         import boostwood as bw
         from boostwood.boosting._side_by_side import SideBySide
+        numba.set_num_threads(params["nthread"])  # its Datasets bin on the run's threads
         SideBySide.enabled = not in_turn
         r = bw.cv(params, bw.Dataset(X, y), rounds, nfold=nfold, seed=0)
     elif lib == "lightgbm":
@@ -58,7 +61,8 @@ def _cv(lib, params, X, y, rounds, nfold, in_turn=False):
                    stratified=False, seed=0)
     else:
         import xgboost as xgb
-        r = xgb.cv(params, xgb.DMatrix(X, y), rounds, nfold=nfold, seed=0,
+        r = xgb.cv(params, xgb.DMatrix(X, y, nthread=params["nthread"]), rounds, nfold=nfold,
+                   seed=0,
                    as_pandas=False)
     key = next(k for k in r if k.startswith(("test", "valid")) and k.endswith("-mean"))
     return key, float(r[key][-1])

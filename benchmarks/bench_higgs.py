@@ -42,6 +42,7 @@ of the per-round ratios.
 import argparse
 import json
 import os
+import statistics
 import resource
 import subprocess
 import sys
@@ -126,6 +127,25 @@ SETTINGS = {
     "lossguide": dict(leaves=255, depth=0),
     "depthwise": dict(leaves=0, depth=8),
 }
+#: Gradient levels of ``--quantized``, for boostwood and LightGBM alike (LightGBM's
+#: default ``num_grad_quant_bins``; boostwood's own default is 16).
+QUANT_BINS = 4
+#: What each library is given beyond the shared settings, printed with every table so
+#: that a results file says it.
+DISCLOSURE = (
+    "# settings: learning rate 0.1, 255 value bins (XGBoost max_bin=255, QuantileDMatrix), "
+    "min hessian 1e-3 per leaf, L2 0; min_data_in_leaf=20 for boostwood and LightGBM "
+    "(XGBoost has no rows-per-leaf limit)",
+    "# lossguide: 255 leaves, no depth limit. depthwise: depth 8 for boostwood and XGBoost "
+    "(level by level); LightGBM has no depth-wise growth: leaf-wise with max_depth=8 and "
+    "256 leaves",
+    "# LightGBM: deterministic=True, force_row_wise=True (reproducible runs; "
+    "force_row_wise skips its row/column-wise probe)",
+    "# timed: Dataset construction (binning; boostwood and LightGBM fit bins on a 200k-row "
+    "sample, XGBoost sketches every row) and training, each on the same number of threads "
+    "in every library, in a fresh process per run after a 2-round warm-up fit on 5,000 "
+    "rows; one predict call per input type",
+)
 
 
 def _vm_status(key):
@@ -202,10 +222,13 @@ def boostwood_params(setting, threads, task="binary"):
 
 
 def _run_boostwood(Xtr, ytr, Xte, setting, rounds, threads, task, quantized=False):
+    import numba
+
     import boostwood as bw
+    numba.set_num_threads(threads)  # the Dataset bins on this many threads, as the others
     params = boostwood_params(setting, threads, task)
     if quantized:
-        params["use_quantized_grad"] = True
+        params.update(use_quantized_grad=True, num_grad_quant_bins=QUANT_BINS)
     w = slice(WARM_UP_ROWS)
 
     def warm_up():  # JIT: binning from a row sample (as the timed Dataset bins), then a fit
@@ -226,6 +249,8 @@ def _run_lightgbm(Xtr, ytr, Xte, setting, rounds, threads, task, quantized=False
                   min_sum_hessian_in_leaf=1e-3, min_data_in_leaf=20, lambda_l2=0.0,
                   verbose=-1, deterministic=True, force_row_wise=True,
                   use_quantized_grad=quantized, **_objective("lightgbm", task))
+    if quantized:
+        params["num_grad_quant_bins"] = QUANT_BINS
     w = slice(WARM_UP_ROWS)
     return _timed(lambda: lgb.train(params, lgb.Dataset(Xtr[w], ytr[w]), 2),
                   lambda: lgb.Dataset(Xtr, ytr, params=params).construct(),
@@ -236,13 +261,14 @@ def _run_lightgbm(Xtr, ytr, Xte, setting, rounds, threads, task, quantized=False
 def _run_xgboost(Xtr, ytr, Xte, setting, rounds, threads, task, quantized=False):
     import xgboost as xgb
     s = SETTINGS[setting]
-    params = dict(eta=0.1, max_bin=256, nthread=threads,
+    params = dict(eta=0.1, max_bin=255, nthread=threads,
                   tree_method="hist", grow_policy=setting, max_leaves=s["leaves"],
                   max_depth=s["depth"], min_child_weight=1e-3, reg_lambda=0.0,
                   **_objective("xgboost", task))
     w = slice(WARM_UP_ROWS)
-    return _timed(lambda: xgb.train(params, xgb.DMatrix(Xtr[w], ytr[w]), 2),
-                  lambda: xgb.QuantileDMatrix(Xtr, ytr, max_bin=256),
+    return _timed(lambda: xgb.train(params, xgb.QuantileDMatrix(Xtr[w], ytr[w], max_bin=255,
+                                                                nthread=threads), 2),
+                  lambda: xgb.QuantileDMatrix(Xtr, ytr, max_bin=255, nthread=threads),
                   lambda d: xgb.train(params, d, rounds),
                   lambda b, X: b.inplace_predict(X), Xte)
 
@@ -328,8 +354,12 @@ def main():
         np.savez(path, Xtr=X[:cut], ytr=y[:cut], Xte=X[cut:], yte=y[cut:])
         print(f"# case {args.case}: {args.rows} rows x {X.shape[1]} features, {args.rounds} "
               f"rounds, threads {counts}, 255 bins, learning rate 0.1, "
-              f"{os.cpu_count()} cores" + (", quantized gradients" if args.quantized else "")
-              + (f", median of {args.repeat} interleaved runs" if args.repeat > 1 else ""))
+              f"{os.cpu_count()} cores"
+              + (f", quantized gradients ({QUANT_BINS} levels, boostwood and LightGBM)"
+                 if args.quantized else "")
+              + (f", median of {args.repeat} interleaved runs (of an even number: the mean "
+                 f"of the middle two)" if args.repeat > 1 else ""))
+        print("\n".join(DISCLOSURE))
         del X, y
         if not args.no_startup:
             st = startup_overhead()
@@ -374,16 +404,19 @@ def run_child(cmd, label):
 
 
 def medians(results):
-    """One result per (threads, setting, library): the run of median training time, with
-    every run's training seconds (``train_runs``) and, for boostwood, the range of its
-    ratio to the faster other library run by run (``ratio_range``)."""
+    """One result per (threads, setting, library): each figure's median over the runs
+    (of an even number of runs, the mean of the middle two), with every run's training
+    seconds (``train_runs``); for boostwood, its ratio to the faster other library run
+    by run is printed."""
     groups = {}
     for r in results:
         groups.setdefault((r["threads"], r["setting"], r["lib"]), []).append(r)
     out = []
     for key, rs in groups.items():
-        rs = sorted(rs, key=lambda r: r["train_s"])
-        out.append(dict(rs[(len(rs) - 1) // 2], train_runs=[r["train_s"] for r in rs]))
+        row = {k: (statistics.median(r[k] for r in rs)
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)
+                   and k != "threads" else v) for k, v in rs[0].items()}
+        out.append(dict(row, train_runs=[r["train_s"] for r in rs]))
     for r in out:
         if r["lib"] != "boostwood" or len(r["train_runs"]) < 2:
             continue
