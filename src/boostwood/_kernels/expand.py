@@ -82,7 +82,7 @@ AHEAD_MAX_ROWS = 16384
 #: machine (HIGGS-like, 800k rows, 100 rounds of 255 leaves, same models): 0.84x the
 #: time at 16 threads (before small batches shared features), but 1.12x at 4 and 1.09x at 8 (after it),
 #: and 0.90-1.09x on 2 cores (the 10-class case 0.99-1.10x); so only from 16 (``benchmarks/results/
-#: tree_profile_16cores.md``). Between 8 and 16 it is not measured.
+#: history/tree_profile_16cores.md``). Between 8 and 16 it is not measured.
 AHEAD_MIN_THREADS = 16
 #: What :func:`expand_tree` returns: the tree is finished, or it stopped because the
 #: node table, the slot pool or the partial histograms must hold ``counters[ST_NEED]``.

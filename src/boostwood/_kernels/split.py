@@ -502,7 +502,7 @@ def find_best_splits(hist, slots, pairs, totals, n_bins, features, feature_mask,
     the child's cells of f (every active feature, masked or not: the histogram is a
     parent's later). One parallel region a batch, not two, and each feature's cells are
     scanned while still in cache (a region costs 5.6-7.9 us on 16 threads,
-    ``benchmarks/results/tree_profile_16cores.md``). A pair whose parent slot no node
+    ``benchmarks/results/history/tree_profile_16cores.md``). A pair whose parent slot no node
     holds is subtracted first, on its own (:func:`boostwood._kernels.histogram.
     subtract_histograms` does the same sums on every cell a scan reads).
 
