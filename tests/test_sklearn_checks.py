@@ -39,14 +39,15 @@ GBDT_CLASSIFIER_FAILED = {
 }
 
 
-# Extra trees draw each split's threshold between the node's smallest and largest value,
-# and rows of weight 0 still count there (scikit-learn leaves them out of the tree): a
-# row of weight 0 moves the draws where leaving it out does not.
+# Extra trees draw their random thresholds per level, in node order: a row of weight k
+# counts as one row where k repeated rows count k, so a node of one heavy row is a leaf
+# (fewer than min_samples_split rows) where its copies are scanned, and the draws of the
+# nodes after it move (the classifier's nodes of one class are leaves either way).
 EXTRA_TREES_REGRESSOR_FAILED = {
     "check_sample_weight_equivalence_on_dense_data":
-        "rows of weight 0 still bound the random thresholds",
+        "a row of weight k counts once, its k copies k times: other nodes draw",
     "check_sample_weight_equivalence_on_sparse_data":
-        "rows of weight 0 still bound the random thresholds",
+        "a row of weight k counts once, its k copies k times: other nodes draw",
 }
 
 

@@ -100,6 +100,34 @@ def _score(left, total, K, criterion, parent, scratch):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def keeps(g, best, has_best, tol):
+    """Does a candidate of score ``g`` replace the best so far (``best``; ``has_best``:
+    there is one)? A score above ``tol`` (the rounding of the node's impurity) is a gain,
+    and the first of the highest gains wins, up to ``TIE_RTOL``. A score within ``tol``
+    of 0 is no gain, but still a split (scikit-learn's rule: an impure node splits when
+    any valid split exists, so XOR-like interactions are learnt): the first such
+    candidate, in feature then code order, counts until a gain appears. Its score is
+    recorded as exactly 0 (:func:`recorded`), so that among features too the lowest
+    one wins a tie of zero gains, not rounding noise."""
+    if g > tol:
+        return not has_best or best <= tol or g > best + TIE_RTOL * abs(best)
+    return g > -tol and not has_best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def recorded(g, tol):
+    """The score a candidate is recorded with: 0 exactly when it is no gain."""
+    return g if g > tol else 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def default_left_of(left_count, right_count):
+    """Where missing values go at a split whose node had none in training: to the child
+    of more training rows, right on a tie (scikit-learn's rule)."""
+    return 1 if left_count > right_count else 0
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _consider(k, a, run, miss, totals, parent, code, next_code, K, criterion, msl, mwl,
               scratch, left, out_gain, out_pick, out_left):
     """Boundary after ``code`` of node k: missing rows right, then (if any) left."""
@@ -115,18 +143,16 @@ def _consider(k, a, run, miss, totals, parent, code, next_code, K, criterion, ms
                 or left[K] < mwl or totals[k, K] - left[K] < mwl:
             continue
         g = _score(left, totals[k], K, criterion, parent[k], scratch)
-        if not g > tol:
+        if not keeps(g, out_gain[k, a], out_pick[P_BIN, k, a] >= 0, tol):
             continue
-        best = out_gain[k, a]
-        if out_pick[P_BIN, k, a] >= 0 and not g > best + TIE_RTOL * abs(best):
-            continue
-        out_gain[k, a] = g
+        out_gain[k, a] = recorded(g, tol)
         out_pick[P_BIN, k, a] = code
         out_pick[P_NEXT, k, a] = next_code
         if has_miss:
             out_pick[P_DEFAULT_LEFT, k, a] = try_left
         else:
-            out_pick[P_DEFAULT_LEFT, k, a] = 1 if left[K] >= totals[k, K] - left[K] else 0
+            out_pick[P_DEFAULT_LEFT, k, a] = default_left_of(left[K + 1],
+                                                             totals[k, K + 1] - left[K + 1])
         for c in range(W):
             out_left[k, a, c] = left[c]
 
@@ -239,6 +265,23 @@ def node_statistics(buf, sides, starts, counts, stat, channel, weight, out):
             out[j, K + 1] += 1.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _random_cut(vals, lo, hi, u):
+    """(last code sent left, threshold) of a random split of a node whose present values
+    run from code ``lo`` to ``hi``: t = lo + u (hi - lo), every value at most t left. With
+    one present value (``hi == lo``: the node has missing values, else it would not be
+    drawn) the split is present against missing, drawn like any other (a feature whose
+    missingness separates the rows is a feature)."""
+    if hi <= lo:
+        return lo, vals[lo]
+    t = vals[lo] + u * (vals[hi] - vals[lo])
+    b = np.searchsorted(vals, t, side="right") - 1
+    if b >= hi:
+        b = hi - 1
+        t = vals[b]
+    return max(b, lo), t
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def criterion_random_scan(codes, lists, randoms, row_stats, node_of, totals, features,
                           feature_mask, settings, out, out_threshold, out_varies):
@@ -282,14 +325,8 @@ def criterion_random_scan(codes, lists, randoms, row_stats, node_of, totals, fea
             _clear(out_gain, out_pick, k, a)
             out_varies[k, a] = 1 if (lo[k] >= 0 and (hi[k] > lo[k] or miss[k, K + 1] > 0.0)) \
                 else 0
-            if lo[k] >= 0 and hi[k] > lo[k]:
-                t = vals[lo[k]] + uniform[k, a] * (vals[hi[k]] - vals[lo[k]])
-                b = np.searchsorted(vals, t, side="right") - 1
-                if b >= hi[k]:
-                    b = hi[k] - 1
-                    t = vals[b]
-                cut[k] = max(b, lo[k])
-                out_threshold[k, a] = t
+            if lo[k] >= 0 and (hi[k] > lo[k] or miss[k, K + 1] > 0.0):
+                cut[k], out_threshold[k, a] = _random_cut(vals, lo[k], hi[k], uniform[k, a])
         run = np.zeros((n_nodes, W))
         for i in range(order_offsets[f], order_offsets[f + 1]):
             r = order[i]
@@ -305,9 +342,9 @@ def criterion_random_scan(codes, lists, randoms, row_stats, node_of, totals, fea
             if cut[k] < 0:
                 continue
             parent[k] = impurity(totals[k], K, ENTROPY if criterion == GAIN_RATIO else criterion)
-            _consider(k, a, run, miss, totals, parent, cut[k], cut[k] + 1, K, criterion,
-                      min_samples_leaf, min_weight_leaf, scratch, left, out_gain, out_pick,
-                      out_left)
+            _consider(k, a, run, miss, totals, parent, cut[k], cut[k] + 1 if hi[k] > lo[k]
+                      else -1, K, criterion, min_samples_leaf, min_weight_leaf, scratch, left,
+                      out_gain, out_pick, out_left)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -536,18 +573,12 @@ def grouped_random_scan(codes, grouped, randoms, row_stats, totals, features, fe
             if feature_mask[k, a] == 0 or e <= s:
                 continue
             lo, hi = np.int64(col[rows[s]]), np.int64(col[rows[e - 1]])
-            if hi <= lo:
-                continue
-            t = vals[lo] + uniform[k, a] * (vals[hi] - vals[lo])
-            b = np.searchsorted(vals, t, side="right") - 1
-            if b >= hi:
-                b = hi - 1
-                t = vals[b]
-            b = max(b, lo)
-            out_threshold[k, a] = t
-            parent[0] = impurity(totals[k], K, crit)
             _segment_stats(miss_rows, miss_seg[f, k], miss_seg[f, k + 1], stat, channel, weight,
                            miss[0])
+            if hi <= lo and miss[0, K + 1] == 0.0:
+                continue  # one value and no missing one: no split on this feature
+            b, out_threshold[k, a] = _random_cut(vals, lo, hi, uniform[k, a])
+            parent[0] = impurity(totals[k], K, crit)
             run[0, :] = 0.0
             for i in range(s, e):
                 r = rows[i]
@@ -556,7 +587,7 @@ def grouped_random_scan(codes, grouped, randoms, row_stats, totals, features, fe
                 run[0, channel[r]] += stat[r]
                 run[0, K] += weight[r]
                 run[0, K + 1] += 1.0
-            _consider(0, 0, run, miss, totals[k:k + 1], parent, b, b + 1, K, criterion,
-                      min_samples_leaf, min_weight_leaf, scratch, left,
+            _consider(0, 0, run, miss, totals[k:k + 1], parent, b, b + 1 if hi > lo else -1,
+                      K, criterion, min_samples_leaf, min_weight_leaf, scratch, left,
                       out_gain[k:k + 1, a:a + 1], out_pick[:, k:k + 1, a:a + 1],
                       out_left[k:k + 1, a:a + 1])

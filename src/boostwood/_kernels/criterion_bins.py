@@ -23,7 +23,8 @@ so both give the same tree on the same bins.
 import numpy as np
 from numba import njit, prange
 
-from .criterion import ENTROPY, GAIN_RATIO, TIE_RTOL, _score, impurity, unpack_settings
+from .criterion import (ENTROPY, GAIN_RATIO, _score, default_left_of, impurity, keeps, recorded,
+                        unpack_settings)
 from .intrinsics import PREFETCH_DISTANCE, prefetch, trailing_zeros
 from .splits import P_BIN, P_DEFAULT_LEFT, P_NEXT
 
@@ -62,13 +63,13 @@ def _scan_hist(hist, bins, n_present, mb, K, criterion, parent, tot, msl, mwl, r
                         or left[K] < mwl or tot[K] - left[K] < mwl:
                     continue
                 g = _score(left, tot, K, criterion, parent, right)
-                if not g > tol or (bcode >= 0 and not g > best + TIE_RTOL * abs(best)):
+                if not keeps(g, best, bcode >= 0, tol):
                     continue
-                best, bcode, bnext = g, last, nxt
+                best, bcode, bnext = recorded(g, tol), last, nxt
                 if has_miss:
                     bdl = tl
                 else:
-                    bdl = 1 if left[K] >= tot[K] - left[K] else 0
+                    bdl = default_left_of(left[K + 1], tot[K + 1] - left[K + 1])
                 for c in range(W):
                     best_left[c] = left[c]
         if j < n_present:

@@ -25,7 +25,8 @@ from .splits import P_BIN, P_DEFAULT_LEFT, P_NEXT
 def choose_splits(gain, pick, left, thr_of, nodes, features, settings, min_decrease, ints,
                   floats, stats, cand_left):
     """Record the candidate split of each node of a batch that has one: its best feature
-    (the first of the highest score, up to ties), kept if its impurity decrease is at
+    (the first of the highest score, up to ties; with no gain anywhere, the first
+    feature and code that split the node at all), kept if its impurity decrease is at
     least ``min_decrease``; the decrease is the gain the tree records.
 
     gain, pick, left : a criterion scan's outputs, (n_nodes, n_active[, K + 2])   # IN
@@ -54,13 +55,16 @@ def choose_splits(gain, pick, left, thr_of, nodes, features, settings, min_decre
             continue
         for c in range(W):
             right[c] = stats[k, c] - left[r, a, c]
-        dec = impurity(stats[k], K, crit) - impurity(left[r, a], K, crit) \
-            - impurity(right, K, crit)
-        if not dec >= min_decrease:
+        parent = impurity(stats[k], K, crit)
+        dec = parent - impurity(left[r, a], K, crit) - impurity(right, K, crit)
+        # a split of no gain (its decrease 0 up to rounding) is made where no decrease
+        # is asked for (scikit-learn's rule, see criterion.keeps), and recorded as 0
+        if not (dec >= min_decrease
+                or (min_decrease <= 0.0 and dec > -1e-10 * max(abs(parent), 1e-300))):
             continue
         set_candidate(ints, floats, cand_left, k, features[a], pick[P_BIN, r, a],
-                      pick[P_NEXT, r, a], pick[P_DEFAULT_LEFT, r, a], gain[r, a], dec,
-                      left[r, a])
+                      pick[P_NEXT, r, a], pick[P_DEFAULT_LEFT, r, a], gain[r, a],
+                      max(dec, 0.0), left[r, a])
         if thr_of.shape[0] > 0:
             floats[NF_THRESHOLD, k] = thr_of[r, a]
         found[n] = k

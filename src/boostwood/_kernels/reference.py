@@ -182,7 +182,8 @@ def criterion_split_naive(x, stat, channel, weight, K, criterion, min_samples_le
     """Best impurity decrease of one node on one feature by trying every threshold between
     consecutive distinct values, with the missing rows (NaN in ``x``) on either side.
     ``criterion``: "gini", "entropy", "gain_ratio" or "squared_error". Returns -inf if
-    no split is allowed."""
+    no split is allowed, 0 if every allowed split decreases nothing (within rounding of
+    the node's impurity): such a split is still made (scikit-learn's rule)."""
     def stats(mask):
         v = np.zeros(K + 2)
         np.add.at(v, channel[mask], stat[mask])
@@ -225,7 +226,10 @@ def criterion_split_naive(x, stat, channel, weight, K, criterion, min_samples_le
             best = max(best, score((x <= t) | (miss & miss_left)))
     if miss.any() and values.size:  # every value left, the missing rows right
         best = max(best, score(~miss))
-    return best if best > 1e-10 * max(abs(imp(total)), 1e-300) else -np.inf
+    tol = 1e-10 * max(abs(imp(total)), 1e-300)
+    if best > tol:
+        return best
+    return 0.0 if best > -tol else -np.inf  # a valid split of no gain still splits
 
 
 def fingerprint_naive(words):

@@ -43,6 +43,23 @@ def checked_data(est, X, y="no_validation", **kwargs):
                         "features are not supported yet: encode them as numbers)") from None
 
 
+class FittedAttributes:
+    """An unfitted estimator's fitted attributes (names ending in ``_``, properties
+    included) raise scikit-learn's ``NotFittedError`` (an ``AttributeError`` and a
+    ``ValueError``), as scikit-learn's estimators do, not a bare ``AttributeError``. A
+    fitted estimator's unknown names stay ``AttributeError``. ``__getattr__`` runs only
+    when the normal lookup failed, so fitted estimators pay nothing."""
+
+    def __getattr__(self, name):
+        if name.endswith("_") and not name.startswith("__") and not any(
+                k.endswith("_") and not k.startswith("__") for k in vars(self)):
+            from sklearn.exceptions import NotFittedError
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet: "
+                                 f"call 'fit' with appropriate arguments before using "
+                                 f"{name!r}.")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
 def _real(value):
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 

@@ -25,11 +25,11 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from ..data.checks import Param
 from ..ensemble.adaboost import R2_LOSSES, adaboost_r2, samme, weighted_median
 from ..tree.tree import feature_importance as _tree_importance
-from ._hyper import ADABOOST, check_hyperparameters, checked_data, seed_of
+from ._hyper import ADABOOST, FittedAttributes, check_hyperparameters, checked_data, seed_of
 from .trees import DecisionTreeClassifier, DecisionTreeRegressor, log_proba
 
 
-class _AdaBoost(BaseEstimator):
+class _AdaBoost(FittedAttributes, BaseEstimator):
     _hyperparameters = ADABOOST
 
     def __sklearn_tags__(self):

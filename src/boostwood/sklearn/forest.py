@@ -19,7 +19,7 @@ from ..data.checks import Param
 from ..data.dataset import fingerprint
 from ..ensemble import cart, forest
 from ..tree.tree import feature_importance as _tree_importance
-from ._hyper import CLASSIFIER, FOREST, kept_on_error, seed_of
+from ._hyper import CLASSIFIER, FOREST, FittedAttributes, kept_on_error, seed_of
 from .trees import (_check_X_predict, _fit_inputs, _leaves, _TreeParams, class_targets,
                     log_proba, path_indicator)
 
@@ -63,7 +63,7 @@ def _rows_fingerprint(fm, *columns):
     return tuple(fingerprint(p) for p in parts) + (fm.shape, fm.dense is None)
 
 
-class _Forest(_TreeParams, BaseEstimator):
+class _Forest(FittedAttributes, _TreeParams, BaseEstimator):
     _classifier = False
     _hyperparameters = FOREST
     _default_splitter = "hist"

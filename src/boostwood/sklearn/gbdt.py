@@ -21,7 +21,7 @@ from ..data import Dataset
 from ..data.checks import Param, check_value
 from ..data.validation import check_vector
 from . import _hyper
-from ._hyper import checked_data, kept_on_error, seed_of
+from ._hyper import FittedAttributes, checked_data, kept_on_error, seed_of
 
 #: ``importance_type`` -> the Booster's name for it ("weight" is XGBoost's for "split").
 _IMPORTANCE = {"total_gain": "total_gain", "gain": "gain", "split": "split", "weight": "split",
@@ -101,7 +101,7 @@ _COMMON_DOC = """
 """
 
 
-class _GBDTBase(BaseEstimator):
+class _GBDTBase(FittedAttributes, BaseEstimator):
     _objective = None
     _hyperparameters = {
         **{name: PARAMS[native] for name, native in _NATIVE.items()},
@@ -541,7 +541,7 @@ def _class_columns(p):
     return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
 
-class LeafEncoder(TransformerMixin, BaseEstimator):
+class LeafEncoder(FittedAttributes, TransformerMixin, BaseEstimator):
     """GBDT leaf indices as sparse one-hot features (He et al. 2014, "Practical lessons from
     predicting clicks on ads at Facebook"; the notes' GBDT + LR).
 

@@ -20,8 +20,8 @@ from ..boosting.dump import export_text as _export_tree_text
 from ..data import as_feature_matrix
 from ..ensemble import cart, pruning
 from ..tree.tree import feature_importance as _tree_importance
-from ._hyper import (CLASSIFIER, DECISION_TREE, SPLITTERS, check_hyperparameters, checked_data,
-                     seed_of)
+from ._hyper import (CLASSIFIER, DECISION_TREE, SPLITTERS, FittedAttributes,
+                     check_hyperparameters, checked_data, seed_of)
 
 
 def _count(value, n, name, minimum):
@@ -139,7 +139,7 @@ def _fit_inputs(est, X, y, sample_weight, classifier):
     return as_feature_matrix(X, "X"), y, sample_weight
 
 
-class _DecisionTree(_TreeParams, BaseEstimator):
+class _DecisionTree(FittedAttributes, _TreeParams, BaseEstimator):
     """Shared parts of the decision tree estimators."""
     _hyperparameters = DECISION_TREE
 
@@ -233,6 +233,16 @@ class DecisionTreeClassifier(ClassifierMixin, _DecisionTree):
         Minimal cost-complexity pruning.
     max_bin : int, default=255
         Bins per feature for ``splitter="hist"``.
+
+    Growth follows scikit-learn's rules. A node is split while it is impure (more than
+    one class; for regression, more than one target value) and some split gives both
+    children ``min_samples_leaf`` rows, even when no split lowers its impurity: an XOR of
+    two features needs a first split of zero gain. Among splits of equal gain the first
+    wins, in feature order, then threshold order (ascending); a split of zero gain is
+    chosen only where no split has a gain, and its recorded gain is 0. At prediction, a
+    missing value on a feature that had none in a node's training rows goes to the child
+    that had more training rows, right on a tie; where training rows were missing, each
+    split learnt its side.
     """
 
     _hyperparameters = {**DECISION_TREE, **CLASSIFIER}
@@ -288,7 +298,8 @@ class DecisionTreeRegressor(RegressorMixin, _DecisionTree):
     """A regression tree (CART, squared error): leaves predict the weighted mean.
 
     Parameters are those of :class:`DecisionTreeClassifier` with
-    ``criterion="squared_error"`` and no ``class_weight``.
+    ``criterion="squared_error"`` and no ``class_weight``; so are the growth rules (zero-gain
+    splits of nodes of more than one target value, ties, missing values at prediction).
     """
 
     def __init__(self, *, criterion="squared_error", splitter="best", max_depth=None,

@@ -25,7 +25,7 @@ from .._kernels.partition import partition_nodes
 from .criterion import BinnedColumns
 from .grower import PARTITION_BLOCK
 from .nodes import NodeTable
-from .splitters import scan_outputs, set_sorted_thresholds
+from .splitters import drop_constant_targets, scan_outputs, set_sorted_thresholds
 
 
 class _Grouped:
@@ -129,9 +129,9 @@ def grow_levels(g, n_root):
             mark_nodes(g.buf, sides, starts, counts, g.node_of)
             grouped.regroup(g.node_of, counts)
         (gain, pick, left), thr_of = _scan_level(g, table, level, grouped)
-        split = choose_splits(gain, pick, left, thr_of, level, g._features, g._crit_settings,
-                              min_decrease, table.ints, table.floats, table.stats,
-                              table.cand_left)
+        split = drop_constant_targets(g, table, choose_splits(
+            gain, pick, left, thr_of, level, g._features, g._crit_settings, min_decrease,
+            table.ints, table.floats, table.stats, table.cand_left))
         if not split.size:
             break
         if not g.random_splits:

@@ -22,7 +22,7 @@ import weakref
 import numpy as np
 
 from .._config import HIST_DTYPE
-from .._kernels.criterion import criterion_random_scan, criterion_scan
+from .._kernels.criterion import SQUARED, criterion_random_scan, criterion_scan
 from .._kernels.exact import exact_scan, mark_nodes
 from .._kernels.grow import subtract_and_scan
 from .._kernels.levels import choose_splits
@@ -168,12 +168,40 @@ class CriterionSplitter:
         else:
             criterion_scan(codes, lists, rows, g.node_of, totals, g._features, mask,
                            g._crit_settings, (gain, pick, left), varies)
-        found = choose_splits(gain, pick, left, thr_of, nodes, g._features, g._crit_settings,
-                              g.min_impurity_decrease * g._root_weight, table.ints,
-                              table.floats, table.stats, table.cand_left)
+        found = drop_constant_targets(g, table, choose_splits(
+            gain, pick, left, thr_of, nodes, g._features, g._crit_settings,
+            g.min_impurity_decrease * g._root_weight, table.ints, table.floats, table.stats,
+            table.cand_left))
         if not g.random_splits:
             set_sorted_thresholds(table, found, g.columns)
         return SplitBatch(table, found)
+
+
+#: Relative spread of a node's targets below which a regression node is one value: a
+#: leaf (scikit-learn's "impurity <= eps"); w * y / w may differ from y in its last bits.
+CONSTANT_RTOL = 1e-13
+
+
+def drop_constant_targets(g, table, found):
+    """``found`` without the regression nodes whose rows all have one target value: a
+    node that is one value is a leaf (scikit-learn's rule), though its split scores 0
+    like the no-gain splits that impure nodes now make (``criterion.keeps``). Only nodes
+    whose candidate has no gain (recorded as exactly 0) are looked at, row by row."""
+    if g.criterion != SQUARED or not found.size:
+        return found
+    zero = found[table.floats[NF_GAIN, found] == 0.0]
+    if not zero.size:
+        return found
+    starts, counts, sides = table.segments(zero)
+    constant = []
+    for k, start, count, side in zip(zero, starts, counts, sides):
+        rows = g.buf[side, start:start + count]
+        w = g._weight[rows]
+        y = g._stat[rows][w > 0] / w[w > 0]
+        if y.size and y.max() - y.min() <= CONSTANT_RTOL * max(abs(y.max()), abs(y.min())):
+            table.ints[ND_FEATURE, k] = -1
+            constant.append(k)
+    return found[~np.isin(found, constant)] if constant else found
 
 
 def mark_batch(g, table, nodes):
