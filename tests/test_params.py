@@ -176,7 +176,7 @@ def test_lightgbm_objective_names_in_any_case():
 @pytest.mark.parametrize("name, match", [
     ("quantile", "'reg:quantileerror' here, its alpha is 'quantile_alpha'"),
     ("huber", "'reg:huber' here, its alpha is 'huber_delta'"),
-    ("lambdarank", "parameter 'objective' must be one of")])
+    ("cross_entropy_lambda", "parameter 'objective' must be one of")])
 def test_lightgbm_objectives_whose_parameter_is_renamed_say_how_to_write_them(name, match):
     """LightGBM's quantile and huber objectives take ``alpha``, which is the L1 penalty
     here: refused with the name to use (not trained with alpha as an L1 penalty)."""

@@ -1,8 +1,8 @@
 """boostwood: gradient boosted decision trees in Python, with numba-compiled kernels.
 
 Native API: :class:`Dataset`, :func:`train`, :func:`cv`, :class:`Booster`, callbacks.
-scikit-learn API: :class:`GBDTRegressor`, :class:`GBDTClassifier`, :class:`LeafEncoder`
-(needs scikit-learn). Plots: :mod:`boostwood.plotting` (needs matplotlib).
+scikit-learn API: :class:`GBDTRegressor`, :class:`GBDTClassifier`, :class:`GBDTRanker`,
+:class:`LeafEncoder` (needs scikit-learn). Plots: :mod:`boostwood.plotting` (needs matplotlib).
 """
 from ._version import __version__
 from .boosting import (Booster, EarlyStopping, EvaluationMonitor, RecordEvaluation,
@@ -13,12 +13,12 @@ from .objectives import objective
 __all__ = ["AdaBoostClassifier", "AdaBoostRegressor", "Booster", "Dataset",
            "DecisionTreeClassifier", "DecisionTreeRegressor", "EarlyStopping",
            "EvaluationMonitor", "ExtraTreesClassifier", "ExtraTreesRegressor", "GBDTClassifier",
-           "GBDTRegressor", "LeafEncoder", "RandomForestClassifier", "RandomForestRegressor",
-           "RecordEvaluation", "TrainingCallback", "__version__", "cv", "objective", "train"]
+           "GBDTRanker", "GBDTRegressor", "LeafEncoder", "RandomForestClassifier",
+           "RandomForestRegressor", "RecordEvaluation", "TrainingCallback", "__version__", "cv", "objective", "train"]
 
 
-_SKLEARN = ("GBDTRegressor", "GBDTClassifier", "LeafEncoder", "DecisionTreeClassifier",
-            "DecisionTreeRegressor", "RandomForestClassifier", "RandomForestRegressor",
+_SKLEARN = ("GBDTRegressor", "GBDTClassifier", "GBDTRanker", "LeafEncoder",
+            "DecisionTreeClassifier", "DecisionTreeRegressor", "RandomForestClassifier", "RandomForestRegressor",
             "ExtraTreesClassifier", "ExtraTreesRegressor", "AdaBoostClassifier",
             "AdaBoostRegressor")
 

@@ -13,6 +13,7 @@ from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
 from .._kernels.predict import add_class_columns, add_leaf_values, set_leaf_values
 from .._kernels.random import STREAM_BAGGING, split_rows
 from ..data.dataset import default_feature_names
+from ..data.queries import check_whole_queries
 from ..data.validation import check_weight_range
 from ..tree import GrowerParams
 from ..tree.methods import make_tree_method
@@ -21,6 +22,7 @@ from ._side_by_side import ClassTreeWorkers, worker_count
 from .gradient import GradientBoosting, LeafRows
 from .metrics import custom_metric_values, get_metric
 from .params import binning_args
+from .rank_metrics import expand_eval_at
 
 
 def _grower_params(p):
@@ -44,6 +46,22 @@ def _check_shardable(p, objective, obj, custom_metric):
     if obj is not None or custom_metric is not None:
         raise ValueError("custom objectives and metrics see one shard's rows only and are "
                          "not supported on several shards")
+
+
+def _check_ranking(p, objective, dtrain, evals, reducer):
+    """Raise for ranking without queries, or with what would cut them: Friedman's
+    boosting (line searches per leaf), queries split across shards."""
+    if dtrain.queries is None:
+        raise ValueError(f"objective {objective.name!r} ranks rows within queries: give the "
+                         "training Dataset group= (query sizes) or qid= (a query id per row)")
+    if p["boosting"] == "gradient":
+        raise ValueError(f"objective {objective.name!r} needs boosting='newton': "
+                         "boosting='gradient' fits least-squares trees to gradients whose "
+                         "pairs span queries (not implemented for ranking)")
+    check_whole_queries(dtrain.queries, reducer)
+    for d, name in evals:
+        if d is not dtrain:
+            check_whole_queries(d.queries, reducer, f"evaluation set {name!r}")
 
 
 def _rows_outside(rows, n):
@@ -153,6 +171,8 @@ class TrainingState:
         self.booster = booster
         if dtrain.label is None:
             raise ValueError("the training Dataset has no label")
+        if self.obj.needs_queries:
+            _check_ranking(p, self.obj, dtrain, evals, self.reducer)
         dtrain.set_binning(**binning_args(p))
         dtrain.construct(self.reducer)
         self.dtrain = dtrain
@@ -215,7 +235,8 @@ class TrainingState:
     def _metrics(self, p, custom_metric):
         """The metrics of ``eval_metric`` (else the objective's), each checked once against
         every evaluation set's labels and the model's outputs, then the custom one."""
-        metrics = [get_metric(m, p) for m in p["eval_metric"] or [self.obj.default_metric]]
+        metrics = [get_metric(m, p) for m in
+                   expand_eval_at(p["eval_metric"] or [self.obj.default_metric], p)]
         names = [m.name for m in metrics]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:  # (their values would interleave in one list of the log)
@@ -346,6 +367,7 @@ class TrainingState:
         set_threads(self.nthread)
         self.rng = self._round_rng()
         self.round += 1
+        self.obj.start_round(self.params["seed"], self.round, self.reducer)
         self.obj.gradient(self.info, self.raw, self.gh)
         if isinstance(self.obj, CustomObjective) and self._newton_steps():
             self._check_hessians()

@@ -17,7 +17,8 @@ from ..tree import Tree
 from ..tree.tree import feature_importance as tree_importance, pack_trees
 from . import dump, explain, model_io
 from .metrics import custom_metric_values, get_metric
-from .params import objective_name, resolve_params
+from .params import RANKING_PARAMS, objective_name, resolve_params
+from .rank_metrics import expand_eval_at
 
 
 
@@ -346,19 +347,20 @@ class Booster:
             raise TypeError("evals must be a list of (Dataset, name) pairs")
         if feval is not None and not callable(feval):
             raise TypeError(f"feval must be callable, got {type(feval).__name__}")
-        metrics = [get_metric(m, self.params)
-                   for m in self.params["eval_metric"] or [self.objective.default_metric]]
+        metrics = [get_metric(m, self.params) for m in expand_eval_at(
+            self.params["eval_metric"] or [self.objective.default_metric], self.params)]
         parts = []
         for d, name in evals:
             if d.label is None:
                 raise ValueError(f"evals set {name!r} has no label to evaluate against")
             y = self.objective.check_labels(np.asarray(d.label, dtype=np.float64))
-            w = np.ones(y.shape[0]) if d.weight is None else d.weight
+            info = d.row_info(y)
             raw = self.predict(d, output_margin=True, iteration_range=iteration_range)
             pred = self._metric_scale(raw)
             for m in metrics:
                 try:
-                    parts.append(f"{name}-{m.name}:{float(m(y, pred, w))!r}")
+                    m.check(y, 1 if pred.ndim == 1 else pred.shape[1])
+                    parts.append(f"{name}-{m.name}:{m.evaluate(info, pred)!r}")
                 except ValueError as exc:
                     raise ValueError(f"evals set {name!r}: {exc}") from None
             if feval is not None:
@@ -431,7 +433,10 @@ class Booster:
     # -- persistence ---------------------------------------------------------------------------
     def _to_dict(self):
         K = self.n_outputs
-        params = {k: v for k, v in self.params.items() if not k.startswith("_")}
+        # (the ranking parameters only where they are not their defaults: files of models
+        # that do not rank are what they were before ranking existed)
+        params = {k: v for k, v in self.params.items() if not k.startswith("_") and not (
+            k in RANKING_PARAMS and v == RANKING_PARAMS[k].default)}
         trees = []
         for i, t in enumerate(self.trees):
             d = t.to_dict()

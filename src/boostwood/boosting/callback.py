@@ -6,6 +6,7 @@ Each hook returns ``True`` to stop training (``before_iteration`` /
 """
 from ..data.checks import Param, check_value
 from .metrics import LIGHTGBM_METRICS, METRICS
+from .rank_metrics import is_ranking_metric
 
 
 class TrainingCallback:
@@ -115,7 +116,8 @@ class EarlyStopping(TrainingCallback):
         if maximize is None:
             base = metric.partition("@")[0]  # (a metric with a parameter: name@value)
             base = LIGHTGBM_METRICS.get(base, base)  # (LightGBM's name of a metric)
-            maximize = base in METRICS and METRICS[base].higher_better
+            maximize = (base in METRICS and METRICS[base].higher_better) \
+                or is_ranking_metric(metric)
         score = evals_log[data][metric][-1]
         if score != score:  # NaN: no round would compare with it, so round 0 would "win"
             raise ValueError(nan_metric_message(f"{data}-{metric}", epoch))

@@ -35,8 +35,9 @@ def fold_ids(n_rows, nfold, seed=0, shuffle=True, labels=None):
     return folds
 
 
-def fold_pairs(folds, n_rows, labels):
-    """``folds`` of :func:`cv` as a list of (train rows, test rows) int64 arrays."""
+def fold_pairs(folds, n_rows, labels, groups=None):
+    """``folds`` of :func:`cv` as a list of (train rows, test rows) int64 arrays
+    (``groups``: each row's query, given to a scikit-learn splitter, e.g. ``GroupKFold``)."""
     ids = _as_fold_ids(folds)
     if ids is not None:
         if not np.issubdtype(ids.dtype, np.integer):
@@ -49,7 +50,7 @@ def fold_pairs(folds, n_rows, labels):
             raise ValueError(f"folds must hold at least two fold ids, got {uniq.tolist()}")
         return [(np.nonzero(ids != f)[0], np.nonzero(ids == f)[0]) for f in uniq]
     if hasattr(folds, "split"):  # a scikit-learn splitter
-        folds = folds.split(np.zeros((n_rows, 1)), labels)
+        folds = folds.split(np.zeros((n_rows, 1)), labels, groups)
     try:
         pairs = [tuple(p) for p in folds]
     except TypeError:
@@ -94,18 +95,6 @@ def _fold_pair(pair, k, n_rows):
     return out[0], out[1]
 
 
-def subset(data, rows, reference=None):
-    """A Dataset of the given rows of ``data`` (labels, weights, base margins, names and
-    binning settings kept)."""
-    pick = (lambda a: None if a is None else a[rows])  # noqa: E731
-    f = data.features.take_rows(rows)
-    return Dataset(f.dense if f.dense is not None else f.csc, pick(data.label),
-                   weight=pick(data.weight), base_margin=pick(data.base_margin),
-                   feature_names=data.feature_names, reference=reference,
-                   max_bin=data.max_bin, bin_construct_sample_cnt=data.bin_construct_sample_cnt,
-                   seed=data.seed)
-
-
 def cv(params, dtrain, num_boost_round=DEFAULT_ROUNDS, nfold=3, stratified=False, folds=None,
        early_stopping_rounds=None, seed=0, shuffle=True, obj=None, custom_metric=None,
        callbacks=None, return_folds=False):
@@ -117,6 +106,10 @@ def cv(params, dtrain, num_boost_round=DEFAULT_ROUNDS, nfold=3, stratified=False
     dtrain : Dataset with labels
     nfold : int, default=3
     stratified : bool, default=False; folds keep the class proportions (classification)
+
+    Ranking data (a Dataset with queries) is dealt to folds by query, so that no query
+    has rows in two folds; ``folds`` given as ids or pairs must keep queries whole, and a
+    scikit-learn splitter gets each row's query as ``groups`` (``GroupKFold``).
     folds : optional; overrides ``nfold``, ``stratified``, ``seed`` and ``shuffle``.
         An integer array of shape (n_rows,), the fold of every row; or, as XGBoost's and
         LightGBM's ``cv`` take, a list (or iterator) of ``(train_rows, test_rows)``
@@ -151,17 +144,14 @@ def cv(params, dtrain, num_boost_round=DEFAULT_ROUNDS, nfold=3, stratified=False
         check_value(name, value, _ARGS[name])
     params, num_boost_round, early_stopping_rounds = _fold_params(params, num_boost_round,
                                                                   early_stopping_rounds)
-    n = dtrain.num_row()
-    if folds is None:
-        folds = fold_ids(n, nfold, seed, shuffle, dtrain.label if stratified else None)
-    pairs = fold_pairs(folds, n, dtrain.label)
+    pairs = _pairs_of(dtrain, folds, nfold, stratified, seed, shuffle)
 
     def fit(k, workers=None):
         """Train on pair ``k``'s training rows, test on its test rows; its evaluation
         log. Side by side, on the worker's threads, stopping early once another fold
         failed."""
-        dtr = subset(dtrain, pairs[k][0])
-        dte = subset(dtrain, pairs[k][1], reference=dtr)
+        dtr = dtrain.subset(pairs[k][0])
+        dte = dtrain.subset(pairs[k][1], reference=dtr)
         log, p, cbs = {}, params, callbacks
         if workers is not None:
             p = replace_param(params, "nthread", numba.get_num_threads())
@@ -185,6 +175,21 @@ def cv(params, dtrain, num_boost_round=DEFAULT_ROUNDS, nfold=3, stratified=False
     if early_stopping_rounds is not None:
         result = _early_stop(result, logs, params, early_stopping_rounds)
     return (result, logs) if return_folds else result
+
+
+def _pairs_of(dtrain, folds, nfold, stratified, seed, shuffle):
+    """The (train rows, test rows) pairs of :func:`cv`; ranking data is dealt to folds by
+    query (and a splitter gets each row's query as ``groups``)."""
+    n, queries = dtrain.num_row(), dtrain.queries
+    query_of = None if queries is None else queries.query_of_rows(n)
+    if folds is None and queries is not None:  # ranking data: whole queries to a fold
+        if stratified:
+            raise ValueError("stratified folds split queries; ranking data (a Dataset with "
+                             "group or qid) is dealt to folds by query: stratified=False")
+        folds = fold_ids(queries.n_queries, nfold, seed, shuffle)[query_of]
+    elif folds is None:
+        folds = fold_ids(n, nfold, seed, shuffle, dtrain.label if stratified else None)
+    return fold_pairs(folds, n, dtrain.label, query_of)
 
 
 def _fold_params(params, num_boost_round, early_stopping_rounds):

@@ -587,7 +587,11 @@ _LIGHTGBM_OTHER = {
 def get_metric(name, params=None):
     """The metric called ``name``; ``name@value`` sets a metric's parameter (e.g.
     ``quantile@0.9``), otherwise it is read from the training ``params``. LightGBM's
-    names of the same numbers are accepted (:data:`LIGHTGBM_METRICS`) and log as given."""
+    names of the same numbers are accepted (:data:`LIGHTGBM_METRICS`) and log as given.
+    Ranking metrics (``ndcg@10``, ``map``, ...) are :mod:`boostwood.boosting.rank_metrics`'."""
+    from .rank_metrics import is_ranking_metric, ranking_metric  # (it builds on Metric)
+    if is_ranking_metric(name):
+        return ranking_metric(name, params)
     base, _, value = name.partition("@")
     if base in LIGHTGBM_METRICS and not value:
         metric = get_metric(LIGHTGBM_METRICS[base], params)
@@ -596,7 +600,8 @@ def get_metric(name, params=None):
     if base in _LIGHTGBM_OTHER and not value:
         raise ValueError(f"LightGBM's metric {name!r} is {_LIGHTGBM_OTHER[base]}")
     if base not in METRICS:
-        raise ValueError(f"unknown eval_metric {name!r}; available: {sorted(METRICS)}")
+        raise ValueError(f"unknown eval_metric {name!r}; available: {sorted(METRICS)} and the "
+                         "ranking metrics ndcg, map, mrr (@k, and '-')")
     cls = METRICS[base]
     if not value:
         if issubclass(cls, _WithParam):

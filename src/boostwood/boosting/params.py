@@ -18,6 +18,64 @@ MAX_ROUNDS = (1 << 31) - 1
 #: ``train``'s and ``cv``'s default ``num_boost_round`` (XGBoost's).
 DEFAULT_ROUNDS = 10
 
+#: Learning to rank (the ``rank:*``, ``lambdarank`` and ``rank_xendcg`` objectives, and the
+#: ranking metrics). Added with ranking: a model saves them only where they differ from
+#: their defaults, so that every other model's file is what it was.
+RANKING_PARAMS = {
+    "lambdarank_pair_method": Param("topk", "str", choices=("topk", "mean"),
+                                    doc="LambdaMART's pairs: every pair whose upper row ranks in "
+                                        "the top k (by current score), or k pairs per row drawn "
+                                        "at random among the rows of another label"),
+    "lambdarank_num_pair_per_sample": Param(None, "optional_int", 1, 1 << 30,
+                                            aliases=("lambdarank_truncation_level",),
+                                            doc="k of lambdarank_pair_method: the top positions "
+                                                "(default 32; 30 under LightGBM's 'lambdarank') "
+                                                "or the pairs drawn per row (default 1)"),
+    "ndcg_exp_gain": Param(True, "bool",
+                           doc="NDCG's gain 2^y - 1 (integer labels up to 52), else the label "
+                               "itself (any non-negative relevance, real-valued too)"),
+    "label_gain": Param(None, "optional_float_list", 0.0, INF,
+                        doc="NDCG's gain of each integer label 0, 1, ... (LightGBM's); "
+                            "replaces ndcg_exp_gain"),
+    "sigmoid": Param(1.0, "float", 0.0, INF, low_open=True,
+                     doc="LambdaMART's sigma: the slope of the pair's logistic loss"),
+    "lambdarank_normalization": Param(True, "bool", aliases=("lambdarank_norm",),
+                                      doc="scale each query's gradients by log2(1 + L) / L, L the "
+                                          "sum of its pairs' |lambda| (topk), or by 1/k (mean); "
+                                          "LightGBM's lambdarank_norm also sets the next one"),
+    "lambdarank_score_normalization": Param(True, "bool",
+                                            doc="divide each pair's metric change by 0.01 + the "
+                                                "gap of the two scores"),
+    "lambdarank_ties": Param("expected", "str", choices=("expected", "input_order"),
+                             doc="tied scores: every order of the tied rows counted alike (the "
+                                 "gradients do not depend on the row order), or the rows' input "
+                                 "order (LightGBM's and XGBoost's rule)"),
+    "lambdarank_unbiased": Param(False, "bool",
+                                 doc="learn the position bias of click data from the Dataset's "
+                                     "position (lambdarank_bias_method says how)"),
+    "lambdarank_bias_method": Param("additive", "str", choices=("additive", "ipw"),
+                                    doc="lambdarank_unbiased: a score offset per position, "
+                                        "learnt beside the trees and left out of the model "
+                                        "(LightGBM's position bias), or inverse propensity "
+                                        "weights of the pairs (XGBoost's Unbiased LambdaMART)"),
+    "lambdarank_position_bias_regularization": Param(
+        0.0, "float", 0.0, INF, doc="additive position bias: L2 penalty on the offsets "
+                                    "(LightGBM's name)"),
+    "lambdarank_bias_norm": Param(1.0, "float", 0.0, INF,
+                                  doc="ipw position bias: the exponent p of the L_p "
+                                      "regularisation, t = ratio^(1/(1+p)) (XGBoost's)"),
+    "eval_at": Param(None, "optional_int_list", 1, 1 << 30,
+                     aliases=("ndcg_eval_at", "ndcg_at", "map_eval_at", "map_at"),
+                     doc="cut-offs of the metrics ndcg, map and mrr given without @k "
+                         "(LightGBM's): one metric per cut-off"),
+    "eval_ties": Param("expected", "str", choices=("expected", "input_order"),
+                       doc="ranking metrics: the expected value over every order of tied "
+                           "scores (scikit-learn's ndcg_score), or the input order's value"),
+    "eval_empty_query": Param("skip", "str", choices=("skip", "one", "zero"),
+                              doc="ranking metrics: a query without a relevant row is left out "
+                                  "of the mean, or scores 1 (LightGBM, XGBoost), or 0 "
+                                  "(scikit-learn; XGBoost's metric name ending in '-')"),
+}
 
 PARAMS = {
     "objective": Param("reg:squarederror", "str", choices=tuple(OBJECTIVES),
@@ -38,6 +96,7 @@ PARAMS = {
                                     doc="count:poisson: the hessians are e^(F + this), not e^F, "
                                         "which damps each Newton step (LightGBM's name; it and "
                                         "XGBoost default to 0.7); 0: plain Newton"),
+    **RANKING_PARAMS,
     "boosting": Param("newton", "str", choices=("newton", "gradient"),
                       aliases=("boosting_type", "boost"),
                       doc="newton: second-order trees (XGBoost; LightGBM's gbdt); gradient: "
@@ -139,6 +198,7 @@ LIGHTGBM_OBJECTIVES = {
     **dict.fromkeys(("multiclass", "softmax"), "multi:softprob"),
     **dict.fromkeys(("cross_entropy", "xentropy"), "reg:logistic"),
     "poisson": "count:poisson", "gamma": "reg:gamma", "tweedie": "reg:tweedie",
+    **dict.fromkeys(("xendcg", "xe_ndcg", "xe_ndcg_mart", "xendcg_mart"), "rank_xendcg"),
 }
 #: LightGBM objectives whose parameter (LightGBM's ``alpha``) has another name here, where
 #: ``alpha`` is the L1 penalty: refused, with the way to write them.

@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from ..boosting import Booster, EvaluationMonitor, TrainingCallback, cv, train
-from ..boosting.cv import fold_ids
+from ..boosting.rank_metrics import expand_eval_at
 from ..boosting.metrics import get_metric
 from ..boosting.params import binning_args, resolve_params
 from ..data import Dataset
@@ -93,11 +93,13 @@ def load_dataset(path, data_cfg, reference=None, names=None, binning=None):
     if t.y is None or not np.all(np.isfinite(t.y)):
         raise CLIError(f"{path}: the label column has missing or non-numeric values")
     binning = binning or {}
+    queries = {"group": t.query, "qid": t.qid}
     if names is None:
         return Dataset(t.X, t.y, weight=t.weight, base_margin=t.init,
-                       feature_names=t.feature_names, reference=reference, **binning)
+                       feature_names=t.feature_names, reference=reference, **queries,
+                       **binning)
     return Dataset(align_to_model(t, names, path), t.y, weight=t.weight, base_margin=t.init,
-                   feature_names=names, reference=reference, **binning)
+                   feature_names=names, reference=reference, **queries, **binning)
 
 
 def load_for_model(path, data_cfg, booster):
@@ -313,13 +315,16 @@ def _has_pyarrow():
 def cmd_eval(args):
     booster = _load_model(args.model)
     d = load_for_model(args.data, data_config(args), booster)
-    names = args.metric or [booster.objective.default_metric]
+    names = expand_eval_at(args.metric or booster.params["eval_metric"]
+                           or [booster.objective.default_metric], booster.params)
     pred = booster._metric_predictions(d, validate_features=True)
     y = booster.objective.check_labels(d.label)
-    w = np.ones(len(y)) if d.weight is None else d.weight
+    info = d.row_info(y)  # (weights, and the queries of ranking metrics)
     for name in names:
         try:
-            value = get_metric(name, booster.params)(y, pred, w)
+            metric = get_metric(name, booster.params)
+            metric.check(y, 1 if pred.ndim == 1 else pred.shape[1])
+            value = metric.evaluate(info, pred)
         except ValueError as exc:
             raise CLIError(str(exc)) from None
         print(f"{name}: {value:.6g}")
@@ -335,9 +340,11 @@ def cmd_cv(args):
     t = read_table(data_spec(cfg["data"]["train"], cfg["data"]))
     rounds = int(args.rounds or cfg["train"].get("num_boost_round", 100))
     try:
-        data = Dataset(t.X, t.y, weight=t.weight, feature_names=t.feature_names)
-        folds = fold_ids(t.X.shape[0], args.nfold, args.seed)
-        _, logs = cv(cfg["params"], data, rounds, folds=folds, return_folds=True)
+        data = Dataset(t.X, t.y, weight=t.weight, feature_names=t.feature_names,
+                       group=t.query, qid=t.qid)
+        # (ranking data is dealt to folds by query)
+        _, logs = cv(cfg["params"], data, rounds, nfold=args.nfold, seed=args.seed,
+                     return_folds=True)
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from None
     metric = list(logs[0]["test"])[-1]

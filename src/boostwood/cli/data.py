@@ -54,7 +54,8 @@ class Table:
     y: object = None
     weight: object = None
     init: object = None
-    query: object = None
+    query: object = None  # rows per query (a .query side file), or None
+    qid: object = None  # a query id per row (LibSVM's qid:), or None
     feature_names: list = None
 
 
@@ -219,7 +220,8 @@ _MAX_INDEX = 2**31 - 2
 
 
 def read_libsvm(spec):
-    """A CSR matrix from a LibSVM file (qid kept as query group sizes)."""
+    """A CSR matrix from a LibSVM file, with each line's ``qid`` (any order: the rows of
+    one id form one query wherever they are)."""
     from scipy import sparse
     labels, indptr, indices, values, qids = [], [0], [], [], []
     with _open(spec.path) as fh:
@@ -263,14 +265,10 @@ def read_libsvm(spec):
         raise DataError(str(exc)) from None
     X = sparse.csr_matrix((np.array(values), idx, np.array(indptr)),
                           shape=(len(labels), n_features))
-    query = None
-    if qids:
-        if len(qids) != len(labels):
-            raise DataError(f"{spec.path}: qid given on some lines only")
-        q = np.array(qids)
-        starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
-        query = np.diff(np.r_[starts, q.size])
-    return Table(X, np.array(labels) if spec.has_label else None, query=query)
+    if qids and len(qids) != len(labels):
+        raise DataError(f"{spec.path}: qid given on some lines only")
+    return Table(X, np.array(labels) if spec.has_label else None,
+                 qid=np.array(qids, dtype=np.int64) if qids else None)
 
 
 def read_parquet(spec):
@@ -335,8 +333,10 @@ def read_table(spec):
         raise DataError(f"{spec.path}: the file has no data rows")
     t.weight = _side_file(spec.path, ".weight", n)
     t.init = _side_file(spec.path, ".init", n, columns=True)
-    query = _side_file(spec.path, ".query", n)
-    t.query = query if query is not None else t.query
+    t.query = _side_file(spec.path, ".query", n)
+    if t.query is not None and t.qid is not None:
+        raise DataError(f"{spec.path}: its lines have qid: and a {spec.path}.query file gives "
+                        "query sizes too; keep one")
     return t
 
 

@@ -25,7 +25,9 @@ class Param:
 
     ``kind``: "float", "int", "bool", "str" (one of ``choices``), "seed" (an integer
     or a ``numpy.random.RandomState``), "metric" (a name or list of names),
-    "float_or_list" (a number, or a list of distinct numbers); "optional_float",
+    "float_or_list" (a number, or a list of distinct numbers), "float_list" and
+    "int_list" (a non-empty list, in its order; int_list also LightGBM's "1,3,5");
+    "optional_float",
     "optional_int" and "optional_str" also accept None. Numbers lie in
     ``[low, high]`` (``low_open`` / ``high_open`` exclude the bound).
     """
@@ -84,6 +86,25 @@ def _float_list(name, spec, value):
     return check_number(name, spec, value, integer=False)
 
 
+def _number_list(name, spec, value, integer):
+    """A non-empty list of numbers within ``spec``'s bounds, in the order given; integers
+    may also come as LightGBM's comma-separated string ("1,3,5")."""
+    if integer and isinstance(value, str):
+        try:
+            value = [int(v) for v in value.split(",")]
+        except ValueError:
+            raise ValueError(f"parameter {name!r} must be integers separated by commas, got "
+                             f"{value!r}") from None
+    if not (isinstance(value, (list, tuple)) or (hasattr(value, "ndim") and value.ndim == 1)):
+        raise TypeError(f"parameter {name!r} must be a list of "
+                        f"{'integers' if integer else 'numbers'}, got {value!r:.60}")
+    values = [check_number(name, spec, v.item() if hasattr(v, "item") else v, integer)
+              for v in value]
+    if not values:
+        raise ValueError(f"parameter {name!r} must not be an empty list")
+    return values
+
+
 def _metric(name, value):
     """Metric names: one, a list, or LightGBM's comma-separated string ("auc,l1"; no
     metric name holds a comma)."""
@@ -111,6 +132,8 @@ def check_value(name, value, spec):
         return check_number(name, spec, value, integer=kind == "int")
     if kind == "float_or_list":
         return _float_list(name, spec, value)
+    if kind in ("float_list", "int_list"):
+        return _number_list(name, spec, value, integer=kind == "int_list")
     if kind == "bool":
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"parameter {name!r} must be True or False, got {value!r}")

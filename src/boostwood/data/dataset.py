@@ -6,6 +6,7 @@ from .._kernels.binning import missing_features
 from .._kernels.checksum import fingerprint_words
 from .binning import BinMapper
 from .columns import SortedColumns
+from .queries import queries_from
 from .rowinfo import RowInfo, unit_weights
 from .checks import Param, check_value
 from .validation import as_feature_matrix, check_memory, check_vector
@@ -47,6 +48,20 @@ class Dataset:
         randomness (bagging, the binning sample) is keyed by them, so that a shard
         draws for its rows what a single process holding every row would. A shard
         may be empty.
+    group : array-like of int, optional
+        Learning to rank: the sizes of the queries, whose rows are contiguous and in
+        order (LightGBM's ``group``).
+    qid : array-like of shape (n_rows,), optional
+        Learning to rank: each row's query id (XGBoost's ``qid``), numbers or strings, in
+        any order: rows of one id form one query wherever they are. Give ``group`` or
+        ``qid``, not both. Rows and predictions stay in the order given.
+    group_weight : array-like of shape (n_queries,), optional
+        One weight per query (XGBoost's group weights: every row of the query counts
+        that much), in query order: the order of ``group``, or of the sorted ``qid``
+        values. ``weight`` stays per row (LightGBM's meaning).
+    position : array-like of int of shape (n_rows,), optional
+        Learning to rank from clicks: the position each row was shown at in its query
+        (0 = first), which ``lambdarank_unbiased`` estimates the position bias from.
 
     A Dataset never copies a float numpy array it is given, and a later change of
     that array by the caller never changes what the Dataset holds:
@@ -68,7 +83,8 @@ class Dataset:
 
     def __init__(self, data, label=None, weight=None, base_margin=None,
                  feature_names=None, reference=None, max_bin=255,
-                 bin_construct_sample_cnt=200000, seed=0, row_ids=None):
+                 bin_construct_sample_cnt=200000, seed=0, row_ids=None, group=None,
+                 qid=None, group_weight=None, position=None):
         self._features = as_feature_matrix(data, "data", feature_names,
                                            allow_empty_rows=row_ids is not None)
         dense = self._features.dense
@@ -88,7 +104,14 @@ class Dataset:
             self.row_ids = ids.astype(np.int64)
         self.label = None if label is None else _own(check_vector(label, n_rows, "label"),
                                                      label)
+        self.queries = queries_from(n_rows, group, qid, group_weight, position)
         self.weight = None
+        if weight is not None and self.queries is not None \
+                and np.shape(weight) == (self.queries.n_queries,) \
+                and self.queries.n_queries != n_rows:
+            raise ValueError(f"weight has one entry per query ({self.queries.n_queries}), not "
+                             f"per row ({n_rows}): pass per-query weights as group_weight "
+                             "(XGBoost's meaning), per-row weights as weight (LightGBM's)")
         if weight is not None:
             self.weight = _own(check_vector(weight, n_rows, "weight", nonnegative=True), weight)
             if n_rows and not np.any(self.weight > 0) and row_ids is None:
@@ -202,8 +225,29 @@ class Dataset:
     def row_info(self, label=None):
         """The :class:`RowInfo` of these rows (``label`` replaces the stored labels)."""
         w = unit_weights(self.num_row()) if self.weight is None else self.weight
-        return RowInfo(self.label if label is None else label, w, None, self.base_margin,
-                       self.row_ids)
+        return RowInfo(self.label if label is None else label, w, self.queries,
+                       self.base_margin, self.row_ids)
+
+    def get_group(self):
+        """The rows of each query, in query order (LightGBM's group sizes), or None
+        without queries."""
+        return None if self.queries is None else self.queries.sizes()
+
+    def subset(self, rows, reference=None):
+        """A Dataset of the rows ``rows`` (ascending row ids) of this one: labels,
+        weights, base margins, queries (which must be kept whole), names and binning
+        settings kept; binned with ``reference``'s bins when given."""
+        rows = np.asarray(rows, dtype=np.int64)
+        pick = (lambda a: None if a is None else a[rows])  # noqa: E731
+        f = self.features.take_rows(rows)
+        out = Dataset(f.dense if f.dense is not None else f.csc, pick(self.label),
+                      weight=pick(self.weight), base_margin=pick(self.base_margin),
+                      feature_names=self.feature_names, reference=reference,
+                      max_bin=self.max_bin, bin_construct_sample_cnt=self.bin_construct_sample_cnt,
+                      seed=self.seed)
+        if self.queries is not None:
+            out.queries = self.queries.subset(rows, self.num_row())
+        return out
 
     def construct(self, reducer=None):
         """Fit the bins (or take the reference's) and bin the features. Idempotent.

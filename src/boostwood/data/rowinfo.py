@@ -13,8 +13,8 @@ class RowInfo:
     label : ndarray of shape (n_rows,), float64, or None (unlabelled data)
     weight : ndarray of shape (n_rows,), float64; when the data has no weights, ones
         that take no memory (:func:`unit_weights`, read-only)
-    group_ptr : ndarray of shape (n_groups + 1,), int64, or None; query boundaries
-        (rows ``group_ptr[q]:group_ptr[q + 1]`` form query q) for ranking objectives
+    queries : :class:`~boostwood.data.queries.Queries` or None; the query groups of
+        ranking data (query q is the rows ``order[ptr[q]:ptr[q + 1]]``, with its weight)
     base_margin : ndarray of shape (n_rows,) or (n_rows, n_outputs), or None
     row_ids : ndarray of shape (n_rows,), int64, or None; global ids of the rows (a
         shard's own slice of the whole in distributed training; None: 0..n-1, a single
@@ -24,19 +24,19 @@ class RowInfo:
 
     label: np.ndarray
     weight: np.ndarray
-    group_ptr: np.ndarray = None
+    queries: object = None
     base_margin: np.ndarray = None
     row_ids: np.ndarray = None
 
     @classmethod
-    def of(cls, label, weight=None, base_margin=None, row_ids=None, group_ptr=None):
+    def of(cls, label, weight=None, base_margin=None, row_ids=None, queries=None):
         """A RowInfo from plain arrays (weights default to ones, ids to 0..n-1)."""
         label = None if label is None else np.asarray(label, dtype=np.float64)
         n = label.shape[0] if weight is None else np.asarray(weight).shape[0]
         weight = unit_weights(n) if weight is None else np.asarray(weight, dtype=np.float64)
         row_ids = np.arange(n, dtype=np.int64) if row_ids is None else \
             np.asarray(row_ids, dtype=np.int64)
-        return cls(label, weight, group_ptr, base_margin, row_ids)
+        return cls(label, weight, queries, base_margin, row_ids)
 
     def ids(self):
         """The global row ids (``row_ids``, or 0..n-1 made now when that is None)."""

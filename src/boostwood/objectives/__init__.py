@@ -3,9 +3,11 @@ from .builtin import (Logistic, LogisticRaw, LogisticRegression, Objective, Soft
                       SoftmaxClass, SquaredError)
 from .custom import CompiledObjective, CustomObjective, objective
 from .pointwise import POINTWISE
+from .ranking import RANKING, Ranking
 
 OBJECTIVES = {cls.name: cls for cls in (SquaredError, Logistic, Softmax, SoftmaxClass,
-                                         LogisticRaw, LogisticRegression) + POINTWISE}
+                                         LogisticRaw, LogisticRegression) + POINTWISE
+              + RANKING}
 
 
 def get_objective(name, num_class=None, params=None):
@@ -19,11 +21,15 @@ def get_objective(name, num_class=None, params=None):
     cls = OBJECTIVES[name]
     if issubclass(cls, Softmax):
         return cls(num_class)
+    if issubclass(cls, Ranking):
+        if params is None:
+            raise ValueError(f"objective {name!r} reads the resolved training parameters")
+        return cls(params)
     param_name = getattr(cls, "param_name", None)
     if param_name is not None:
         return cls(param=(params or {}).get(param_name))
     return cls()
 
 
-__all__ = ["OBJECTIVES", "CompiledObjective", "CustomObjective", "Objective", "Softmax",
+__all__ = ["OBJECTIVES", "CompiledObjective", "CustomObjective", "Objective", "Ranking", "Softmax",
            "get_objective", "objective"]

@@ -59,9 +59,16 @@ class Objective:
     n_outputs = 1
     line_search = False
     gradient_leaf_scale = 1.0
+    #: whether the objective ranks rows within query groups (``RowInfo.queries``)
+    needs_queries = False
 
     def __init__(self, num_class=None):
         self.num_class = num_class
+
+    def start_round(self, seed, rnd, reducer=None):
+        """Called before each round's :meth:`gradient`: the run's seed, the round (from
+        1) and the reducer, for objectives whose gradients draw at random or sum over
+        shards (ranking); nothing for the others."""
 
     def check_labels(self, y):
         """Return the labels as float64, or raise ValueError when out of the domain."""

@@ -376,8 +376,10 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
     def _native_params(self):
         objective = objective_name(self.objective)  # LightGBM's names too
         if not isinstance(objective, str) or not objective.startswith(("reg:", "count:")):
+            hint = (" (learning to rank is GBDTRanker's)" if str(objective).startswith(
+                ("rank", "lambdarank")) else "")
             raise ValueError(f"GBDTRegressor needs a regression objective (reg:* or count:*), "
-                             f"got {self.objective!r}")
+                             f"got {self.objective!r}{hint}")
         params = super()._native_params()
         params["objective"] = objective
         for name in _OBJECTIVE_PARAMS:
