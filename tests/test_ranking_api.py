@@ -339,3 +339,19 @@ def test_unbiased_lambdamart_ranks_true_relevance_better_than_biased():
     with pytest.raises(ValueError, match="position"):
         bw.train({"objective": "rank:ndcg", "lambdarank_unbiased": True},
                  bw.Dataset(X, click, qid=qid), 1)
+
+
+def test_the_lambdarank_example_passes_lightgbms_own_thresholds():
+    """LightGBM's test of its ranker on this example: after early stopping on the test
+    queries, NDCG@1 > 0.5674 and NDCG@3 > 0.578 (its metric rules: ties in input order,
+    a query without a relevant document scores 1)."""
+    from test_ranking import _lambdarank_example
+    Xtr, ytr, gtr, Xte, yte, gte = _lambdarank_example()
+    m = bw.GBDTRanker(objective="lambdarank", n_estimators=50, early_stopping_rounds=10,
+                      eval_metric=["ndcg@1", "ndcg@3"], eval_ties="input_order",
+                      eval_empty_query="one")
+    m.fit(Xtr, ytr, group=gtr, eval_set=[(Xte, yte)], eval_group=[gte])
+    log = m.evals_result_["validation_0"]
+    best = m.best_iteration_
+    assert log["ndcg@1"][best] > 0.5674 and log["ndcg@3"][best] > 0.578, \
+        (log["ndcg@1"][best], log["ndcg@3"][best])

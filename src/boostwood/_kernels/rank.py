@@ -64,9 +64,15 @@ S_METRIC, S_PAIR, S_K, S_EXP_GAIN, S_SIGMA, S_NORM, S_SCORE_NORM, S_TIES, S_SEED
 N_SETTINGS = 10
 
 
+#: D(p) of the first positions, looked up rather than computed per pair and position.
+_DISCOUNTS = 1.0 / np.log2(np.arange(4096) + 2.0)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def discount(p):
     """D(p) = 1 / log2(p + 2) at 0-based rank p."""
+    if p < _DISCOUNTS.shape[0]:
+        return _DISCOUNTS[p]
     return 1.0 / math.log2(p + 2.0)
 
 
@@ -78,15 +84,38 @@ def gain_of(y, exp_gain, table):
     return 2.0 ** y - 1.0 if exp_gain else y
 
 
+#: The gradient kernels split the queries into this many chunks (at most), run in
+#: parallel, each with a work space sized by its longest query: what a query computes
+#: does not depend on the chunking, so neither do the results.
+QUERY_CHUNKS = 1024
+#: Queries up to this many rows are ranked by an insertion sort (no allocation).
+SMALL_QUERY = 64
+
+
 @njit(cache=True, nogil=True)
-def rank_order(s, y, ties):
-    """Positions of a query's rows ranked by score, descending: ties by label, descending
-    (``TIES_EXPECTED``: rows equal in both are interchangeable) or in input order
-    (``TIES_INPUT``); both sorts stable."""
-    if ties == TIES_EXPECTED:
-        by_label = np.argsort(-y, kind="mergesort")
-        return by_label[np.argsort(-s[by_label], kind="mergesort")]
-    return np.argsort(-s, kind="mergesort")
+def rank_order(s, y, ties, out):
+    """Write to ``out`` the positions of a query's rows ranked by score, descending: ties
+    by label, descending (``TIES_EXPECTED``: rows equal in both are interchangeable) or
+    in input order (``TIES_INPUT``); stable (rows equal in the keys keep input order)."""
+    m = s.shape[0]
+    if m > SMALL_QUERY:
+        if ties == TIES_EXPECTED:
+            by_label = np.argsort(-y, kind="mergesort")
+            out[:] = by_label[np.argsort(-s[by_label], kind="mergesort")]
+        else:
+            out[:] = np.argsort(-s, kind="mergesort")
+        return
+    by_label = ties == TIES_EXPECTED
+    for i in range(m):
+        j = i
+        si, yi = s[i], y[i]
+        while j > 0:
+            o = out[j - 1]
+            if s[o] > si or (s[o] == si and (not by_label or y[o] >= yi)):
+                break
+            out[j] = o
+            j -= 1
+        out[j] = i
 
 
 @njit(cache=True, nogil=True)
@@ -132,9 +161,15 @@ def expected_discounts(start, size, mean_d, within):
 def ideal_dcg(y, k, exp_gain, table, work):
     """IDCG@k (k <= 0: every row) of a query's labels ``y`` (``work``: scratch of y's size)."""
     m = y.shape[0]
-    for i in range(m):
-        work[i] = -y[i]
-    work.sort()
+    for i in range(m):  # the labels, descending
+        j = i
+        if m <= SMALL_QUERY:  # an insertion sort, without allocating
+            while j > 0 and work[j - 1] > -y[i]:
+                work[j] = work[j - 1]
+                j -= 1
+        work[j] = -y[i]
+    if m > SMALL_QUERY:
+        work.sort()
     n = m if k <= 0 else min(k, m)
     total = 0.0
     for p in range(n):
@@ -160,11 +195,11 @@ def _delta_ap(rel_hi_first, a, b, hits, recip, n_rel):
 #: nothing is allocated per query). In the query's input order: scores, labels, g, h, the
 #: pair losses as upper and as lower row; by rank: the rest.
 F_S, F_Y, F_G, F_H, F_C0, F_C1, F_SS, F_YS, F_MEAN_D, F_WITHIN, F_HITS, F_RECIP, F_GP, \
-    F_HP, F_CP, F_CM, F_WORK = range(17)
-N_F = 17
+    F_HP, F_CP, F_CM, F_WORK, F_GAIN = range(18)
+N_F = 18
 #: Rows of its int64 work space: by rank, but I_PIN (display positions, input order).
-I_START, I_SIZE, I_BY_LABEL, I_LO, I_HI, I_POS, I_PIN = range(7)
-N_I = 7
+I_START, I_SIZE, I_BY_LABEL, I_LO, I_HI, I_POS, I_PIN, I_ORDER = range(8)
+N_I = 8
 
 
 @njit(cache=True, nogil=True)
@@ -209,11 +244,13 @@ def _query_lambdas(qkey, table, settings, t_plus, t_minus, f, iw):
     metric, method = np.int64(settings[S_METRIC]), np.int64(settings[S_PAIR])
     k, exp_gain = np.int64(settings[S_K]), settings[S_EXP_GAIN] != 0.0
     sigma, ties = settings[S_SIGMA], np.int64(settings[S_TIES])
-    order = rank_order(s, y, ties)
-    ss, ys = f[F_SS], f[F_YS]
+    order = iw[I_ORDER]
+    rank_order(s, y, ties, order)
+    ss, ys, gains = f[F_SS], f[F_YS], f[F_GAIN]
     for p in range(m):
         ss[p] = s[order[p]]
         ys[p] = y[order[p]]
+        gains[p] = gain_of(ys[p], exp_gain, table)
     start, size = iw[I_START], iw[I_SIZE]
     tie_blocks(ss, ties, start, size)
     mean_d, within = f[F_MEAN_D], f[F_WITHIN]
@@ -237,7 +274,7 @@ def _query_lambdas(qkey, table, settings, t_plus, t_minus, f, iw):
     score_norm = settings[S_SCORE_NORM] != 0.0 and ss[0] != ss[m - 1]
     gp, hp, cp, cm = f[F_GP], f[F_HP], f[F_CP], f[F_CM]
     _zero(gp, hp, cp, cm)
-    ctx = (ss, ys, mean_d, within, start, hits, recip, n_rel, metric, exp_gain, table, inv,
+    ctx = (ss, ys, mean_d, within, start, hits, recip, n_rel, metric, gains, inv,
            sigma, score_norm, unbiased, posq, t_plus, t_minus)
     total = 0.0
     if method == PAIR_TOPK:
@@ -292,7 +329,7 @@ def _share_alike(ss, ys, gp, hp, cp, cm):
 def _pair(p, q, ctx, gp, hp, cp, cm):
     """Add the pair of positions p < q to the gradients by position; returns 2 |lambda|
     (0 when the labels are equal)."""
-    (ss, ys, mean_d, within, start, hits, recip, n_rel, metric, exp_gain, table, inv,
+    (ss, ys, mean_d, within, start, hits, recip, n_rel, metric, gains, inv,
      sigma, score_norm, unbiased, posq, t_plus, t_minus) = ctx
     if ys[p] == ys[q]:
         return 0.0
@@ -301,8 +338,7 @@ def _pair(p, q, ctx, gp, hp, cp, cm):
         return 0.0  # both relevant (or neither): their swap leaves AP as it is
     if metric == R_NDCG:
         gap = within[p] if start[p] == start[q] else abs(mean_d[p] - mean_d[q])
-        dz = abs(gain_of(ys[hi], exp_gain, table) - gain_of(ys[lo], exp_gain, table)) \
-            * gap * inv
+        dz = abs(gains[hi] - gains[lo]) * gap * inv
     elif metric == R_MAP:
         dz = _delta_ap(hi == p, p, q, hits, recip, n_rel)
     else:
@@ -388,29 +424,35 @@ def lambdarank_grad(raw, y, w, qw, qkey, ptr, order, table, settings, bias, gh_o
     gh_out : ndarray of shape (1, n_rows, 2), float32   # OUT
     """
     one = w.shape[0] != y.shape[0]
-    n = y.shape[0]
-    fs = np.empty((N_F, n))
-    iw = np.empty((N_I, n), dtype=np.int64)
     position, t_plus, t_minus, cost = bias
     unbiased = t_plus.shape[0] > 0
-    for q in prange(ptr.shape[0] - 1):
-        a, b = ptr[q], ptr[q + 1]
-        for i in range(b - a):
-            r = order[a + i]
-            fs[F_S, a + i] = raw[r, 0]
-            fs[F_Y, a + i] = y[r]
-            if unbiased:
-                iw[I_PIN, a + i] = position[r]
-        _query_lambdas(qkey[q], table, settings, t_plus, t_minus, fs[:, a:b], iw[:, a:b])
-        scale = qw[q] if qw.shape[0] > 0 else 1.0
-        for i in range(b - a):
-            r = order[a + i]
-            wr = (w[0] if one else w[r]) * scale
-            gh_out[0, r, 0] = wr * fs[F_G, a + i]
-            gh_out[0, r, 1] = wr * fs[F_H, a + i]
-            if unbiased:
-                cost[0, r] = wr * fs[F_C0, a + i]
-                cost[1, r] = wr * fs[F_C1, a + i]
+    n_q = ptr.shape[0] - 1
+    n_chunks = min(n_q, QUERY_CHUNKS)
+    for c in prange(n_chunks):
+        first, stop = c * n_q // n_chunks, (c + 1) * n_q // n_chunks
+        longest = 0
+        for q in range(first, stop):
+            longest = max(longest, ptr[q + 1] - ptr[q])
+        fs = np.empty((N_F, longest))  # the chunk's work space, reused query by query
+        iw = np.empty((N_I, longest), dtype=np.int64)
+        for q in range(first, stop):
+            a, m = ptr[q], ptr[q + 1] - ptr[q]
+            for i in range(m):
+                r = order[a + i]
+                fs[F_S, i] = raw[r, 0]
+                fs[F_Y, i] = y[r]
+                if unbiased:
+                    iw[I_PIN, i] = position[r]
+            _query_lambdas(qkey[q], table, settings, t_plus, t_minus, fs[:, :m], iw[:, :m])
+            scale = qw[q] if qw.shape[0] > 0 else 1.0
+            for i in range(m):
+                r = order[a + i]
+                wr = (w[0] if one else w[r]) * scale
+                gh_out[0, r, 0] = wr * fs[F_G, i]
+                gh_out[0, r, 1] = wr * fs[F_H, i]
+                if unbiased:
+                    cost[0, r] = wr * fs[F_C0, i]
+                    cost[1, r] = wr * fs[F_C1, i]
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -489,7 +531,8 @@ def _query_value(f, iw, kind, k, exp_gain, table, ties):
     undefined where no row is relevant (NDCG: IDCG = 0)."""
     s, y, ss, ys = f[0], f[1], f[2], f[3]
     m = s.shape[0]
-    order = rank_order(s, y, ties)
+    order = iw[2]
+    rank_order(s, y, ties, order)
     for p in range(m):
         ss[p] = s[order[p]]
         ys[p] = y[order[p]]
@@ -564,7 +607,7 @@ def query_metric(pred, y, ptr, order, kind, k, exp_gain, table, ties, out_value,
     """
     n = y.shape[0]
     fs = np.empty((5, n))
-    iw = np.empty((2, n), dtype=np.int64)
+    iw = np.empty((3, n), dtype=np.int64)
     for q in prange(ptr.shape[0] - 1):
         a, b = ptr[q], ptr[q + 1]
         for i in range(b - a):

@@ -28,7 +28,8 @@ from .gbdt import _COMMON_DOC, _GBDTBase
 
 #: The ranker's objective parameters, passed to ``train`` when given.
 _RANKING_PARAMS = ("lambdarank_pair_method", "lambdarank_num_pair_per_sample",
-                   "ndcg_exp_gain", "label_gain", "lambdarank_unbiased")
+                   "ndcg_exp_gain", "label_gain", "lambdarank_unbiased", "eval_ties",
+                   "eval_empty_query")
 
 
 def _check_ranking_objective(name, value):
@@ -55,15 +56,20 @@ class GBDTRanker(_GBDTBase):
         The gain of each integer label (LightGBM's).
     lambdarank_unbiased : bool, optional
         Learn the position bias of click data; ``fit`` then needs ``position``.
+    eval_ties : {"expected", "input_order"}, optional
+        The ranking metrics' tie rule (default: every order of tied scores alike).
+    eval_empty_query : {"skip", "one", "zero"}, optional
+        How the metrics count a query without a relevant row (default: left out).
 
     ``eval_metric`` defaults to ``ndcg@10`` (``map@10`` for ``rank:map``), early stopping
-    included; its ties and queries without a relevant row follow :func:`boostwood.train`'s
-    ``eval_ties`` and ``eval_empty_query`` defaults (ties averaged, such queries skipped).
+    included, and ``score``; their ties and queries without a relevant row follow
+    ``eval_ties`` and ``eval_empty_query``.
     """
 
     def __init__(self, *, objective="rank:ndcg", lambdarank_pair_method=None,
                  lambdarank_num_pair_per_sample=None, ndcg_exp_gain=None, label_gain=None,
-                 lambdarank_unbiased=None, **kwargs):
+                 lambdarank_unbiased=None, eval_ties=None, eval_empty_query=None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.objective = objective
         self.lambdarank_pair_method = lambdarank_pair_method
@@ -71,6 +77,8 @@ class GBDTRanker(_GBDTBase):
         self.ndcg_exp_gain = ndcg_exp_gain
         self.label_gain = label_gain
         self.lambdarank_unbiased = lambdarank_unbiased
+        self.eval_ties = eval_ties
+        self.eval_empty_query = eval_empty_query
 
     __init__.__signature__ = inspect.Signature(
         list(inspect.signature(__init__).parameters.values())[:-1]
