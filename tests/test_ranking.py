@@ -31,7 +31,7 @@ def kernel_query(s, y, st, table=np.zeros(0), key=7):
     f = np.zeros((R.N_F, m))
     iw = np.zeros((R.N_I, m), dtype=np.int64)
     f[R.F_S], f[R.F_Y] = s, y
-    R._query_lambdas(key, table, st, np.zeros(0), np.zeros(0), f, iw)
+    R._query_lambdas(key, table, st, np.zeros(0), np.zeros(0), f, iw, m, False)
     return f[R.F_G].copy(), f[R.F_H].copy()
 
 
@@ -60,7 +60,7 @@ def naive_lightgbm(s, y, k, sigma=1.0, norm=True, gain=lambda v: 2.0 ** v - 1.0)
                                                        - 1 / math.log2(pl + 2)) / idcg
             if norm and best != worst:
                 dz /= 0.01 + abs(ds)
-            rho = 1.0 / (1.0 + math.exp(sigma * ds))
+            rho = 1.0 / (1.0 + math.exp(min(sigma * ds, 700.0)))  # (clamped: no overflow)
             lam = sigma * dz * rho
             hes = sigma * sigma * dz * rho * (1 - rho)
             g[hi] -= lam
@@ -83,10 +83,14 @@ def random_query(r, m, n_labels=5, tie_levels=4):
 
 @pytest.mark.parametrize("k", [1, 3, 30])
 @pytest.mark.parametrize("norm", [True, False])
-def test_input_order_gradients_are_lightgbms(k, norm):
+@pytest.mark.parametrize("spread", [1.0, 400.0])
+def test_input_order_gradients_are_lightgbms(k, norm, spread):
+    """Scores of a small spread take the kernel's fast NDCG path (one exp per row, not
+    per pair); a spread beyond 600 / sigma, the general path (an exp per pair)."""
     r = np.random.default_rng(k + 10 * norm)
     for _ in range(60):
         s, y = random_query(r, int(r.integers(1, 40)))
+        s = s * spread
         st = settings(k=k, norm=norm, score_norm=norm, ties=R.TIES_INPUT, sigma=1.3)
         g, h = kernel_query(s, y, st)
         eg, eh = naive_lightgbm(s, y, k, sigma=1.3, norm=norm)
@@ -142,13 +146,40 @@ def _metric(s, y, kind, k, ties):
     return v[0] if d[0] else np.nan
 
 
-def _grad(raw, y, ptr, order, st, keys=None):
+def _grad(raw, y, ptr, order, st, keys=None, ranked=None):
     gh = np.zeros((1, len(y), 2), dtype=np.float32)
     e = np.zeros(0)
     keys = np.arange(len(ptr) - 1) if keys is None else keys
+    ranked = np.zeros(0, np.int64) if ranked is None else ranked
     R.lambdarank_grad(raw[:, None], y, np.ones(1), e, keys, ptr, order, e, st,
-                      (np.zeros(0, np.int64), e, e, np.zeros((2, 0))), gh)
+                      (np.zeros(0, np.int64), e, e, np.zeros((2, 0))), ranked, gh)
     return gh[0]
+
+
+@pytest.mark.parametrize("ties", [R.TIES_EXPECTED, R.TIES_INPUT])
+def test_the_last_ranking_kept_between_rounds_changes_nothing(ties):
+    """The sort of each query starts from the last round's ranking (kept by the
+    objective): whatever permutation it starts from, the gradients are the same bits,
+    and it is left holding this round's ranking."""
+    r = np.random.default_rng(3)
+    sizes = r.integers(1, 90, 40)  # short queries (insertion sort) and long ones
+    ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    parts = [random_query(r, int(m)) for m in sizes]
+    raw, y = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    order = np.arange(len(y), dtype=np.int64)
+    st = settings(ties=ties)
+    cold = _grad(raw, y, ptr, order, st)
+    start = np.concatenate([r.permutation(int(m)) for m in sizes]).astype(np.int64)
+    warm = start.copy()
+    assert np.array_equal(_grad(raw, y, ptr, order, st, ranked=warm), cold)
+    again = warm.copy()
+    assert np.array_equal(_grad(raw, y, ptr, order, st, ranked=again), cold)
+    assert np.array_equal(again, warm)  # already sorted: it stays
+    for q in range(len(sizes)):
+        if sizes[q] <= R.SMALL_QUERY:  # the ranking it holds is by score, then label
+            s, lab = raw[ptr[q]:ptr[q + 1]], y[ptr[q]:ptr[q + 1]]
+            ranked = warm[ptr[q]:ptr[q + 1]]
+            assert np.all(np.diff(s[ranked]) <= 0)
 
 
 @pytest.mark.parametrize("pairs", [R.PAIR_TOPK, R.PAIR_MEAN])

@@ -81,7 +81,11 @@ def gain_of(y, exp_gain, table):
     """G(y): ``table[y]`` when a table is given (integer labels), else 2^y - 1 or y."""
     if table.shape[0] > 0:
         return table[np.int64(y)]
-    return 2.0 ** y - 1.0 if exp_gain else y
+    if not exp_gain:
+        return y
+    if 0.0 <= y < 53.0 and y == np.floor(y):  # 2^y - 1 exactly, without a pow
+        return np.float64((np.int64(1) << np.int64(y)) - 1)
+    return 2.0 ** y - 1.0
 
 
 #: The gradient kernels split the queries into this many chunks (at most), run in
@@ -93,10 +97,13 @@ SMALL_QUERY = 64
 
 
 @njit(cache=True, nogil=True)
-def rank_order(s, y, ties, out):
+def rank_order(s, y, ties, out, warm):
     """Write to ``out`` the positions of a query's rows ranked by score, descending: ties
     by label, descending (``TIES_EXPECTED``: rows equal in both are interchangeable) or
-    in input order (``TIES_INPUT``); stable (rows equal in the keys keep input order)."""
+    in input order (``TIES_INPUT``), then by input order: a total order, so the result
+    is unique. ``warm``: ``out`` already holds a permutation (the last round's ranking)
+    to start the insertion sort from, which is nearly sorted after a round's small
+    steps; else it starts from the input order."""
     m = s.shape[0]
     if m > SMALL_QUERY:
         if ties == TIES_EXPECTED:
@@ -105,17 +112,22 @@ def rank_order(s, y, ties, out):
         else:
             out[:] = np.argsort(-s, kind="mergesort")
         return
+    if not warm:
+        for i in range(m):
+            out[i] = i
     by_label = ties == TIES_EXPECTED
-    for i in range(m):
+    for i in range(1, m):
+        x = out[i]
+        sx, yx = s[x], y[x]
         j = i
-        si, yi = s[i], y[i]
         while j > 0:
             o = out[j - 1]
-            if s[o] > si or (s[o] == si and (not by_label or y[o] >= yi)):
+            if s[o] > sx or (s[o] == sx and (by_label and y[o] > yx or (
+                    (not by_label or y[o] == yx) and o < x))):
                 break
             out[j] = o
             j -= 1
-        out[j] = i
+        out[j] = x
 
 
 @njit(cache=True, nogil=True)
@@ -225,15 +237,31 @@ def _precision_prefix(ys, hits, recip):
 
 
 @njit(cache=True, nogil=True)
-def _query_lambdas(qkey, table, settings, t_plus, t_minus, f, iw):
+def _normalise(topk, k, total, gp, hp):
+    """A query's gradients times log2(1 + L) / L (top k; L: the sum of 2 |lambda|) or 1/k
+    (mean pairs)."""
+    scale = 1.0
+    if topk:
+        scale = math.log2(1.0 + total) / total if total > 0.0 else 1.0
+    elif k > 0:
+        scale = 1.0 / k
+    for p in range(gp.shape[0]):
+        gp[p] *= scale
+        hp[p] *= scale
+
+
+@njit(cache=True, nogil=True)
+def _query_lambdas(qkey, table, settings, t_plus, t_minus, f, iw, m, warm):
     """LambdaMART gradients and hessians of one query (see the module docstring): reads
     its scores ``f[F_S]``, labels ``f[F_Y]`` and (unbiased) display positions
     ``iw[I_PIN]``, writes ``f[F_G]``, ``f[F_H]`` and the pair losses ``f[F_C0]``,
-    ``f[F_C1]``, all in the query's input order; ``f`` and ``iw`` are the query's columns
-    of the work space. Rows of a query of one label get 0."""
-    s, y, g, h = f[F_S], f[F_Y], f[F_G], f[F_H]
+    ``f[F_C1]``, all in the query's input order, in the first ``m`` columns of the work
+    spaces ``f`` and ``iw`` (whole C-contiguous arrays, so that numba knows each row
+    slice is contiguous). ``warm``: ``iw[I_ORDER]`` holds the last ranking of the query
+    to start from. Rows of a query of one label get 0."""
+    s, y, g, h = f[F_S, :m], f[F_Y, :m], f[F_G, :m], f[F_H, :m]
     m = s.shape[0]
-    _zero(g, h, f[F_C0], f[F_C1])
+    _zero(g, h, f[F_C0, :m], f[F_C1, :m])
     same = True
     for i in range(1, m):
         if y[i] != y[0]:
@@ -244,40 +272,44 @@ def _query_lambdas(qkey, table, settings, t_plus, t_minus, f, iw):
     metric, method = np.int64(settings[S_METRIC]), np.int64(settings[S_PAIR])
     k, exp_gain = np.int64(settings[S_K]), settings[S_EXP_GAIN] != 0.0
     sigma, ties = settings[S_SIGMA], np.int64(settings[S_TIES])
-    order = iw[I_ORDER]
-    rank_order(s, y, ties, order)
-    ss, ys, gains = f[F_SS], f[F_YS], f[F_GAIN]
+    order = iw[I_ORDER, :m]
+    rank_order(s, y, ties, order, warm)
+    ss, ys, gains = f[F_SS, :m], f[F_YS, :m], f[F_GAIN, :m]
     for p in range(m):
         ss[p] = s[order[p]]
         ys[p] = y[order[p]]
         gains[p] = gain_of(ys[p], exp_gain, table)
-    start, size = iw[I_START], iw[I_SIZE]
+    start, size = iw[I_START, :m], iw[I_SIZE, :m]
     tie_blocks(ss, ties, start, size)
-    mean_d, within = f[F_MEAN_D], f[F_WITHIN]
+    mean_d, within = f[F_MEAN_D, :m], f[F_WITHIN, :m]
     expected_discounts(start, size, mean_d, within)
     inv = 1.0
     if metric == R_NDCG:
-        idcg = ideal_dcg(y, k if method == PAIR_TOPK else 0, exp_gain, table, f[F_WORK])
+        idcg = ideal_dcg(y, k if method == PAIR_TOPK else 0, exp_gain, table, f[F_WORK, :m])
         if idcg <= 0.0:
             return  # no row is relevant: nothing to order
         inv = 1.0 / idcg
-    hits, recip, n_rel = f[F_HITS], f[F_RECIP], 0.0
+    hits, recip, n_rel = f[F_HITS, :m], f[F_RECIP, :m], 0.0
     if metric == R_MAP:
         n_rel = _precision_prefix(ys, hits, recip)
         if n_rel == 0.0:
             return
     unbiased = t_plus.shape[0] > 0
-    posq = iw[I_POS]
+    posq = iw[I_POS, :m]
     if unbiased:
         for p in range(m):
             posq[p] = iw[I_PIN, order[p]]
     score_norm = settings[S_SCORE_NORM] != 0.0 and ss[0] != ss[m - 1]
-    gp, hp, cp, cm = f[F_GP], f[F_HP], f[F_CP], f[F_CM]
+    gp, hp, cp, cm = f[F_GP, :m], f[F_HP, :m], f[F_CP, :m], f[F_CM, :m]
     _zero(gp, hp, cp, cm)
     ctx = (ss, ys, mean_d, within, start, hits, recip, n_rel, metric, gains, inv,
            sigma, score_norm, unbiased, posq, t_plus, t_minus)
     total = 0.0
-    if method == PAIR_TOPK:
+    if method == PAIR_TOPK and metric == R_NDCG and not unbiased \
+            and sigma * (ss[0] - ss[m - 1]) < 600.0:
+        total = _ndcg_topk_pairs(k, ss, ys, gains, mean_d, within, start, inv, sigma,
+                                 score_norm, f[F_WORK, :m], gp, hp)
+    elif method == PAIR_TOPK:
         for p in range(m):
             if start[p] >= k:
                 break
@@ -286,14 +318,7 @@ def _query_lambdas(qkey, table, settings, t_plus, t_minus, f, iw):
     else:
         _mean_pairs(qkey, settings, iw, ctx, gp, hp, cp, cm)
     if settings[S_NORM] != 0.0:
-        scale = 1.0
-        if method == PAIR_TOPK:
-            scale = math.log2(1.0 + total) / total if total > 0.0 else 1.0
-        elif k > 0:
-            scale = 1.0 / k
-        for p in range(m):
-            gp[p] *= scale
-            hp[p] *= scale
+        _normalise(method == PAIR_TOPK, k, total, gp, hp)
     if ties == TIES_EXPECTED:
         _share_alike(ss, ys, gp, hp, cp, cm)
     for p in range(m):
@@ -366,6 +391,47 @@ def _pair(p, q, ctx, gp, hp, cp, cm):
 
 
 @njit(cache=True, nogil=True)
+def _ndcg_topk_pairs(k, ss, ys, gains, mean_d, within, start, inv, sigma, score_norm, ex,
+                     gp, hp):
+    """The top-k NDCG pairs of :func:`_pair` (no position bias), without a branch per
+    pair and without an exp per pair: ``ex[p] = exp(sigma (ss[p] - ss[0]))`` once per
+    position (the caller keeps sigma times the query's score range under 600, so none
+    underflows), and a pair's exp(-sigma |s_p - s_q|) is ex[q] / ex[p]. A pair of equal
+    labels has |dZ| = 0 and adds zeros. Returns the sum of 2 |lambda|."""
+    m = ss.shape[0]
+    for p in range(m):
+        ex[p] = math.exp(sigma * (ss[p] - ss[0]))
+    total = 0.0
+    for p in range(m):
+        if start[p] >= k:
+            break
+        yp, gain_p, mean_p, start_p, within_p = ys[p], gains[p], mean_d[p], start[p], within[p]
+        inv_ex = 1.0 / ex[p]
+        g_sum = 0.0
+        h_sum = 0.0
+        for q in range(p + 1, m):
+            up = yp > ys[q]  # p is the upper row (ranked above q by score already)
+            gap = within_p if start_p == start[q] else abs(mean_p - mean_d[q])
+            dz = abs(gain_p - gains[q]) * gap * inv
+            diff = ss[p] - ss[q]  # >= 0: positions are by descending score
+            if score_norm:
+                dz /= 0.01 + diff
+            r = ex[q] * inv_ex  # exp(-sigma diff)
+            rho = (r if up else 1.0) / (1.0 + r)  # P(the pair is mis-ordered)
+            lam = sigma * dz * rho
+            hes = sigma * lam * (1.0 - rho)
+            signed = lam if up else -lam
+            g_sum -= signed
+            gp[q] += signed
+            h_sum += hes
+            hp[q] += hes
+            total += 2.0 * lam
+        gp[p] += g_sum
+        hp[p] += h_sum
+    return total
+
+
+@njit(cache=True, nogil=True)
 def _mean_pairs(qkey, settings, iw, ctx, gp, hp, cp, cm):
     """``PAIR_MEAN``: each position draws ``S_K`` partners among the positions of another
     label, uniformly, keyed by (seed, round, the query's key, the position, the draw):
@@ -375,9 +441,9 @@ def _mean_pairs(qkey, settings, iw, ctx, gp, hp, cp, cm):
     k = np.int64(settings[S_K])
     seed, rnd = np.int64(settings[S_SEED]), np.int64(settings[S_ROUND])
     # positions by label: the rows of another label than p's are those outside its run
-    by_label = iw[I_BY_LABEL]
+    by_label = iw[I_BY_LABEL, :m]
     by_label[:] = np.argsort(-ys, kind="mergesort")
-    lo_of, hi_of = iw[I_LO], iw[I_HI]
+    lo_of, hi_of = iw[I_LO, :m], iw[I_HI, :m]
     a = 0
     while a < m:
         b = a + 1
@@ -401,7 +467,7 @@ def _mean_pairs(qkey, settings, iw, ctx, gp, hp, cp, cm):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def lambdarank_grad(raw, y, w, qw, qkey, ptr, order, table, settings, bias, gh_out):
+def lambdarank_grad(raw, y, w, qw, qkey, ptr, order, table, settings, bias, ranked, gh_out):
     """LambdaMART gradients of every query, in parallel over queries.
 
     raw : ndarray of shape (n_rows, 1), float64   # IN, scores
@@ -421,6 +487,10 @@ def lambdarank_grad(raw, y, w, qw, qkey, ptr, order, table, settings, bias, gh_o
         float64 (P,) the biases t+ of upper and t- of lower rows by position; float64
         (2, n_rows) each row's weighted pair losses over the other row's bias, as the
         upper row and as the lower row (what the next t+ and t- are estimated from)
+    ranked : ndarray of shape (n_rows,) or (0,), int64   # INOUT, each query's ranking at
+        the last call (positions within the query, at its place in ``order``), where the
+        ranking starts from (any permutation: the result does not depend on it); empty:
+        none kept
     gh_out : ndarray of shape (1, n_rows, 2), float32   # OUT
     """
     one = w.shape[0] != y.shape[0]
@@ -437,13 +507,19 @@ def lambdarank_grad(raw, y, w, qw, qkey, ptr, order, table, settings, bias, gh_o
         iw = np.empty((N_I, longest), dtype=np.int64)
         for q in range(first, stop):
             a, m = ptr[q], ptr[q + 1] - ptr[q]
+            warm = ranked.shape[0] > 0
             for i in range(m):
                 r = order[a + i]
                 fs[F_S, i] = raw[r, 0]
                 fs[F_Y, i] = y[r]
                 if unbiased:
                     iw[I_PIN, i] = position[r]
-            _query_lambdas(qkey[q], table, settings, t_plus, t_minus, fs[:, :m], iw[:, :m])
+                if warm:
+                    iw[I_ORDER, i] = ranked[a + i]
+            _query_lambdas(qkey[q], table, settings, t_plus, t_minus, fs, iw, m, warm)
+            if warm:
+                for i in range(m):
+                    ranked[a + i] = iw[I_ORDER, i]
             scale = qw[q] if qw.shape[0] > 0 else 1.0
             for i in range(m):
                 r = order[a + i]
@@ -532,7 +608,7 @@ def _query_value(f, iw, kind, k, exp_gain, table, ties):
     s, y, ss, ys = f[0], f[1], f[2], f[3]
     m = s.shape[0]
     order = iw[2]
-    rank_order(s, y, ties, order)
+    rank_order(s, y, ties, order, False)
     for p in range(m):
         ss[p] = s[order[p]]
         ys[p] = y[order[p]]

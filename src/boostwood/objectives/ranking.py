@@ -158,11 +158,22 @@ class LambdaMART(Ranking):
             else:
                 raw = raw + self.position_bias[q.position][:, None]
         lambdarank_grad(raw, info.label, as_kernel_weights(info.weight), qw, q.keys, q.ptr,
-                        q.order, self.table, settings, bias, gh_out)
+                        q.order, self.table, settings, bias, self._last_ranking(q), gh_out)
         if unbiased and self.params["lambdarank_bias_method"] == "ipw":
             self._update_propensities(q.position, bias[3])
         elif unbiased:
             self._update_offsets(q.position, gh_out[0])
+
+    def _last_ranking(self, q):
+        """Each query's ranking at the last round (where this round's sort starts: scores
+        move little in a round, so it is nearly sorted; the result does not depend on
+        it), kept for the queries ``q`` it was made for."""
+        if getattr(self, "_ranked_for", None) is not q:
+            sizes = q.sizes()
+            self._ranked = np.arange(q.order.shape[0], dtype=np.int64) \
+                - np.repeat(q.ptr[:-1], sizes)
+            self._ranked_for = q
+        return self._ranked
 
     def _start_biases(self, q, n):
         if q.position is None:
