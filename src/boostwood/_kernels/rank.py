@@ -237,6 +237,30 @@ def _precision_prefix(ys, hits, recip):
 
 
 @njit(cache=True, nogil=True)
+def _blocks(ss, ties, start, size, mean_d, within):
+    """:func:`tie_blocks` and :func:`expected_discounts` of the ranked scores ``ss``;
+    returns whether a block holds more than one row. Without a tie (most queries once
+    the scores spread) every block is one position: filled directly, the same values."""
+    m = ss.shape[0]
+    tied = False
+    if ties == TIES_EXPECTED:
+        for p in range(1, m):
+            if ss[p] == ss[p - 1]:
+                tied = True
+                break
+    if tied:
+        tie_blocks(ss, ties, start, size)
+        expected_discounts(start, size, mean_d, within)
+    else:
+        for p in range(m):
+            start[p] = p
+            size[p] = 1
+            mean_d[p] = discount(p)
+            within[p] = 0.0
+    return tied
+
+
+@njit(cache=True, nogil=True)
 def _normalise(topk, k, total, gp, hp):
     """A query's gradients times log2(1 + L) / L (top k; L: the sum of 2 |lambda|) or 1/k
     (mean pairs)."""
@@ -280,9 +304,8 @@ def _query_lambdas(qkey, table, settings, t_plus, t_minus, f, iw, m, warm):
         ys[p] = y[order[p]]
         gains[p] = gain_of(ys[p], exp_gain, table)
     start, size = iw[I_START, :m], iw[I_SIZE, :m]
-    tie_blocks(ss, ties, start, size)
     mean_d, within = f[F_MEAN_D, :m], f[F_WITHIN, :m]
-    expected_discounts(start, size, mean_d, within)
+    tied = _blocks(ss, ties, start, size, mean_d, within)
     inv = 1.0
     if metric == R_NDCG:
         idcg = ideal_dcg(y, k if method == PAIR_TOPK else 0, exp_gain, table, f[F_WORK, :m])
@@ -319,7 +342,7 @@ def _query_lambdas(qkey, table, settings, t_plus, t_minus, f, iw, m, warm):
         _mean_pairs(qkey, settings, iw, ctx, gp, hp, cp, cm)
     if settings[S_NORM] != 0.0:
         _normalise(method == PAIR_TOPK, k, total, gp, hp)
-    if ties == TIES_EXPECTED:
+    if tied:
         _share_alike(ss, ys, gp, hp, cp, cm)
     for p in range(m):
         g[order[p]] = gp[p]
