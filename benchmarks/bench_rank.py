@@ -175,6 +175,12 @@ def report(results, args, n_train, n_test):
             print(f"| {lib} | {r['bin_s']:.2f} | {r['train_s']:.2f} | "
                   f"{r['train_s'] / best:.2f}x | {r['ndcg10']:.4f} | {r['peak_mib']:.0f} | "
                   f"{r['added_mib']:.0f} | {', '.join(f'{t:.2f}' for t in r['runs'])} |")
+        mine = rows.get((threads, "boostwood"), {}).get("runs", [])
+        others = [rows[(threads, lib)]["runs"] for lib in ("lightgbm", "xgboost")
+                  if (threads, lib) in rows]
+        if mine and others and all(len(o) == len(mine) for o in others):
+            print("\nboostwood / the faster other, run by run: " + ", ".join(
+                f"{m / min(o[i] for o in others):.2f}x" for i, m in enumerate(mine)))
 
 
 def main():
