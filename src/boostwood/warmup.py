@@ -27,9 +27,9 @@ row subsampling, evaluation sets (on the training bins or their own) and early
 stopping, and predictions of 1 to 16,384 rows. Paths few fits take compile on their
 first use (``boostwood compile --all`` compiles them too, :data:`_FIRST_USE_WORKLOADS`):
 quantized gradients (about 13 s), each pointwise loss (Poisson, Tweedie, gamma,
-absolute, Huber, quantile error: 2-3 s each), exact and approximate splits, forests and
-single trees, AdaBoost, SHAP values, the CLI's readers. ``boostwood compile --report``
-times each kernel's compilation.
+absolute, Huber, quantile error: 2-3 s each), ranking (about 18 s), exact and
+approximate splits, forests and single trees, AdaBoost, SHAP values, the CLI's readers.
+``boostwood compile --report`` times each kernel's compilation.
 """
 import json
 import os
@@ -70,11 +70,13 @@ _WORKLOADS = (
 #: everything=True)`` (``boostwood compile --all``): quantized gradients (int16 rows: a
 #: histogram build and expansion loop of their own, about 13 s) and a pointwise loss
 #: (Poisson here; each of Poisson, Tweedie, gamma, absolute, Huber and quantile error
-#: compiles its own row loop on its first fit, 2-3 s).
+#: compiles its own row loop on its first fit, 2-3 s), and ranking (LambdaMART's
+#: gradients and the ranking metrics, about 18 s).
 _FIRST_USE_WORKLOADS = (
     ("binary, quantized gradients", dict(objective="binary:logistic",
                                          use_quantized_grad=True), ""),
     ("counts, weighted", dict(objective="count:poisson"), "weighted"),
+    ("ranking", dict(objective="rank:ndcg", eval_metric=["ndcg@10"]), "queries"),
 )
 _ALL_WORKLOADS = _WORKLOADS + _FIRST_USE_WORKLOADS
 
@@ -93,6 +95,8 @@ def _label(params, score):
         return np.digitize(score, [-0.5, 0.5]).astype(np.float64)
     if objective.startswith("count:"):
         return np.round(np.exp(0.5 * score))
+    if objective.startswith("rank:"):
+        return np.digitize(score, [-0.5, 0.5, 1.5]).astype(np.float64)
     return (score > 0).astype(np.float64) if objective.startswith("binary:") else score
 
 
@@ -106,6 +110,10 @@ def _datasets(params, how, X, score):
     if how == "weighted":  # with an evaluation set binned on its own: trees walk its values
         dtrain = Dataset(X, y, weight=np.linspace(0.5, 1.5, y.shape[0]))
         return dtrain, {"valid": Dataset(X[2000:], y[2000:])}
+    if how == "queries":  # queries of 30 rows, an evaluation set of its own queries
+        dtrain = Dataset(X[:2400], y[:2400], group=[30] * 80)
+        return dtrain, {"valid": Dataset(X[2400:], y[2400:], group=[30] * 20,
+                                         reference=dtrain)}
     binning = {"bin_construct_sample_cnt": 1000} if how == "sampled bins" else {}
     return Dataset(X, y, **binning), {}
 
