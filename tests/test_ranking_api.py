@@ -358,3 +358,72 @@ def test_the_lambdarank_example_passes_lightgbms_own_thresholds():
     best = m.best_iteration_
     assert log["ndcg@1"][best] > 0.5674 and log["ndcg@3"][best] > 0.578, \
         (log["ndcg@1"][best], log["ndcg@3"][best])
+
+
+def test_query_keys_are_the_ids_values_whatever_their_dtype():
+    """A query's key (what shards compare and pair draws are keyed by) is a function of
+    its id's value: -1.0 and 1.0 differ, 1 and 1.0 agree, 3.5 is no integer."""
+    from boostwood.data.queries import query_keys
+    floats = query_keys(np.array([-1.0, 1.0, 3.5, 3.0]))
+    assert floats[0] != floats[1] and floats[2] != 3 and floats[3] == 3
+    assert query_keys(np.array([1, -1])).tolist() == floats[[1, 0]].tolist()
+    X, y, sizes = make_queries(n_queries=6)
+    qid = np.repeat(np.array([-1.0, 1.0, -2.0, 2.0, -3.0, 3.0]), sizes)
+    owner = (qid > 0).astype(int)  # -q and q on different shards: different queries
+    out = _shard_run(PARAMS, X, y, qid, [np.nonzero(owner == s)[0] for s in range(2)])
+    assert out == [_json(bw.train(PARAMS, bw.Dataset(X, y, qid=qid), 6))] * 2
+
+
+def test_cli_qid_must_be_an_exact_integer(tmp_path):
+    from test_cli import run
+    X, y, sizes = make_queries(n_queries=4)
+    big = 1234567890123456789  # float64 would read it and the next id alike
+    qid = np.repeat([big, big + 1, big + 2, big + 3], sizes)
+    with open(tmp_path / "a.libsvm", "w") as f:
+        for i in range(len(y)):
+            f.write(f"{y[i]:g} qid:{qid[i]}" + "".join(f" {j}:{v:.17g}"
+                                                     for j, v in enumerate(X[i])) + "\n")
+    from boostwood.cli.data import DataSpec, read_table
+    table = read_table(DataSpec(str(tmp_path / "a.libsvm"), zero_based=True))
+    assert np.array_equal(table.qid, qid)
+    (tmp_path / "b.libsvm").write_text("1 qid:3.5 0:1\n0 qid:3 0:2\n")
+    bad = run("train", "--data", "b.libsvm", "--param", "objective=rank:ndcg", cwd=tmp_path,
+              check=False)
+    assert bad.returncode != 0 and "qid '3.5' is not an integer" in bad.stderr
+
+
+def test_score_is_the_objectives_metric():
+    """A rank:map ranker scores MAP@10, its objective's metric, not NDCG."""
+    from boostwood.boosting.metrics import get_metric
+    from boostwood.data.queries import queries_from
+    from boostwood.data.rowinfo import RowInfo
+    X, y, sizes = make_queries()
+    yb = (y > 2).astype(float)
+    m = bw.GBDTRanker(objective="rank:map", n_estimators=5).fit(X, yb, group=sizes)
+    info = RowInfo.of(yb, queries=queries_from(len(yb), group=sizes))
+    pred = m.predict(X)
+    assert m.score(X, yb, group=sizes) == get_metric("map@10", {}).evaluate(info, pred)
+    assert m.score(X, yb, group=sizes) != get_metric("ndcg@10", {}).evaluate(info, pred)
+
+
+def test_lambdarank_norm_is_kept_in_the_model_file(tmp_path):
+    """LightGBM's lambdarank_norm=False switches both normalisations; a reloaded model
+    resolves them as trained (and continues training to the same model)."""
+    X, y, sizes = make_queries(n_queries=20)
+    d = bw.Dataset(X, y, group=sizes)
+    for extra in ({"lambdarank_norm": False},
+                  {"lambdarank_norm": False, "lambdarank_score_normalization": True}):
+        params = {**PARAMS, "objective": "lambdarank", **extra}
+        b = bw.train(params, d, 3)
+        b.save_model(tmp_path / "m.json")
+        loaded = bw.Booster(model_file=tmp_path / "m.json")
+        assert np.array_equal(loaded.objective.settings, b.objective.settings)
+    assert b.params["lambdarank_score_normalization"] is True
+    b = bw.train({**PARAMS, "objective": "lambdarank", "lambdarank_norm": False}, d, 1)
+    assert b.params["lambdarank_score_normalization"] is False
+
+
+def test_cv_with_fewer_queries_than_folds_says_queries():
+    X, y, sizes = make_queries(n_queries=2)
+    with pytest.raises(ValueError, match="at least 3 queries"):
+        bw.cv(PARAMS, bw.Dataset(X, y, group=sizes), 2, nfold=3)

@@ -433,10 +433,12 @@ class Booster:
     # -- persistence ---------------------------------------------------------------------------
     def _to_dict(self):
         K = self.n_outputs
-        # (the ranking parameters only where they are not their defaults: files of models
-        # that do not rank are what they were before ranking existed)
+        # (the ranking parameters of a model that does not rank only where they are not
+        # their defaults: such files are what they were before ranking existed; a ranking
+        # model keeps them all, so that a reloaded one resolves them as trained)
+        ranks = getattr(self.objective, "needs_queries", False)
         params = {k: v for k, v in self.params.items() if not k.startswith("_") and not (
-            k in RANKING_PARAMS and v == RANKING_PARAMS[k].default)}
+            not ranks and k in RANKING_PARAMS and v == RANKING_PARAMS[k].default)}
         trees = []
         for i, t in enumerate(self.trees):
             d = t.to_dict()

@@ -186,6 +186,9 @@ def _pairs_of(dtrain, folds, nfold, stratified, seed, shuffle):
         if stratified:
             raise ValueError("stratified folds split queries; ranking data (a Dataset with "
                              "group or qid) is dealt to folds by query: stratified=False")
+        if queries.n_queries < nfold:
+            raise ValueError(f"nfold={nfold} needs at least {nfold} queries (ranking data is "
+                             f"dealt to folds by query), got {queries.n_queries}")
         folds = fold_ids(queries.n_queries, nfold, seed, shuffle)[query_of]
     elif folds is None:
         folds = fold_ids(n, nfold, seed, shuffle, dtrain.label if stratified else None)

@@ -330,6 +330,11 @@ def resolve_params(params):
         given[name] = (key, value)
     out = {name: spec.default for name, spec in PARAMS.items()}
     out.update({name: v for name, (_, v) in given.items()})
+    if objective_name(out["objective"]) == "lambdarank" and "lambdarank_normalization" in \
+            given and "lambdarank_score_normalization" not in given:
+        # LightGBM's lambdarank_norm switches both normalisations: resolved here, so
+        # that the model file holds what was trained
+        out["lambdarank_score_normalization"] = out["lambdarank_normalization"]
     _warn_lightgbm_defaults(params, given)
     _check_combinations(out)
     out["_given"] = sorted(given)

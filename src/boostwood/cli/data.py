@@ -102,6 +102,18 @@ def _number(cell, missing, path, line):
     return value
 
 
+def _query_id(text, path, line):
+    """A LibSVM ``qid:`` value: an integer read exactly (through a float, ids past 2^53
+    would merge, and 3.5 would join query 3), within int64."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise DataError(f"{path}:{line}: qid {text!r} is not an integer") from None
+    if not -2 ** 63 <= value < 2 ** 63:
+        raise DataError(f"{path}:{line}: qid {text!r} is out of the range of an int64")
+    return value
+
+
 def _looks_like_header(row, missing):
     for cell in row:
         if cell.strip() in missing:
@@ -237,7 +249,7 @@ def read_libsvm(spec):
                 if not sep:
                     raise DataError(f"{spec.path}:{line_no}: {tok!r} is not index:value")
                 if key == "qid":
-                    qids.append(int(_number(val, (), spec.path, line_no)))
+                    qids.append(_query_id(val, spec.path, line_no))
                     continue
                 if not key.isdigit() or int(key) > _MAX_INDEX:
                     raise DataError(f"{spec.path}:{line_no}: bad feature index {key!r} (an "

@@ -30,9 +30,9 @@ class Queries:
         group sizes, 0..n_queries-1)
     weight : ndarray of shape (n_queries,), float64, or None; per-query weights
         (XGBoost's group weights: every row of the query counts that much)
-    keys : ndarray of shape (n_queries,), int64; each query's key, non-negative, a
-        function of its id alone (what random draws per query are keyed by, so that a
-        query draws the same on any shard)
+    keys : ndarray of shape (n_queries,), int64; each query's key, a function of its id's
+        value alone (what random draws per query are keyed by, and what tells queries
+        apart across shards, so that a query draws the same on any shard)
     position : ndarray of shape (n_rows,), int64, or None; each row's display position
         (0 = shown first), for position-bias estimation
     from_sizes : bool; the queries came as group sizes (their ids are their indices
@@ -108,18 +108,29 @@ def check_whole_queries(queries, reducer, what="the training data"):
 
 
 def query_keys(ids):
-    """Non-negative int64 keys of query ids: an integer id is its own key, a float id its
-    bits, any other id (a string) the first 8 bytes of the BLAKE2b hash of its text."""
+    """int64 keys of query ids, a function of the id's value alone, so that the same
+    query has the same key on every shard whatever the id's dtype there: an integer id,
+    or a float id of an integer value (1.0 as 1), is its own key; another float id, or
+    any other id (a string), the first 8 bytes of the BLAKE2b hash of its text."""
     ids = np.asarray(ids)
     if ids.dtype.kind in "iub":
-        keys = ids.astype(np.int64)
-    elif ids.dtype.kind == "f":
-        keys = ids.astype(np.float64).view(np.int64)
-    else:
-        keys = np.array([int.from_bytes(hashlib.blake2b(str(v).encode(), digest_size=8)
-                                        .digest(), "little") for v in ids], dtype=np.uint64
-                        ).view(np.int64) if ids.size else np.zeros(0, np.int64)
-    return keys & np.int64(0x7FFFFFFFFFFFFFFF)
+        return ids.astype(np.int64)
+    if ids.dtype.kind == "f":
+        values = ids.astype(np.float64)
+        whole = (values == np.floor(values)) & (np.abs(values) < 2.0 ** 63)
+        keys = np.zeros(values.shape[0], np.int64)
+        keys[whole] = values[whole].astype(np.int64)
+        keys[~whole] = _hashed([repr(float(v)) for v in values[~whole]])
+        return keys
+    return _hashed([str(v) for v in ids])
+
+
+def _hashed(texts):
+    """int64 keys of strings: the first 8 bytes of each one's BLAKE2b hash."""
+    if not texts:
+        return np.zeros(0, np.int64)
+    return np.array([int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(),
+                                    "little") for t in texts], dtype=np.uint64).view(np.int64)
 
 
 def queries_from(n_rows, group=None, qid=None, group_weight=None, position=None):

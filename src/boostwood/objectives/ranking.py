@@ -26,10 +26,10 @@ DEFAULT_PAIRS = {"topk": 32, "mean": 1}
 MAX_EXP_LABEL = 52
 
 
-def ranking_settings(p, default_pairs=DEFAULT_PAIRS, norm_sets_score_norm=False):
+def ranking_settings(p, default_pairs=DEFAULT_PAIRS):
     """The gain table, and the kernel's settings but its metric, seed and round, of
-    resolved params ``p``. ``norm_sets_score_norm``: LightGBM's ``lambdarank_norm``
-    switches both normalisations, unless the score normalisation is given too."""
+    resolved params ``p`` (where LightGBM's ``lambdarank_norm`` has already set both
+    normalisations under ``lambdarank``, unless the score normalisation is given too)."""
     method = p["lambdarank_pair_method"]
     k = p["lambdarank_num_pair_per_sample"] or default_pairs[method]
     settings = np.zeros(N_SETTINGS)
@@ -38,10 +38,7 @@ def ranking_settings(p, default_pairs=DEFAULT_PAIRS, norm_sets_score_norm=False)
     settings[S_EXP_GAIN] = 1.0 if p["ndcg_exp_gain"] else 0.0
     settings[S_SIGMA] = p["sigmoid"]
     settings[S_NORM] = 1.0 if p["lambdarank_normalization"] else 0.0
-    score_norm = p["lambdarank_score_normalization"]
-    if norm_sets_score_norm and "lambdarank_score_normalization" not in p.get("_given", ()):
-        score_norm = p["lambdarank_normalization"]
-    settings[S_SCORE_NORM] = 1.0 if score_norm else 0.0
+    settings[S_SCORE_NORM] = 1.0 if p["lambdarank_score_normalization"] else 0.0
     settings[S_TIES] = TIES_EXPECTED if p["lambdarank_ties"] == "expected" else TIES_INPUT
     table = np.zeros(0) if p["label_gain"] is None else \
         np.asarray(p["label_gain"], dtype=np.float64)
@@ -130,12 +127,10 @@ class LambdaMART(Ranking):
     name = "rank:ndcg"
     metric = R_NDCG
     default_pairs = DEFAULT_PAIRS
-    lightgbm = False
 
     def __init__(self, params):
         super().__init__(params)
-        self.table, self.settings = ranking_settings(params, self.default_pairs,
-                                                     self.lightgbm)
+        self.table, self.settings = ranking_settings(params, self.default_pairs)
         self.position_bias = None  # additive: the offsets by position
         self.t_plus = self.t_minus = None  # ipw: the biases of upper and lower rows
 
@@ -224,7 +219,6 @@ class LambdaRankLightGBM(LambdaMART):
 
     name = "lambdarank"
     default_pairs = {"topk": 30, "mean": 1}
-    lightgbm = True
 
 
 class LambdaMAP(LambdaMART):

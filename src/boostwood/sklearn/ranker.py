@@ -16,7 +16,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from ..boosting import train
 from ..boosting.metrics import get_metric
 from ..boosting.params import PARAMS, objective_name
-from ..boosting.rank_metrics import is_ranking_metric
+from ..boosting.rank_metrics import expand_eval_at, is_ranking_metric
 from ..data import Dataset
 from ..data.checks import check_value
 from ..data.queries import queries_from
@@ -208,8 +208,9 @@ class GBDTRanker(_GBDTBase):
         return self._raw(X, output_margin, iteration_range)
 
     def score(self, X, y, *, group=None, qid=None, sample_weight=None):
-        """Mean NDCG@10 over the queries of ``X`` (``group`` or ``qid``, as in :meth:`fit`),
-        or the first ranking metric of ``eval_metric`` (map@10, ...); ties averaged,
+        """The mean over the queries of ``X`` (``group`` or ``qid``, as in :meth:`fit`) of
+        the first ranking metric of ``eval_metric`` (as ``eval_at`` cuts it), else of the
+        objective's (NDCG@10; MAP@10 for ``rank:map``); ties averaged,
         queries without a relevant row skipped (the training run's ``eval_*`` rules).
         ``sample_weight``: per-row weights; a query weighs its rows' mean weight."""
         check_is_fitted(self, "booster_")
@@ -223,7 +224,9 @@ class GBDTRanker(_GBDTBase):
         queries = queries_from(y.shape[0], group, qid)
         weight = None if sample_weight is None else \
             _check_sample_weight(sample_weight, pred[:, None], dtype=np.float64)
-        names = self.booster_.params["eval_metric"] or []
+        params = self.booster_.params
+        default = [self.booster_.objective.default_metric]
+        names = expand_eval_at(params["eval_metric"] or default, params)
         name = next((m for m in names if is_ranking_metric(m)), "ndcg@10")
         metric = get_metric(name, self.booster_.params)
         metric.check(y, 1)
