@@ -19,7 +19,8 @@ Reported: binning (Dataset construction) and training seconds, the ratio of
 boostwood's training time to the faster other library's, NDCG@10 on the test queries
 (boostwood's metric, ties averaged, a query without a relevant document skipped, on
 every library's predictions), and peak memory of construct + train (``VmHWM`` after
-resetting it once the data are loaded, as in bench_higgs.py).
+resetting it once the data are loaded), all taken by bench_higgs.py's ``_timed`` (which
+also times prediction, outside the training figures).
 
 Usage::
 
@@ -33,12 +34,11 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_higgs import _reset_peak, _vm_status, run_child  # noqa: E402
+from bench_higgs import _timed, run_child  # noqa: E402
 
 WARM_UP_QUERIES = 2000
 TOP_K = 30
@@ -56,21 +56,6 @@ def make_ranking(n_queries, seed=0):
              + 0.4 * (doc[:, 6] > query[:, 1]) + 0.8 * r.normal(size=n))
     y = np.digitize(score, [0.8, 1.8, 2.6, 3.3]).astype(np.float64)
     return np.hstack([doc, query]), y, sizes
-
-
-def _timed(warm_up, make_data, fit, predict, Xte):
-    warm_up()
-    base = _reset_peak()
-    t = time.perf_counter()
-    data = make_data()
-    t_bin = time.perf_counter() - t
-    t = time.perf_counter()
-    model = fit(data)
-    t_train = time.perf_counter() - t
-    peak = _vm_status("VmHWM")
-    del data
-    return dict(bin_s=t_bin, train_s=t_train, peak_mib=peak, added_mib=peak - base), \
-        predict(model, Xte)
 
 
 def _common():

@@ -623,6 +623,15 @@ def position_totals(position, cost, acc):
 M_NDCG, M_MAP, M_MRR = 0, 1, 2
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _relevant(ys, p, b):
+    """How many of the labels ``ys[p:p + b]`` are relevant (> 0)."""
+    r = 0.0
+    for a in range(b):
+        r += 1.0 if ys[p + a] > 0.0 else 0.0
+    return r
+
+
 @njit(cache=True, nogil=True)
 def _query_value(f, iw, kind, k, exp_gain, table, ties):
     """(value, defined) of one query's metric @k (k <= 0: every position) from its scores
@@ -655,18 +664,14 @@ def _query_value(f, iw, kind, k, exp_gain, table, ties):
                     dcg += mean_g * discount(p + a)
             p += b
         return dcg / idcg, True
-    n_rel = 0.0
-    for i in range(m):
-        n_rel += 1.0 if y[i] > 0.0 else 0.0
+    n_rel = _relevant(ys, 0, m)
     if n_rel == 0.0:
         return 0.0, False
     if kind == M_MRR:  # E[1 / rank of the first relevant row], 0 beyond k
         p = 0
         while p < m:
             b = size[p]
-            r = 0.0
-            for a in range(b):
-                r += 1.0 if ys[p + a] > 0.0 else 0.0
+            r = _relevant(ys, p, b)
             if r > 0.0:
                 value = 0.0
                 prob = r / b  # P(the first relevant row of the block is at its offset x)
@@ -683,9 +688,7 @@ def _query_value(f, iw, kind, k, exp_gain, table, ties):
     p = 0
     while p < m:
         b = size[p]
-        r = 0.0
-        for a in range(b):
-            r += 1.0 if ys[p + a] > 0.0 else 0.0
+        r = _relevant(ys, p, b)
         for a in range(b):
             if p + a < cut and r > 0.0:
                 other = (r - 1.0) * a / (b - 1.0) if b > 1 else 0.0
