@@ -22,7 +22,7 @@ from ._side_by_side import ClassTreeWorkers, worker_count
 from .gradient import GradientBoosting, LeafRows
 from .metrics import custom_metric_values, get_metric
 from .params import binning_args
-from .rank_metrics import expand_eval_at
+from .rank_metrics import metric_names
 
 
 def _grower_params(p):
@@ -235,8 +235,7 @@ class TrainingState:
     def _metrics(self, p, custom_metric):
         """The metrics of ``eval_metric`` (else the objective's), each checked once against
         every evaluation set's labels and the model's outputs, then the custom one."""
-        metrics = [get_metric(m, p) for m in
-                   expand_eval_at(p["eval_metric"] or [self.obj.default_metric], p)]
+        metrics = [get_metric(m, p) for m in metric_names(p, self.obj)]
         names = [m.name for m in metrics]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:  # (their values would interleave in one list of the log)

@@ -18,7 +18,7 @@ from ..tree.tree import feature_importance as tree_importance, pack_trees
 from . import dump, explain, model_io
 from .metrics import custom_metric_values, get_metric
 from .params import RANKING_PARAMS, objective_name, resolve_params
-from .rank_metrics import expand_eval_at
+from .rank_metrics import metric_names
 
 
 
@@ -347,8 +347,8 @@ class Booster:
             raise TypeError("evals must be a list of (Dataset, name) pairs")
         if feval is not None and not callable(feval):
             raise TypeError(f"feval must be callable, got {type(feval).__name__}")
-        metrics = [get_metric(m, self.params) for m in expand_eval_at(
-            self.params["eval_metric"] or [self.objective.default_metric], self.params)]
+        metrics = [get_metric(m, self.params)
+                   for m in metric_names(self.params, self.objective)]
         parts = []
         for d, name in evals:
             if d.label is None:

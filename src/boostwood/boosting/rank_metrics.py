@@ -55,6 +55,13 @@ def expand_eval_at(names, params):
     return out
 
 
+def metric_names(params, objective, names=None):
+    """The metrics a model evaluates: ``names`` if given, else its ``eval_metric``, else
+    its objective's default, each ranking metric without ``@k`` cut by ``eval_at``."""
+    return expand_eval_at(names or params["eval_metric"] or [objective.default_metric],
+                          params)
+
+
 class RankingMetric(Metric):
     """NDCG, MAP or MRR of the rows' queries, @k or whole (see the module docstring)."""
 

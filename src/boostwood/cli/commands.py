@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from ..boosting import Booster, EvaluationMonitor, TrainingCallback, cv, train
-from ..boosting.rank_metrics import expand_eval_at
+from ..boosting.rank_metrics import metric_names
 from ..boosting.metrics import get_metric
 from ..boosting.params import binning_args, resolve_params
 from ..data import Dataset
@@ -315,8 +315,7 @@ def _has_pyarrow():
 def cmd_eval(args):
     booster = _load_model(args.model)
     d = load_for_model(args.data, data_config(args), booster)
-    names = expand_eval_at(args.metric or booster.params["eval_metric"]
-                           or [booster.objective.default_metric], booster.params)
+    names = metric_names(booster.params, booster.objective, args.metric)
     pred = booster._metric_predictions(d, validate_features=True)
     y = booster.objective.check_labels(d.label)
     info = d.row_info(y)  # (weights, and the queries of ranking metrics)

@@ -16,7 +16,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from ..boosting import train
 from ..boosting.metrics import get_metric
 from ..boosting.params import PARAMS, objective_name
-from ..boosting.rank_metrics import expand_eval_at, is_ranking_metric
+from ..boosting.rank_metrics import is_ranking_metric, metric_names
 from ..data import Dataset
 from ..data.checks import check_value
 from ..data.queries import queries_from
@@ -224,9 +224,7 @@ class GBDTRanker(_GBDTBase):
         queries = queries_from(y.shape[0], group, qid)
         weight = None if sample_weight is None else \
             _check_sample_weight(sample_weight, pred[:, None], dtype=np.float64)
-        params = self.booster_.params
-        default = [self.booster_.objective.default_metric]
-        names = expand_eval_at(params["eval_metric"] or default, params)
+        names = metric_names(self.booster_.params, self.booster_.objective)
         name = next((m for m in names if is_ranking_metric(m)), "ndcg@10")
         metric = get_metric(name, self.booster_.params)
         metric.check(y, 1)
