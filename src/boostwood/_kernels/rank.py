@@ -202,10 +202,10 @@ def _delta_ap(rel_hi_first, a, b, hits, recip, n_rel):
     return abs(d) / n_rel
 
 
-#: Rows of the float work space of :func:`lambdarank_grad`, one column per row of the data:
-#: a query works in its own columns ptr[q]:ptr[q + 1] (queries never share memory, and
-#: nothing is allocated per query). In the query's input order: scores, labels, g, h, the
-#: pair losses as upper and as lower row; by rank: the rest.
+#: Rows of the float work space of :func:`lambdarank_grad`, one per chunk of queries (as
+#: many columns as its longest query): each query of the chunk works in its first m
+#: columns in turn (nothing is allocated per query). In the query's input order: scores,
+#: labels, g, h, the pair losses as upper and as lower row; by rank: the rest.
 F_S, F_Y, F_G, F_H, F_C0, F_C1, F_SS, F_YS, F_MEAN_D, F_WITHIN, F_HITS, F_RECIP, F_GP, \
     F_HP, F_CP, F_CM, F_WORK, F_GAIN = range(18)
 N_F = 18
@@ -489,6 +489,18 @@ def _mean_pairs(qkey, settings, iw, ctx, gp, hp, cp, cm):
             _pair(min(p, q), max(p, q), ctx, gp, hp, cp, cm)
 
 
+@njit(cache=True, nogil=True)
+def _chunk(ptr, c, n_chunks):
+    """Chunk ``c`` of ``n_chunks`` of the queries of ``ptr``: (first query, stop, rows of
+    its longest query)."""
+    n_q = ptr.shape[0] - 1
+    first, stop = c * n_q // n_chunks, (c + 1) * n_q // n_chunks
+    longest = 0
+    for q in range(first, stop):
+        longest = max(longest, ptr[q + 1] - ptr[q])
+    return first, stop, longest
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def lambdarank_grad(raw, y, w, qw, qkey, ptr, order, table, settings, bias, ranked, gh_out):
     """LambdaMART gradients of every query, in parallel over queries.
@@ -519,13 +531,9 @@ def lambdarank_grad(raw, y, w, qw, qkey, ptr, order, table, settings, bias, rank
     one = w.shape[0] != y.shape[0]
     position, t_plus, t_minus, cost = bias
     unbiased = t_plus.shape[0] > 0
-    n_q = ptr.shape[0] - 1
-    n_chunks = min(n_q, QUERY_CHUNKS)
+    n_chunks = min(ptr.shape[0] - 1, QUERY_CHUNKS)
     for c in prange(n_chunks):
-        first, stop = c * n_q // n_chunks, (c + 1) * n_q // n_chunks
-        longest = 0
-        for q in range(first, stop):
-            longest = max(longest, ptr[q + 1] - ptr[q])
+        first, stop, longest = _chunk(ptr, c, n_chunks)
         fs = np.empty((N_F, longest))  # the chunk's work space, reused query by query
         iw = np.empty((N_I, longest), dtype=np.int64)
         for q in range(first, stop):
@@ -707,14 +715,16 @@ def query_metric(pred, y, ptr, order, kind, k, exp_gain, table, ties, out_value,
     out_value : ndarray of shape (n_queries,), float64   # OUT
     out_defined : ndarray of shape (n_queries,), bool   # OUT, False: no relevant row
     """
-    n = y.shape[0]
-    fs = np.empty((5, n))
-    iw = np.empty((3, n), dtype=np.int64)
-    for q in prange(ptr.shape[0] - 1):
-        a, b = ptr[q], ptr[q + 1]
-        for i in range(b - a):
-            fs[0, a + i] = pred[order[a + i]]
-            fs[1, a + i] = y[order[a + i]]
-        v, ok = _query_value(fs[:, a:b], iw[:, a:b], kind, k, exp_gain, table, ties)
-        out_value[q] = v
-        out_defined[q] = ok
+    n_chunks = min(ptr.shape[0] - 1, QUERY_CHUNKS)
+    for c in prange(n_chunks):
+        first, stop, longest = _chunk(ptr, c, n_chunks)
+        fs = np.empty((5, longest))  # the chunk's work space, reused query by query
+        iw = np.empty((3, longest), dtype=np.int64)
+        for q in range(first, stop):
+            a, m = ptr[q], ptr[q + 1] - ptr[q]
+            for i in range(m):
+                fs[0, i] = pred[order[a + i]]
+                fs[1, i] = y[order[a + i]]
+            v, ok = _query_value(fs[:, :m], iw[:, :m], kind, k, exp_gain, table, ties)
+            out_value[q] = v
+            out_defined[q] = ok
