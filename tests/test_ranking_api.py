@@ -98,6 +98,8 @@ def test_query_arguments_are_checked():
         bw.Dataset(X, y, group=sizes, group_weight=np.ones(4))
     with pytest.raises(ValueError, match="group_weight"):
         bw.Dataset(X, y, group_weight=np.ones(5))
+    with pytest.raises(TypeError, match="group_weight must hold numbers"):
+        bw.Dataset(X, y, group=sizes, group_weight=["a"] * 5)
     with pytest.raises(ValueError, match="per query"):
         bw.Dataset(X, y, group=sizes, weight=np.ones(5))
     with pytest.raises(ValueError, match="position"):

@@ -194,7 +194,10 @@ def queries_from(n_rows, group=None, qid=None, group_weight=None, position=None)
                              f"0..{MAX_POSITION} (0: shown first)")
         queries = replace(queries, position=pos.astype(np.int64))
     if group_weight is not None:
-        gw = np.asarray(group_weight, dtype=np.float64)
+        try:
+            gw = np.asarray(group_weight, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError("group_weight must hold numbers (one weight per query)") from None
         if gw.ndim != 1 or gw.shape[0] != queries.n_queries:
             raise ValueError(f"group_weight must hold one weight per query ({queries.n_queries}"
                              f" queries), got shape {gw.shape}")
