@@ -133,6 +133,7 @@ class LambdaMART(Ranking):
         self.table, self.settings = ranking_settings(params, self.default_pairs)
         self.position_bias = None  # additive: the offsets by position
         self.t_plus = self.t_minus = None  # ipw: the biases of upper and lower rows
+        self._ranked = self._ranked_for = None  # the last ranking, and of which queries
 
     def check_labels(self, y):
         return check_relevance(self.name, y, bool(self.params["ndcg_exp_gain"]), self.table)
@@ -163,7 +164,7 @@ class LambdaMART(Ranking):
         """Each query's ranking at the last round (where this round's sort starts: scores
         move little in a round, so it is nearly sorted; the result does not depend on
         it), kept for the queries ``q`` it was made for."""
-        if getattr(self, "_ranked_for", None) is not q:
+        if self._ranked_for is not q:
             sizes = q.sizes()
             self._ranked = np.arange(q.order.shape[0], dtype=np.int64) \
                 - np.repeat(q.ptr[:-1], sizes)
