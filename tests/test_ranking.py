@@ -31,7 +31,7 @@ def kernel_query(s, y, st, table=np.zeros(0), key=7):
     f = np.zeros((R.N_F, m))
     iw = np.zeros((R.N_I, m), dtype=np.int64)
     f[R.F_S], f[R.F_Y] = s, y
-    R._query_lambdas(key, table, st, np.zeros(0), np.zeros(0), f, iw, m, False)
+    R._query_lambdas(key, table, st, np.zeros(0), np.zeros(0), f, iw, m, False, -1.0)
     return f[R.F_G].copy(), f[R.F_H].copy()
 
 
@@ -146,12 +146,13 @@ def _metric(s, y, kind, k, ties):
     return v[0] if d[0] else np.nan
 
 
-def _grad(raw, y, ptr, order, st, keys=None, ranked=None):
+def _grad(raw, y, ptr, order, st, keys=None, ranked=None, inv_idcg=None):
     gh = np.zeros((1, len(y), 2), dtype=np.float32)
     e = np.zeros(0)
     keys = np.arange(len(ptr) - 1) if keys is None else keys
     ranked = np.zeros(0, np.int64) if ranked is None else ranked
-    R.lambdarank_grad(raw[:, None], y, np.ones(1), e, keys, ptr, order, e, st,
+    inv_idcg = e if inv_idcg is None else inv_idcg
+    R.lambdarank_grad(raw[:, None], y, np.ones(1), e, keys, ptr, order, e, inv_idcg, st,
                       (np.zeros(0, np.int64), e, e, np.zeros((2, 0))), ranked, gh)
     return gh[0]
 
@@ -180,6 +181,34 @@ def test_the_last_ranking_kept_between_rounds_changes_nothing(ties):
             s, lab = raw[ptr[q]:ptr[q + 1]], y[ptr[q]:ptr[q + 1]]
             ranked = warm[ptr[q]:ptr[q + 1]]
             assert np.all(np.diff(s[ranked]) <= 0)
+
+
+@pytest.mark.parametrize("pairs,k", [(R.PAIR_TOPK, 5), (R.PAIR_TOPK, 30), (R.PAIR_MEAN, 3)])
+def test_idcg_computed_once_gives_the_same_bits(pairs, k):
+    """LambdaMART computes each query's 1 / IDCG once (query_inverse_idcg) instead of every
+    round: the values are 1 / ideal_dcg at the pairs' cut (all rows for sampled pairs),
+    0 for a query without a relevant row, and the gradients are the same bits as with
+    the IDCG computed in the kernel. Queries are scattered (order is a permutation)."""
+    r = np.random.default_rng(11)
+    sizes = r.integers(1, 90, 50)
+    ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(ptr[-1])
+    y = r.integers(0, 4, n).astype(float)
+    order = r.permutation(n).astype(np.int64)
+    y[order[ptr[3]:ptr[4]]] = 0.0  # a query without a relevant row
+    raw = np.round(r.normal(size=n), 1)
+    cut = k if pairs == R.PAIR_TOPK else 0
+    inv = np.empty(len(sizes))
+    R.query_inverse_idcg(y, ptr, order, np.zeros(0), cut, True, inv)
+    for q in range(len(sizes)):
+        ys = y[order[ptr[q]:ptr[q + 1]]]
+        top = np.sort(ys)[::-1][:cut or None]
+        idcg = np.sum((2.0 ** top - 1) / np.log2(np.arange(len(top)) + 2.0))
+        assert inv[q] == pytest.approx(1.0 / idcg if idcg > 0 else 0.0, rel=1e-12)
+    assert inv[3] == 0.0
+    st = settings(k=k, pairs=pairs)
+    assert np.array_equal(_grad(raw, y, ptr, order, st, inv_idcg=inv),
+                          _grad(raw, y, ptr, order, st))
 
 
 @pytest.mark.parametrize("pairs", [R.PAIR_TOPK, R.PAIR_MEAN])

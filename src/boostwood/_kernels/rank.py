@@ -275,14 +275,16 @@ def _normalise(topk, k, total, gp, hp):
 
 
 @njit(cache=True, nogil=True)
-def _query_lambdas(qkey, table, settings, t_plus, t_minus, f, iw, m, warm):
+def _query_lambdas(qkey, table, settings, t_plus, t_minus, f, iw, m, warm, inv):
     """LambdaMART gradients and hessians of one query (see the module docstring): reads
     its scores ``f[F_S]``, labels ``f[F_Y]`` and (unbiased) display positions
     ``iw[I_PIN]``, writes ``f[F_G]``, ``f[F_H]`` and the pair losses ``f[F_C0]``,
     ``f[F_C1]``, all in the query's input order, in the first ``m`` columns of the work
     spaces ``f`` and ``iw`` (whole C-contiguous arrays, so that numba knows each row
     slice is contiguous). ``warm``: ``iw[I_ORDER]`` holds the last ranking of the query
-    to start from. Rows of a query of one label get 0."""
+    to start from. ``inv``: the query's 1 / IDCG (0: no relevant row) for NDCG, from
+    :func:`query_inverse_idcg`, or < 0 to compute it here. Rows of a query of one label
+    get 0."""
     s, y, g, h = f[F_S, :m], f[F_Y, :m], f[F_G, :m], f[F_H, :m]
     m = s.shape[0]
     _zero(g, h, f[F_C0, :m], f[F_C1, :m])
@@ -306,12 +308,15 @@ def _query_lambdas(qkey, table, settings, t_plus, t_minus, f, iw, m, warm):
     start, size = iw[I_START, :m], iw[I_SIZE, :m]
     mean_d, within = f[F_MEAN_D, :m], f[F_WITHIN, :m]
     tied = _blocks(ss, ties, start, size, mean_d, within)
-    inv = 1.0
     if metric == R_NDCG:
-        idcg = ideal_dcg(y, k if method == PAIR_TOPK else 0, exp_gain, table, f[F_WORK, :m])
-        if idcg <= 0.0:
+        if inv < 0.0:
+            idcg = ideal_dcg(y, k if method == PAIR_TOPK else 0, exp_gain, table,
+                             f[F_WORK, :m])
+            inv = 1.0 / idcg if idcg > 0.0 else 0.0
+        if inv == 0.0:
             return  # no row is relevant: nothing to order
-        inv = 1.0 / idcg
+    else:
+        inv = 1.0
     hits, recip, n_rel = f[F_HITS, :m], f[F_RECIP, :m], 0.0
     if metric == R_MAP:
         n_rel = _precision_prefix(ys, hits, recip)
@@ -502,7 +507,8 @@ def _chunk(ptr, c, n_chunks):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def lambdarank_grad(raw, y, w, qw, qkey, ptr, order, table, settings, bias, ranked, gh_out):
+def lambdarank_grad(raw, y, w, qw, qkey, ptr, order, table, inv_idcg, settings, bias, ranked,
+                    gh_out):
     """LambdaMART gradients of every query, in parallel over queries.
 
     raw : ndarray of shape (n_rows, 1), float64   # IN, scores
@@ -516,6 +522,9 @@ def lambdarank_grad(raw, y, w, qw, qkey, ptr, order, table, settings, bias, rank
     ptr : ndarray of shape (n_queries + 1,), int64   # IN, query boundaries in ``order``
     order : ndarray of shape (n_rows,), int64   # IN, row ids grouped by query
     table : ndarray, float64   # IN, gain by integer label, or empty
+    inv_idcg : ndarray of shape (n_queries,) or (0,), float64   # IN, each query's
+        1 / IDCG at the pairs' cut (:func:`query_inverse_idcg`; constant over training,
+        so computed once), or empty to compute it per call
     settings : ndarray of shape (N_SETTINGS,), float64   # IN, the ``S_*`` cells
     bias : tuple (position, t_plus, t_minus, cost)   # IN, IN, IN, OUT: Unbiased
         LambdaMART, all empty when off: int64 (n_rows,) display positions 0..P-1;
@@ -547,7 +556,8 @@ def lambdarank_grad(raw, y, w, qw, qkey, ptr, order, table, settings, bias, rank
                     iw[I_PIN, i] = position[r]
                 if warm:
                     iw[I_ORDER, i] = ranked[a + i]
-            _query_lambdas(qkey[q], table, settings, t_plus, t_minus, fs, iw, m, warm)
+            inv = inv_idcg[q] if inv_idcg.shape[0] > 0 else -1.0
+            _query_lambdas(qkey[q], table, settings, t_plus, t_minus, fs, iw, m, warm, inv)
             if warm:
                 for i in range(m):
                     ranked[a + i] = iw[I_ORDER, i]
@@ -560,6 +570,23 @@ def lambdarank_grad(raw, y, w, qw, qkey, ptr, order, table, settings, bias, rank
                 if unbiased:
                     cost[0, r] = wr * fs[F_C0, i]
                     cost[1, r] = wr * fs[F_C1, i]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def query_inverse_idcg(y, ptr, order, table, k, exp_gain, out):
+    """``out[q]`` = 1 / IDCG@k of query q (k <= 0: every row), 0 where no row is relevant,
+    in parallel over queries (arguments as :func:`lambdarank_grad`): the same value
+    :func:`_query_lambdas` computes, once for the whole training."""
+    n_chunks = min(ptr.shape[0] - 1, QUERY_CHUNKS)
+    for c in prange(n_chunks):
+        first, stop, longest = _chunk(ptr, c, n_chunks)
+        ys, work = np.empty(longest), np.empty(longest)
+        for q in range(first, stop):
+            a, m = ptr[q], ptr[q + 1] - ptr[q]
+            for i in range(m):
+                ys[i] = y[order[a + i]]
+            idcg = ideal_dcg(ys[:m], k, exp_gain, table, work[:m])
+            out[q] = 1.0 / idcg if idcg > 0.0 else 0.0
 
 
 @njit(parallel=True, cache=True, nogil=True)

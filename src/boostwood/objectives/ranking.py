@@ -14,7 +14,8 @@ from .._kernels.loss import as_kernel_weights
 from .._kernels.rank import (N_SETTINGS, PAIR_MEAN, PAIR_TOPK, R_MAP, R_NDCG, R_PAIRWISE,
                              S_EXP_GAIN, S_K, S_METRIC, S_NORM, S_PAIR, S_ROUND,
                              S_SCORE_NORM, S_SEED, S_SIGMA, S_TIES, TIES_EXPECTED, TIES_INPUT,
-                             lambdarank_grad, position_totals, xendcg_grad)
+                             lambdarank_grad, position_totals, query_inverse_idcg,
+                             xendcg_grad)
 from .builtin import Objective
 
 #: Pairs per row of ``lambdarank_pair_method`` when ``lambdarank_num_pair_per_sample`` is
@@ -133,7 +134,8 @@ class LambdaMART(Ranking):
         self.table, self.settings = ranking_settings(params, self.default_pairs)
         self.position_bias = None  # additive: the offsets by position
         self.t_plus = self.t_minus = None  # ipw: the biases of upper and lower rows
-        self._ranked = self._ranked_for = None  # the last ranking, and of which queries
+        # per query: the last ranking and 1 / IDCG, and the (queries, labels) they are of
+        self._ranked = self._inv_idcg = self._state_for = None
 
     def check_labels(self, y):
         return check_relevance(self.name, y, bool(self.params["ndcg_exp_gain"]), self.table)
@@ -153,23 +155,32 @@ class LambdaMART(Ranking):
                 bias = (q.position, self.t_plus, self.t_minus, np.zeros((2, raw.shape[0])))
             else:
                 raw = raw + self.position_bias[q.position][:, None]
+        ranked, inv_idcg = self._query_state(q, info.label)
         lambdarank_grad(raw, info.label, as_kernel_weights(info.weight), qw, q.keys, q.ptr,
-                        q.order, self.table, settings, bias, self._last_ranking(q), gh_out)
+                        q.order, self.table, inv_idcg, settings, bias, ranked, gh_out)
         if unbiased and self.params["lambdarank_bias_method"] == "ipw":
             self._update_propensities(q.position, bias[3])
         elif unbiased:
             self._update_offsets(q.position, gh_out[0])
 
-    def _last_ranking(self, q):
-        """Each query's ranking at the last round (where this round's sort starts: scores
-        move little in a round, so it is nearly sorted; the result does not depend on
-        it), kept for the queries ``q`` it was made for."""
-        if self._ranked_for is not q:
+    def _query_state(self, q, label):
+        """What the gradient kernel keeps per query between rounds, for the queries ``q``
+        and labels it was made for: the ranking at the last round (where this round's
+        sort starts: scores move little in a round, so it is nearly sorted; the result
+        does not depend on it) and, for NDCG, 1 / IDCG at the pairs' cut (constant)."""
+        if self._state_for is None or self._state_for[0] is not q \
+                or self._state_for[1] is not label:
             sizes = q.sizes()
             self._ranked = np.arange(q.order.shape[0], dtype=np.int64) \
                 - np.repeat(q.ptr[:-1], sizes)
-            self._ranked_for = q
-        return self._ranked
+            self._inv_idcg = np.zeros(0)
+            if self.metric == R_NDCG:
+                k = int(self.settings[S_K]) if self.settings[S_PAIR] == PAIR_TOPK else 0
+                self._inv_idcg = np.empty(q.ptr.shape[0] - 1)
+                query_inverse_idcg(label, q.ptr, q.order, self.table, k,
+                                   bool(self.settings[S_EXP_GAIN]), self._inv_idcg)
+            self._state_for = (q, label)
+        return self._ranked, self._inv_idcg
 
     def _start_biases(self, q, n):
         if q.position is None:
