@@ -217,3 +217,33 @@ def test_row_ids_are_validated():
         with pytest.raises(ValueError, match="row_ids"):
             bw.Dataset(X, row_ids=np.array(ids))
     assert bw.Dataset(np.zeros((0, 2)), label=np.zeros(0), row_ids=np.zeros(0, int)).num_row() == 0
+
+
+def test_sharded_histogram_trees_grow_in_the_compiled_loop(monkeypatch):
+    """With several shards the compiled expansion loop grows the histogram trees: it stops
+    for the reducer after each batch's histograms are built (NEED_REDUCE) and goes on
+    where it stopped; the Python expansion step never runs, and the model is the single
+    process's, byte for byte."""
+    import boostwood.tree.grower as grower_module
+    from boostwood._kernels.expand import NEED_REDUCE
+    statuses = []
+    real = grower_module.expand_tree
+
+    def spy(*args):
+        out = real(*args)
+        statuses.append(int(out[0]))
+        return out
+
+    def python_step(*args):
+        raise AssertionError("the Python expansion loop ran")
+
+    params = {**CASES["hist-lossguide"], "seed": 5, "bin_construct_sample_cnt": 1500}
+    X, y = _data(params["objective"])
+    Xv, yv = _data(params["objective"], n=800, seed=1)
+    expected = _single(params, 6, X, y, Xv, yv)
+    monkeypatch.setattr(grower_module, "expand_tree", spy)
+    monkeypatch.setattr(grower_module.TreeGrower, "_expand", python_step)
+    got = _sharded(params, 6, X, y, Xv, yv, 3, "skewed")
+    assert got == expected
+    # each of 3 shards, 6 trees of up to 11 batches: every batch stopped for the reducer
+    assert statuses.count(NEED_REDUCE) >= 3 * 6 * 5

@@ -114,9 +114,13 @@ class SimulatedShards:
         if n_shards < 1:
             raise ValueError(f"n_shards must be >= 1, got {n_shards}")
         self.n_shards = int(n_shards)
-        self._barrier = threading.Barrier(self.n_shards, timeout=timeout)
+        self._timeout = timeout
+        self._cond = threading.Condition()
         self._slots = [None] * self.n_shards
-        self._result = None
+        self._arrived = 0
+        self._generation = 0  # collectives completed
+        self._results = [None, None]  # by the parity of the generation
+        self._broken = False
         self._rng = random.Random(seed)
 
     def reducer(self, shard):
@@ -124,14 +128,39 @@ class SimulatedShards:
 
     def collective(self, shard, value, combine):
         """Deposit ``value``; once every shard has, one of them computes
-        ``combine(values in shard order, rng)``; every shard returns that result."""
-        self._slots[shard] = value
-        if self._barrier.wait() == 0:
-            self._result = combine(list(self._slots), self._rng)
-        self._barrier.wait()
-        result = self._result
-        self._barrier.wait()  # all have read the result before the next call replaces it
-        return result
+        ``combine(values in shard order, rng)``; every shard returns that result.
+
+        One meeting per call: the last shard to arrive combines and wakes the others.
+        Results alternate between two cells, by the parity of the call: a shard can
+        start call g + 1 before the others have read the result of call g, but call
+        g + 2 cannot complete (and overwrite it) before every shard has arrived at
+        g + 1, having read it. Raises ``threading.BrokenBarrierError`` when another
+        shard failed (:meth:`run` re-raises the first failure) or after ``timeout``."""
+        with self._cond:
+            if self._broken:
+                raise threading.BrokenBarrierError
+            g = self._generation
+            self._slots[shard] = value
+            self._arrived += 1
+            if self._arrived == self.n_shards:
+                try:
+                    self._results[g % 2] = combine(list(self._slots), self._rng)
+                except BaseException:
+                    self._break()
+                    raise
+                self._arrived = 0
+                self._generation = g + 1
+                self._cond.notify_all()
+            elif not self._cond.wait_for(lambda: self._generation != g or self._broken,
+                                         self._timeout) or self._generation == g:
+                self._break()
+                raise threading.BrokenBarrierError
+            return self._results[g % 2]
+
+    def _break(self):
+        """Wake every waiting shard with ``BrokenBarrierError`` (the caller holds the lock)."""
+        self._broken = True
+        self._cond.notify_all()
 
     def run(self, fn):
         """``[fn(reducer(s), s) for each shard s]``, the shards in parallel threads.
@@ -151,7 +180,8 @@ class SimulatedShards:
                 pass  # another shard failed first
             except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
                 errors.append(exc)
-                self._barrier.abort()
+                with self._cond:
+                    self._break()
 
         threads = [threading.Thread(target=work, args=(s,)) for s in range(self.n_shards)]
         for t in threads:

@@ -8,9 +8,11 @@ nodes, and the bookkeeping does not get faster with more threads.
 :func:`expand_tree` runs the same loop -- the same policy, the same plan of which
 child is built and which derived, the same kernels in the same order -- without
 returning to Python, so a tree costs a fixed number of Python calls whatever its
-number of leaves. It serves single-shard training; with several shards the
-histograms of each step must meet in the reducer, and the grower steps the same
-kernels from Python (``tests/test_expand.py`` shows both give identical trees).
+number of leaves. With several data shards the histograms of each step must meet in
+the reducer: the loop then stops after building them (``NEED_REDUCE``), hands the caller
+the slots to sum and what it was about to scan, and goes on from there when called
+again; every shard stops at the same steps, since every decision of the loop reads
+global sums (``tests/test_shards.py``).
 
 *Splitting ahead* (leaf-wise, ``AHEAD_MIN_THREADS`` threads or more; the grower's
 ``ahead_max_rows``, 0 turns it off). A leaf-wise tree splits one leaf at a time, and late in a
@@ -85,8 +87,9 @@ AHEAD_MAX_ROWS = 16384
 #: history/tree_profile_16cores.md``). Between 8 and 16 it is not measured.
 AHEAD_MIN_THREADS = 16
 #: What :func:`expand_tree` returns: the tree is finished, or it stopped because the
-#: node table, the slot pool or the partial histograms must hold ``counters[ST_NEED]``.
-DONE, NEED_NODES, NEED_SLOTS, NEED_PARTIALS = range(4)
+#: node table, the slot pool or the partial histograms must hold ``counters[ST_NEED]``,
+#: or (data shards) because the histograms it just built must be summed across shards.
+DONE, NEED_NODES, NEED_SLOTS, NEED_PARTIALS, NEED_REDUCE = range(5)
 #: Sections of the optional profile ``clock`` of :func:`expand_tree`: scanning histograms
 #: for splits (with the subtractions, in the same region), the loop's own bookkeeping
 #: (choosing leaves, slots, node records), partitioning rows and building histograms.
@@ -392,35 +395,35 @@ def _choose_batch(policy, state, order, gain, ints, n_threads):
 
 @njit(cache=True, nogil=True)
 def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy, sizes, state,
-                order, first_scan, clock=None):
-    """Scan ``first_scan`` (the root, on the first call), then expand the tree's open
-    leaves until the policy stops.
+                order, start, reduce_each, clock=None):
+    """Scan ``start`` (the root, on the first call; what the last call left, after a
+    ``NEED_REDUCE``), then expand the tree's open leaves until the policy stops.
 
-    data, gh, features : as in :func:`split_and_build`; bufs : (buf, staging), its
-    partition buffers; table : the node table record (ints, floats, stats, cand_left,
-    cat_bits); hists : (hist, partial); n_bins, settings : as in :func:`subtract_and_scan`
-    policy : tuple, the cells ``P_*``; sizes : (partition_block, hist_block, n_threads)
+    data, gh, features, n_bins, settings : as in :func:`split_and_build` and
+    :func:`subtract_and_scan`; bufs : (buf, staging); table : the node table record;
+    hists : (hist, partial); policy : the cells ``P_*``; sizes : (partition_block,
+    hist_block, n_threads)
     state : (slot_of, free, open_ids, counters), see the module docstring   # IN/OUT
-    order : (logical, flags), (n_capacity,) int64 and uint8: each node's id in the
-        order of one leaf at a time (-1: not yet), and the ``F_*`` bits   # IN/OUT; None
-        where no leaf is split ahead (numba then compiles none of that code)
-    first_scan : (m,) int64, ascending: leaves holding their histograms, to scan first
-    clock : None, or a profile from :func:`new_clock` to add this call's time to,
-        by section and size class (IN/OUT; None compiles without a counter read)
+    order : (logical, flags), see the module docstring   # IN/OUT; None where no leaf
+        is split ahead (numba then compiles none of that code)
+    start : (to_scan (m,), pairs (2, p), unused (u,)), int64: leaves holding histograms
+        to scan first (ascending), (parent, built child) slots to subtract before, nodes
+        whose slots are given back after
+    reduce_each : bool, stop with ``NEED_REDUCE`` after each batch's build (shards)
+    clock : None, or a profile from :func:`new_clock` to add this call's time to
+        (IN/OUT; None compiles without a counter read)
 
-    Returns DONE, or the NEED_* code of the buffer to enlarge before calling again.
-    It calls the kernels of :func:`split_and_build` and :func:`subtract_and_scan`
-    itself rather than those drivers: numba compiles a callee's code again into every
-    caller, and one level less keeps the first fit's compile time as it was.
+    Returns (status, start, slots): DONE, or the NEED_* code of the buffer to enlarge
+    (call again with an empty ``start``); NEED_REDUCE: sum ``slots`` across shards,
+    then call again with the ``start`` returned. It calls the kernels of the drivers
+    of :mod:`.grow` itself: a callee's code compiles again into every caller.
     """
-    X_columns, X_binned = data
-    buf, staging = bufs
+    (X_columns, X_binned), (buf, staging), (hist, partial) = data, bufs, hists
     ints, floats, stats, cand_left, cat_bits = table
-    hist, partial = hists
     slot_of, free, open_ids, counters = state
     flags = _flags_of(order)
     n_active = features.shape[0]
-    to_scan, pairs, unused = first_scan, np.zeros((2, 0), dtype=np.int64), first_scan[:0]
+    to_scan, pairs, unused = start
     size_class = len(CLOCK_ROWS)  # the root's scan
     t = _tick(clock)
     while True:
@@ -449,7 +452,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
                                                partial.shape[0], sizes[2], counters)
         if B == 0 or status != DONE:  # finished, or stopped for room
             _lap(clock, C_BOOKKEEP, size_class, t)
-            return status
+            return status, nothing_pending(), np.empty(0, dtype=np.int64)
         size_class = _size_class(ints, batch) if clock is not None else 0
         small, pairs, need = plan_batch(policy, batch, stats, cand_left, ints, state)
         first = counters[ST_NODES]
@@ -469,6 +472,15 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
                              n_bins, sizes[1], sizes[2], hist, partial)
             t = _lap(clock, C_BUILD, size_class, t)
         to_scan, unused = place_children(small, need, pairs, first, state)
+        if reduce_each and b_slots.shape[0] > 0:  # the shards' histograms must meet first
+            return NEED_REDUCE, (to_scan.copy(), pairs, unused.copy()), b_slots.copy()
+
+
+@njit(cache=True, nogil=True)
+def nothing_pending():
+    """An empty ``start`` of :func:`expand_tree`."""
+    return (np.empty(0, dtype=np.int64), np.empty((2, 0), dtype=np.int64),
+            np.empty(0, dtype=np.int64))
 
 
 @njit(cache=True, nogil=True)

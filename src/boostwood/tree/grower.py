@@ -29,7 +29,8 @@ from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._kernels.binning import feature_major
 from .._kernels.histogram import hist_bins, partials_bound, sum_gradients
 from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOSSGUIDE,
-                               N_COUNTERS, NEED_NODES, NEED_PARTIALS, NEED_SLOTS, P_AHEAD_ROWS,
+                               N_COUNTERS, NEED_NODES, NEED_PARTIALS, NEED_REDUCE, NEED_SLOTS,
+                               P_AHEAD_ROWS,
                                ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES, ST_OPEN,
                                can_split, expand_tree)
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
@@ -109,6 +110,7 @@ class TreeGrower:
         self.n_bins = np.ascontiguousarray(n_bins, dtype=np.int32)
         self.missing_bins = self.n_bins  # the missing bin id equals n_bins
         self.params = params
+        self._n_shards = 1 if reducer is None else int(reducer.n_shards)
         # size the pool up front for the most histograms held at once (it grows on
         # demand past that, e.g. with ``retire_leaves`` off)
         self.builder = HistogramBuilder(X_binned, hist_bins(n_bins_max), reducer,
@@ -227,7 +229,10 @@ class TreeGrower:
         """``ahead_max_rows`` where leaves are split ahead of their turn (leaf-wise, on
         ``AHEAD_MIN_THREADS`` threads or more), else 0."""
         n_threads = numba.get_num_threads() if n_threads is None else n_threads
-        if self.params.grow_policy != "lossguide" or n_threads < AHEAD_MIN_THREADS:
+        # not on shards: which leaves go ahead depends on a shard's own rows and threads,
+        # and the shards must split the same batches
+        if self.params.grow_policy != "lossguide" or n_threads < AHEAD_MIN_THREADS \
+                or self._n_shards > 1:
             return 0
         return int(self.ahead_max_rows)
 
@@ -277,13 +282,12 @@ class TreeGrower:
     # -- the compiled loop ------------------------------------------------------------
     def _compiled_expansion(self):
         """Does :func:`~boostwood._kernels.expand.expand_tree` grow this tree? It serves
-        histogram splits on one shard with every feature open to every node; the Python
-        loop below (the same kernels, stepped one expansion at a time) serves the rest:
-        several shards (their histograms meet in the reducer at every step), per-node
+        histogram splits with every feature open to every node, on one shard or several
+        (it stops for the reducer after each batch's histograms); the Python loop below
+        (the same kernels, stepped one expansion at a time) serves the rest: per-node
         feature sampling (drawn from numpy's generator) and the other splitters."""
         return (self.compiled_loop and type(self.splitter) is HistogramSplitter
-                and self.reducer.n_shards == 1 and self.params.colsample_bynode >= 1.0
-                and self._features.shape[0] > 0)
+                and self.params.colsample_bynode >= 1.0 and self._features.shape[0] > 0)
 
     def _expand_compiled(self, table):
         """Scan the root and grow the tree to the end in compiled code, enlarging the node
@@ -301,18 +305,19 @@ class TreeGrower:
         logical, flags = np.full(cap, -1, dtype=np.int64), np.zeros(cap, dtype=np.uint8)
         logical[:table.n] = np.arange(table.n)
         sizes = (PARTITION_BLOCK, HIST_BLOCK, self._n_threads)
-        first_scan = np.zeros(1, dtype=np.int64)  # the root
+        # what the loop scans first: the root; after a NEED_REDUCE, what it was about to
+        start = (np.zeros(1, dtype=np.int64), np.zeros((2, 0), dtype=np.int64),
+                 np.zeros(0, dtype=np.int64))
+        reduce_each = self.reducer.n_shards > 1
         while True:
             free = np.empty(builder.hist.shape[0], dtype=np.int64)
             free[:len(builder._free)] = builder._free
             counters[ST_FREE] = len(builder._free)
-            status = expand_tree((self.X_columns, self.X_binned), self._gh,
-                                 (self.buf, self.staging), table.record, (builder.hist, builder.partial), self._features,
-                                 self.n_bins, self._settings, self._policy, sizes,
-                                 (slot_of, free, open_ids, counters),
-                                 (logical, flags) if ahead else None, first_scan,
-                                 self.profile_clock)
-            first_scan = first_scan[:0]
+            status, start, slots = expand_tree(
+                (self.X_columns, self.X_binned), self._gh, (self.buf, self.staging),
+                table.record, (builder.hist, builder.partial), self._features, self.n_bins,
+                self._settings, self._policy, sizes, (slot_of, free, open_ids, counters),
+                (logical, flags) if ahead else None, start, reduce_each, self.profile_clock)
             builder._free = free[:counters[ST_FREE]].tolist()
             table.n = int(counters[ST_NODES])
             need = int(counters[ST_NEED])
@@ -327,6 +332,8 @@ class TreeGrower:
                 builder.ensure_free(need)
             elif status == NEED_PARTIALS:
                 builder.reserve_partials(need)
+            elif status == NEED_REDUCE:
+                builder.allreduce(slots)
             else:
                 break
         builder.release_many(slot_of[slot_of >= 0].tolist())
