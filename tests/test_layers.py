@@ -90,6 +90,41 @@ def test_tree_never_sees_objectives(path):
     assert not any("objectives" in name for name in _imports(path))
 
 
+def _sibling_imports(folder):
+    """{module: the modules of the same folder it imports, anywhere in its body}."""
+    graph = {}
+    for path in sorted(folder.glob("*.py")):
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                if node.module:
+                    deps.add(node.module.split(".")[0])
+                else:
+                    deps |= {a.name for a in node.names}
+        graph[path.stem] = deps & {p.stem for p in folder.glob("*.py")} - {path.stem}
+    return graph
+
+
+def test_no_import_circle_among_the_tree_modules():
+    """No module of tree/ imports, even inside a function, one that imports it back
+    (criterion and levels did, through BinnedColumns, now in data/columns.py)."""
+    graph = _sibling_imports(PKG / "tree")
+    state = {}
+
+    def visit(m, path):
+        state[m] = "open"
+        for d in sorted(graph[m]):
+            assert state.get(d) != "open", f"import circle in tree/: {' -> '.join(path + [d])}"
+            if d not in state:
+                visit(d, path + [d])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert graph["levels"] and graph["criterion"]  # the check reads real imports
+
+
 #: Imports one kernel module in a fresh process whose ``boostwood`` package is an empty
 #: stand-in (its ``__init__`` would import half the package) and prints the modules it
 #: brought that are neither numpy, numba, llvmlite, the standard library, ``_config`` nor

@@ -10,7 +10,8 @@ from boostwood._kernels.nodes import (N_NODE_INTS, ND_COUNT, ND_DEPTH, ND_FEATUR
 from boostwood.data.columns import SortedColumns
 from boostwood.data.validation import as_feature_matrix
 from boostwood.tree import GrowerParams, TreeGrower
-from boostwood.tree.criterion import BinnedColumns, CriterionTreeGrower
+from boostwood.data.columns import BinnedColumns
+from boostwood.tree.criterion import CriterionTreeGrower
 from boostwood.tree.exact import ExactTreeGrower
 from boostwood.tree.nodes import NodeTable
 from boostwood.tree.splitters import CriterionSplitter, HistogramSplitter, SortedSplitter

@@ -1,4 +1,5 @@
-"""SortedColumns: every feature sorted once, for exact and approximate split finding.
+"""SortedColumns: every feature sorted once, for exact and approximate split finding;
+BinnedColumns: histogram bins presented the same way, for the criterion trees.
 
 For each feature f:
 
@@ -74,6 +75,52 @@ class SortedColumns:
         hi = np.where(next_codes >= 0, self._flat[base + np.maximum(next_codes, 0)], lo) \
             if codes.size else np.zeros(0)
         return _midpoints(lo, hi)  # hi == lo (no next value) gives lo
+
+
+
+class BinnedColumns:
+    """Histogram bins presented as sorted columns, so :class:`boostwood.tree.criterion.CriterionTreeGrower`
+    searches bin boundaries (``max_bin`` candidates per feature) instead of every value.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_rows, n_features), bin ids (missing = ``n_bins[f]``)
+    n_bins : ndarray of shape (n_features,), value bins per feature
+    bin_thresholds : callable (features, bins) -> raw thresholds of "bin <= b"
+    """
+
+    def __init__(self, X_binned, n_bins, bin_thresholds):
+        self.rows = np.ascontiguousarray(X_binned)  # row-major, for the level-wise scan
+        self.codes = np.ascontiguousarray(X_binned.T)  # feature-major, for the partition
+        self.n_values = np.asarray(n_bins, dtype=np.int64)
+        self._bin_thresholds = bin_thresholds
+        self._lists = None
+
+    def _sorted_lists(self):
+        """Per feature its rows by ascending bin, and its missing rows (built on first use:
+        the level-wise path scans bins node by node and never needs them)."""
+        if self._lists is None:
+            orders, missing = [], []
+            for f in range(self.codes.shape[0]):
+                col = self.codes[f]
+                present = col < self.n_values[f]
+                order = np.argsort(col, kind="stable")
+                orders.append(order[:int(present.sum())].astype(INDEX_DTYPE))
+                missing.append(np.nonzero(~present)[0].astype(INDEX_DTYPE))
+            self._lists = _flatten(orders) + _flatten(missing)
+        return self._lists
+
+    order = property(lambda self: self._sorted_lists()[0])
+    order_offsets = property(lambda self: self._sorted_lists()[1])
+    missing_rows = property(lambda self: self._sorted_lists()[2])
+    missing_offsets = property(lambda self: self._sorted_lists()[3])
+
+    def thresholds(self, features, codes, next_codes):
+        """"bin <= c" as a raw threshold: the upper edge of bin c."""
+        if len(features) == 0:
+            return np.zeros(0)
+        return np.asarray(self._bin_thresholds(np.asarray(features), np.asarray(codes)),
+                          dtype=np.float64)
 
 
 def _column(features, f):

@@ -15,9 +15,9 @@ import numpy as np
 
 from .._kernels.predict import mean_leaf_rows, predict_leaf_raw
 from ..data import Dataset
-from ..data.columns import SortedColumns
+from ..data.columns import BinnedColumns, SortedColumns
 from ..tree import GrowerParams
-from ..tree.criterion import BinnedColumns, CriterionTreeGrower
+from ..tree.criterion import CriterionTreeGrower
 from ..tree.tree import pack_trees
 
 

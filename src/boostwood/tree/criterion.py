@@ -5,7 +5,7 @@ Same grower as boosting -- growth policies, partition kernel, per-node feature
 draws, the exact search over sorted columns of :class:`ExactTreeGrower` -- with
 per-class statistics in the scan (:func:`boostwood._kernels.criterion.criterion_scan`).
 On raw values that is CART's exact search (thresholds half-way between
-consecutive values); on :class:`BinnedColumns` it searches histogram bins.
+consecutive values); on :class:`boostwood.data.columns.BinnedColumns` it searches histogram bins.
 """
 import numpy as np
 
@@ -14,6 +14,7 @@ from .._kernels.criterion import (ENTROPY, GAIN_RATIO, compact_rows, criterion_s
 from .._kernels.levels import splittable_nodes
 from .._kernels.nodes import ND_DEPTH
 from .exact import ExactTreeGrower
+from .levels import grow_levels
 from .nodes import NodeTable
 from .splitters import CriterionSplitter
 
@@ -70,7 +71,6 @@ class CriterionTreeGrower(ExactTreeGrower):
         self._weight = np.ascontiguousarray(weight, dtype=np.float64)
         self._row_stats_tuple = (self._stat, self._channel, self._weight)
         if self.params.grow_policy == "depthwise" and self.vectorized:
-            from .levels import grow_levels  # the same steps, a level at a time
             n = self.n_rows if rows is None else rows.shape[0]
             self.buf[0, :n] = np.arange(n, dtype=self.buf.dtype) if rows is None else rows
             self._features, self._rng = features, rng
@@ -162,57 +162,3 @@ class CriterionTreeGrower(ExactTreeGrower):
         w = stats[:, self.K]
         value = np.divide(stats[:, 0], w, out=np.zeros(n), where=w > 0)
         return table.to_tree(value, w, stats[:, self.K + 1].copy()), stats
-
-
-class BinnedColumns:
-    """Histogram bins presented as sorted columns, so :class:`CriterionTreeGrower`
-    searches bin boundaries (``max_bin`` candidates per feature) instead of every value.
-
-    Parameters
-    ----------
-    X_binned : ndarray of shape (n_rows, n_features), bin ids (missing = ``n_bins[f]``)
-    n_bins : ndarray of shape (n_features,), value bins per feature
-    bin_thresholds : callable (features, bins) -> raw thresholds of "bin <= b"
-    """
-
-    def __init__(self, X_binned, n_bins, bin_thresholds):
-        self.rows = np.ascontiguousarray(X_binned)  # row-major, for the level-wise scan
-        self.codes = np.ascontiguousarray(X_binned.T)  # feature-major, for the partition
-        self.n_values = np.asarray(n_bins, dtype=np.int64)
-        self._bin_thresholds = bin_thresholds
-        self._lists = None
-
-    def _sorted_lists(self):
-        """Per feature its rows by ascending bin, and its missing rows (built on first use:
-        the level-wise path scans bins node by node and never needs them)."""
-        if self._lists is None:
-            from .._config import INDEX_DTYPE
-            orders, missing = [], []
-            for f in range(self.codes.shape[0]):
-                col = self.codes[f]
-                present = col < self.n_values[f]
-                order = np.argsort(col, kind="stable")
-                orders.append(order[:int(present.sum())].astype(INDEX_DTYPE))
-                missing.append(np.nonzero(~present)[0].astype(INDEX_DTYPE))
-            self._lists = _flatten(orders) + _flatten(missing)
-        return self._lists
-
-    order = property(lambda self: self._sorted_lists()[0])
-    order_offsets = property(lambda self: self._sorted_lists()[1])
-    missing_rows = property(lambda self: self._sorted_lists()[2])
-    missing_offsets = property(lambda self: self._sorted_lists()[3])
-
-    def thresholds(self, features, codes, next_codes):
-        """"bin <= c" as a raw threshold: the upper edge of bin c."""
-        if len(features) == 0:
-            return np.zeros(0)
-        return np.asarray(self._bin_thresholds(np.asarray(features), np.asarray(codes)),
-                          dtype=np.float64)
-
-
-def _flatten(parts):
-    from .._config import INDEX_DTYPE
-    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([p.size for p in parts])
-    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=INDEX_DTYPE)
-    return flat.astype(INDEX_DTYPE, copy=False), offsets

@@ -22,7 +22,7 @@ from .._kernels.criterion_bins import binned_node_scan, pack_row_stats
 from .._kernels.exact import mark_nodes
 from .._kernels.levels import choose_splits, level_children
 from .._kernels.partition import partition_nodes
-from .criterion import BinnedColumns
+from ..data.columns import BinnedColumns
 from .grower import PARTITION_BLOCK
 from .nodes import NodeTable
 from .splitters import drop_constant_targets, scan_outputs, set_sorted_thresholds
