@@ -1,9 +1,10 @@
 """The compiled expansion loop (``_kernels/expand.py``) against the Python loop it replaces.
 
 The Python loop steps the same kernels one expansion at a time (it still serves
-sharded training, per-node feature sampling and the sorted splitters); both
-must give the same trees bit for bit, also when the compiled loop stops for a
-larger node table, histogram pool or partial buffers and goes on.
+the sorted and criterion splitters); both must give the same trees bit for bit,
+also when the compiled loop stops for a larger node table, histogram pool or
+partial buffers and goes on. Sharded trees and per-node feature draws run in the
+compiled loop only (tests here and in test_shards.py).
 """
 import os
 import subprocess
@@ -495,3 +496,57 @@ def test_without_leaves_split_ahead_the_loop_is_compiled_without_that_code(monke
     _assert_same(compiled, _grow(d, gh, "lossguide", CONFIGS[0][1], compiled=False))
     order_types = {sig[11] for sig in expand_tree.signatures}
     assert any(isinstance(t, types.NoneType) for t in order_types), order_types
+
+
+def test_node_features_draws_n_pick_uniformly_from_the_key_alone():
+    """colsample_bynode's draw: exactly n_pick features, a function of the node's key
+    only, every feature about equally often over many keys, and children's keys differ
+    from each other and from their parent's."""
+    from boostwood._kernels.expand import child_keys, node_features
+    A, n_pick, n_keys = 10, 3, 4000
+    counts = np.zeros(A)
+    out, again = np.empty(A, np.uint8), np.empty(A, np.uint8)
+    for key in range(n_keys):
+        node_features(np.uint64(key * 7919 + 1), n_pick, out)
+        node_features(np.uint64(key * 7919 + 1), n_pick, again)
+        assert out.sum() == n_pick and np.array_equal(out, again)
+        counts += out
+    expected = n_keys * n_pick / A  # 1200; binomial sd about 29
+    assert np.all(np.abs(counts - expected) < 5 * np.sqrt(expected * (1 - n_pick / A)))
+    keys = np.zeros(7, dtype=np.uint64)
+    keys[0] = 12345
+    child_keys(keys, np.array([0]), 1)
+    child_keys(keys, np.array([1, 2]), 3)
+    assert len(set(keys.tolist())) == 7
+
+
+@pytest.mark.parametrize("policy,kw", [("lossguide", dict(max_depth=0, max_leaves=255)),
+                                       ("lossguide", dict(max_depth=0, max_leaves=15)),
+                                       ("depthwise", dict(max_depth=8))])
+def test_colsample_bynode_grows_in_the_compiled_loop(policy, kw, monkeypatch):
+    """Per-node feature draws are made inside the compiled loop: no Python step per
+    node (as many Python calls per tree at 255 leaves as at 15), the same model on 1
+    and 2 threads, and each node restricted (one feature per node: the splits spread
+    over the features where one feature would win everywhere)."""
+    def python_step(*args):
+        raise AssertionError("the Python expansion loop ran")
+
+    calls = []
+    real = grower_module.expand_tree
+
+    def spy(*args):
+        calls.append(1)
+        return real(*args)
+
+    X, y = make_classification(6000, 6, seed=3)
+    X[:, 0] = y + 0.3 * np.random.default_rng(0).normal(size=len(y))  # wins alone
+    params = {"objective": "binary:logistic", "grow_policy": policy, "seed": 4,
+              "colsample_bynode": 1 / 6, "min_data_in_leaf": 5, "verbosity": 0, **kw}
+    monkeypatch.setattr(grower_module.TreeGrower, "_expand", python_step)
+    monkeypatch.setattr(grower_module.TreeGrower, "_scan", python_step)
+    monkeypatch.setattr(grower_module, "expand_tree", spy)
+    models = [bw.train({**params, "nthread": t}, bw.Dataset(X, y), 3) for t in (1, 2)]
+    assert models[0]._to_dict()["trees"] == models[1]._to_dict()["trees"]
+    assert len(calls) <= 2 * 3 * 2  # a call per tree, and a stop for room at most
+    used = np.concatenate([t.feature[t.feature >= 0] for t in models[0].trees])
+    assert len(set(used.tolist())) >= 4 and np.mean(used == 0) < 0.6

@@ -61,6 +61,7 @@ from .intrinsics import cycle_count
 from .nodes import (N_PICK, ND_COUNT, ND_DEPTH, ND_LEFT, ND_RIGHT, NF_GAIN, choose_gradient,
                     split_nodes)
 from .partition import partition_nodes
+from .random import STREAM_BYNODE, counter_hash
 from .split import find_best_splits
 
 #: Growth policies (``policy[P_GROW]``).
@@ -395,14 +396,13 @@ def _choose_batch(policy, state, order, gain, ints, n_threads):
 
 @njit(cache=True, nogil=True)
 def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy, sizes, state,
-                order, start, reduce_each, clock=None):
+                order, start, reduce_each, bynode, clock=None):
     """Scan ``start`` (the root, on the first call; what the last call left, after a
     ``NEED_REDUCE``), then expand the tree's open leaves until the policy stops.
 
-    data, gh, features, n_bins, settings : as in :func:`split_and_build` and
-    :func:`subtract_and_scan`; bufs : (buf, staging); table : the node table record;
-    hists : (hist, partial); policy : the cells ``P_*``; sizes : (partition_block,
-    hist_block, n_threads)
+    data, gh, features, n_bins, settings : as in :mod:`.grow`'s drivers; bufs : (buf,
+    staging); table : the node table record; hists : (hist, partial); policy : the
+    cells ``P_*``; sizes : (partition_block, hist_block, n_threads)
     state : (slot_of, free, open_ids, counters), see the module docstring   # IN/OUT
     order : (logical, flags), see the module docstring   # IN/OUT; None where no leaf
         is split ahead (numba then compiles none of that code)
@@ -410,8 +410,9 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         to scan first (ascending), (parent, built child) slots to subtract before, nodes
         whose slots are given back after
     reduce_each : bool, stop with ``NEED_REDUCE`` after each batch's build (shards)
-    clock : None, or a profile from :func:`new_clock` to add this call's time to
-        (IN/OUT; None compiles without a counter read)
+    bynode : None (all features open), or (node keys (n_capacity,) uint64, n_pick):
+        ``colsample_bynode``, see :func:`node_features`   # keys IN/OUT
+    clock : None, or a profile from :func:`new_clock` (IN/OUT; None reads no counter)
 
     Returns (status, start, slots): DONE, or the NEED_* code of the buffer to enlarge
     (call again with an empty ``start``); NEED_REDUCE: sum ``slots`` across shards,
@@ -434,7 +435,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
             pick = np.empty((N_PICK, m, n_active), dtype=np.int64)
             left = np.empty((m, n_active, stats.shape[1]), dtype=stats.dtype)
             find_best_splits(hist, scan_slots, pairs, node_totals(stats, to_scan), n_bins,
-                             features, np.ones((m, n_active), dtype=np.uint8), settings,
+                             features, _scan_mask(bynode, to_scan, n_active), settings,
                              (gain, pick, left))  # subtracting the pairs first
             t = _lap(clock, C_SCAN, size_class, t)
             found = choose_gradient(gain, pick, left, to_scan, features, ints, floats,
@@ -464,7 +465,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         partition_nodes(X_columns, buf, staging, ints, batch, cat_bits, n_bins, sizes[0], sizes[2],
                         n_left)
         t = _lap(clock, C_PARTITION, size_class, t)
-        split_nodes(ints, floats, stats, cand_left, batch, n_left, first)
+        _record_split(table, batch, n_left, first, bynode)
         b_sides, b_starts, b_counts, b_slots = built_children(ints, batch, small, n_left)
         t = _lap(clock, C_BOOKKEEP, size_class, t)
         if b_slots.shape[0] > 0:
@@ -474,6 +475,55 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         to_scan, unused = place_children(small, need, pairs, first, state)
         if reduce_each and b_slots.shape[0] > 0:  # the shards' histograms must meet first
             return NEED_REDUCE, (to_scan.copy(), pairs, unused.copy()), b_slots.copy()
+
+
+@njit(cache=True, nogil=True)
+def _record_split(table, batch, n_left, first, bynode):
+    """Write the splits of ``batch`` and its children to the table (and the children's
+    keys, with ``bynode``)."""
+    ints, floats, stats, cand_left, _ = table
+    split_nodes(ints, floats, stats, cand_left, batch, n_left, first)
+    if bynode is not None:
+        child_keys(bynode[0], batch, first)
+
+
+@njit(cache=True, nogil=True)
+def child_keys(keys, batch, first):
+    """The keys of the children of a split batch (``first + 2i``, ``+ 1``): hashes of
+    their parent's key and side. A node's key is so a function of its path from the
+    root (and the tree's key), not of the order in which nodes are numbered: the same
+    on any number of threads (leaves split ahead get other ids first) and shards."""
+    for i in range(batch.shape[0]):
+        for side in range(2):
+            keys[first + 2 * i + side] = counter_hash(keys[batch[i]], STREAM_BYNODE, side, 1)
+
+
+@njit(cache=True, nogil=True)
+def node_features(key, n_pick, out):
+    """``colsample_bynode``: ``out[a] = 1`` for the ``n_pick`` of the tree's features a
+    node of key ``key`` may split on, 0 for the others: those of the ``n_pick`` smallest
+    hashes of (key, a), ties by position -- a uniform draw without replacement that
+    depends on the node's key only."""
+    n_active = out.shape[0]
+    u = np.empty(n_active, dtype=np.uint64)
+    for a in range(n_active):
+        u[a] = counter_hash(key, STREAM_BYNODE, a, 0)
+    order = np.argsort(u, kind="mergesort")
+    out[:] = 0
+    for j in range(min(n_pick, n_active)):
+        out[order[j]] = 1
+
+
+@njit(cache=True, nogil=True)
+def _scan_mask(bynode, nodes, n_active):
+    """(m, n_active) uint8: the features each node of ``nodes`` may split on (all of them
+    without ``bynode``; numba drops the draw for a None)."""
+    mask = np.ones((nodes.shape[0], n_active), dtype=np.uint8)
+    if bynode is not None:
+        keys, n_pick = bynode
+        for j in range(nodes.shape[0]):
+            node_features(keys[nodes[j]], n_pick, mask[j])
+    return mask
 
 
 @njit(cache=True, nogil=True)

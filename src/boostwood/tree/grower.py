@@ -285,9 +285,9 @@ class TreeGrower:
         histogram splits with every feature open to every node, on one shard or several
         (it stops for the reducer after each batch's histograms); the Python loop below
         (the same kernels, stepped one expansion at a time) serves the rest: per-node
-        feature sampling (drawn from numpy's generator) and the other splitters."""
+        the other splitters (exact, approx, criterion)."""
         return (self.compiled_loop and type(self.splitter) is HistogramSplitter
-                and self.params.colsample_bynode >= 1.0 and self._features.shape[0] > 0)
+                and self._features.shape[0] > 0)
 
     def _expand_compiled(self, table):
         """Scan the root and grow the tree to the end in compiled code, enlarging the node
@@ -309,6 +309,7 @@ class TreeGrower:
         start = (np.zeros(1, dtype=np.int64), np.zeros((2, 0), dtype=np.int64),
                  np.zeros(0, dtype=np.int64))
         reduce_each = self.reducer.n_shards > 1
+        bynode = self._bynode_draws(cap)
         while True:
             free = np.empty(builder.hist.shape[0], dtype=np.int64)
             free[:len(builder._free)] = builder._free
@@ -317,7 +318,8 @@ class TreeGrower:
                 (self.X_columns, self.X_binned), self._gh, (self.buf, self.staging),
                 table.record, (builder.hist, builder.partial), self._features, self.n_bins,
                 self._settings, self._policy, sizes, (slot_of, free, open_ids, counters),
-                (logical, flags) if ahead else None, start, reduce_each, self.profile_clock)
+                (logical, flags) if ahead else None, start, reduce_each, bynode,
+                self.profile_clock)
             builder._free = free[:counters[ST_FREE]].tolist()
             table.n = int(counters[ST_NODES])
             need = int(counters[ST_NEED])
@@ -328,6 +330,9 @@ class TreeGrower:
                 open_ids = np.concatenate([open_ids, np.zeros(grown, dtype=np.int64)])
                 logical = np.concatenate([logical, np.full(grown, -1, dtype=np.int64)])
                 flags = np.concatenate([flags, np.zeros(grown, dtype=np.uint8)])
+                if bynode is not None:
+                    bynode = (np.concatenate([bynode[0], np.zeros(grown, np.uint64)]),
+                              bynode[1])
             elif status == NEED_SLOTS:
                 builder.ensure_free(need)
             elif status == NEED_PARTIALS:
@@ -339,6 +344,18 @@ class TreeGrower:
         builder.release_many(slot_of[slot_of >= 0].tolist())
         self._slot, self._open, self._heap = {}, set(), []
         self.expansion_counters = counters  # the last tree's (ST_AHEAD, ST_UNDONE, ...)
+
+    def _bynode_draws(self, cap):
+        """``colsample_bynode < 1``: (node keys, features per node) for the compiled loop's
+        draw per node (:func:`boostwood._kernels.expand.node_features`), the root's key
+        one number from the round's generator (the same on every shard and thread);
+        else None."""
+        p = self.params
+        if p.colsample_bynode >= 1.0:
+            return None
+        keys = np.zeros(cap, dtype=np.uint64)
+        keys[0] = np.uint64(self._rng.integers(0, 2 ** 63))
+        return keys, max(1, int(round(p.colsample_bynode * self._features.shape[0])))
 
     # -- policy ------------------------------------------------------------------------
     def _next_batch(self, table, n_leaves):
