@@ -435,7 +435,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
             pick = np.empty((N_PICK, m, n_active), dtype=np.int64)
             left = np.empty((m, n_active, stats.shape[1]), dtype=stats.dtype)
             find_best_splits(hist, scan_slots, pairs, node_totals(stats, to_scan), n_bins,
-                             features, _scan_mask(bynode, to_scan, n_active), settings,
+                             features, scan_mask(bynode, to_scan, n_active), settings,
                              (gain, pick, left))  # subtracting the pairs first
             t = _lap(clock, C_SCAN, size_class, t)
             found = choose_gradient(gain, pick, left, to_scan, features, ints, floats,
@@ -515,9 +515,9 @@ def node_features(key, n_pick, out):
 
 
 @njit(cache=True, nogil=True)
-def _scan_mask(bynode, nodes, n_active):
+def scan_mask(bynode, nodes, n_active):
     """(m, n_active) uint8: the features each node of ``nodes`` may split on (all of them
-    without ``bynode``; numba drops the draw for a None)."""
+    without ``bynode``; numba drops the draw for a None). The Python loop's draw too."""
     mask = np.ones((nodes.shape[0], n_active), dtype=np.uint8)
     if bynode is not None:
         keys, n_pick = bynode

@@ -40,6 +40,8 @@ class CriterionTreeGrower(ExactTreeGrower):
         (needs sorted raw columns).
     """
 
+    keyed_node_draws = False  # feature_mask draws per node, scikit-learn's rule
+
     def __init__(self, columns, params, n_channels, criterion, min_samples_split=2,
                  min_impurity_decrease=0.0, random_splits=False):
         super().__init__(columns, params)

@@ -71,6 +71,7 @@ class ExactTreeGrower(TreeGrower):
         partition_nodes(self.X_columns, self.buf, self.staging, table.ints, batch, table.cat_bits,
                         self.missing_bins, PARTITION_BLOCK, numba.get_num_threads(), n_left)
         first = table.split(batch, n_left)
+        self._child_keys(batch, first)
         to_scan = [c for c in range(first, table.n) if self._splittable(table, c)]
         if to_scan:
             self._scan(table, to_scan)

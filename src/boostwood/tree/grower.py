@@ -32,7 +32,7 @@ from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOS
                                N_COUNTERS, NEED_NODES, NEED_PARTIALS, NEED_REDUCE, NEED_SLOTS,
                                P_AHEAD_ROWS,
                                ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES, ST_OPEN,
-                               can_split, expand_tree)
+                               can_split, child_keys, expand_tree, scan_mask)
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
 from .._kernels.nodes import ND_COUNT, ND_DEPTH, NF_GAIN
 from .._kernels.partition import all_rows
@@ -104,6 +104,9 @@ class TreeGrower:
     #: A leaf split ahead keeps its waiting children's histograms:
     #: :meth:`held_histograms` counts ``2 (n_threads - 1)`` more.
     ahead_max_rows = AHEAD_MAX_ROWS
+    #: ``colsample_bynode`` draws each node's features from its key (:meth:`_node_feature_mask`);
+    #: the criterion trees keep their own draw (scikit-learn's rule) and set it False.
+    keyed_node_draws = True
 
     def __init__(self, X_binned, n_bins, n_bins_max, params, reducer=None, X_columns=None):
         self.X_binned = X_binned
@@ -180,6 +183,7 @@ class TreeGrower:
         else:
             self.buf[0, :n] = rows
         self._features, self._rng = features, rng
+        self._start_node_keys()
         self._begin_tree(gh)
         table = self._new_table()
         self._open = set()  # leaves holding a candidate split
@@ -345,17 +349,39 @@ class TreeGrower:
         self._slot, self._open, self._heap = {}, set(), []
         self.expansion_counters = counters  # the last tree's (ST_AHEAD, ST_UNDONE, ...)
 
+    def _start_node_keys(self):
+        """``colsample_bynode < 1``: the node keys each node's feature draw comes from
+        (:func:`boostwood._kernels.expand.node_features`): the root's is one number from
+        the round's generator (the same on every shard and thread), a child's a hash of
+        its parent's and its side (:func:`~boostwood._kernels.expand.child_keys`). Both
+        loops draw alike. Else (and for the criterion trees) None."""
+        self._keys = None
+        if self.params.colsample_bynode < 1.0 and self.keyed_node_draws:
+            self._keys = np.zeros(64, dtype=np.uint64)
+            self._keys[0] = np.uint64(self._rng.integers(0, 2 ** 63))
+
+    def _n_pick(self):
+        return max(1, int(round(self.params.colsample_bynode * self._features.shape[0])))
+
     def _bynode_draws(self, cap):
-        """``colsample_bynode < 1``: (node keys, features per node) for the compiled loop's
-        draw per node (:func:`boostwood._kernels.expand.node_features`), the root's key
-        one number from the round's generator (the same on every shard and thread);
-        else None."""
-        p = self.params
-        if p.colsample_bynode >= 1.0:
+        """(node keys of the table's capacity, features per node) for the compiled loop,
+        or None without ``colsample_bynode``."""
+        if self._keys is None:
             return None
         keys = np.zeros(cap, dtype=np.uint64)
-        keys[0] = np.uint64(self._rng.integers(0, 2 ** 63))
-        return keys, max(1, int(round(p.colsample_bynode * self._features.shape[0])))
+        keys[:min(cap, self._keys.shape[0])] = self._keys[:cap]
+        return keys, self._n_pick()
+
+    def _child_keys(self, batch, first):
+        """The Python loop: the keys of the children ``first + 2i``, ``+ 1`` of ``batch``."""
+        if self._keys is None:
+            return
+        need = first + 2 * batch.shape[0]
+        if need > self._keys.shape[0]:
+            grown = np.zeros(max(need, 2 * self._keys.shape[0]), dtype=np.uint64)
+            grown[:self._keys.shape[0]] = self._keys
+            self._keys = grown
+        child_keys(self._keys, batch, first)
 
     # -- policy ------------------------------------------------------------------------
     def _next_batch(self, table, n_leaves):
@@ -447,6 +473,7 @@ class TreeGrower:
         n_left = np.empty(B, dtype=np.int64)
         builder.reserve_partials(partials_bound(n_rows, self._n_threads))
         first = table.grow(2 * B)  # the children: first + 2i (left), first + 2i + 1
+        self._child_keys(batch, first)
         split_and_build((self.X_columns, self.X_binned), self._gh, self.buf, self.staging,
                         table.record, batch, first, self.missing_bins, small, self._features,
                         (PARTITION_BLOCK, HIST_BLOCK, self._n_threads),
@@ -473,17 +500,14 @@ class TreeGrower:
         for k in unused:
             builder.release(slot_of.pop(k))
 
-    def _node_feature_mask(self, B, A):
-        """(B, A) uint8: which of the A tree features each of B nodes may split on
-        (``colsample_bynode`` draws a subset per node), or None for all of them."""
-        p = self.params
-        if p.colsample_bynode >= 1.0:
+    def _node_feature_mask(self, nodes):
+        """(B, A) uint8: which of the A tree features each node of ``nodes`` may split on
+        (``colsample_bynode``: the compiled loop's draw from each node's key), or None
+        for all of them."""
+        if self._keys is None:
             return None
-        n_pick = max(1, int(round(p.colsample_bynode * A)))
-        mask = np.zeros((B, A), dtype=np.uint8)
-        for r in range(B):
-            mask[r, self._rng.choice(A, n_pick, replace=False)] = 1
-        return mask
+        return scan_mask((self._keys, self._n_pick()), np.asarray(nodes, dtype=np.int64),
+                         self._features.shape[0])
 
     def _all_features(self, B, A):
         """A (B, A) mask of ones, reused across calls."""

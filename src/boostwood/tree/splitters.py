@@ -105,7 +105,7 @@ class HistogramSplitter:
         g = self.g
         B, A = nodes.shape[0], g._features.shape[0]
         gain, pick, left = self._buffers.get(B, A, 3)
-        mask = g._node_feature_mask(B, A)
+        mask = g._node_feature_mask(nodes)
         if mask is None:
             mask = g._all_features(B, A)
         pair_arr = np.array([[p for p, _ in pairs], [c for _, c in pairs]], dtype=np.int64) \
@@ -128,7 +128,7 @@ class SortedSplitter:
         g = self.g
         B, A = nodes.shape[0], g._features.shape[0]
         mark_batch(g, table, nodes)
-        mask = g._node_feature_mask(B, A)
+        mask = g._node_feature_mask(nodes)
         if mask is None:
             mask = np.ones((B, A), dtype=np.uint8)
         gain, pick, left = scan_outputs(B, A, 3, HIST_DTYPE)
