@@ -550,3 +550,33 @@ def test_colsample_bynode_grows_in_the_compiled_loop(policy, kw, monkeypatch):
     assert len(calls) <= 2 * 3 * 2  # a call per tree, and a stop for room at most
     used = np.concatenate([t.feature[t.feature >= 0] for t in models[0].trees])
     assert len(set(used.tolist())) >= 4 and np.mean(used == 0) < 0.6
+
+
+@pytest.mark.parametrize("tree_method,policy", [("exact", "lossguide"), ("exact", "depthwise"),
+                                                ("approx", "lossguide")])
+def test_the_python_loop_takes_its_batches_from_the_compiled_policy(tree_method, policy,
+                                                                    monkeypatch):
+    """One policy: the growers still stepped from Python (exact, local approx, the
+    criterion trees node by node) choose their batches and retire leaves with the
+    compiled loop's next_batch and retire_next; tree/ keeps no heap or batch rule."""
+    import ast
+    import inspect
+    calls = {"next_batch": 0, "retire_next": 0}
+    for name in calls:
+        real = getattr(grower_module, name)
+
+        def spy(*args, _real=real, _name=name):
+            calls[_name] += 1
+            return _real(*args)
+        monkeypatch.setattr(grower_module, name, spy)
+    X, y = make_classification(3000, 5, seed=1)
+    kw = dict(max_depth=0, max_leaves=12) if policy == "lossguide" else dict(max_depth=4)
+    bw.train({"objective": "binary:logistic", "tree_method": tree_method,
+              "approx_proposal": "local", "grow_policy": policy, "verbosity": 0, **kw},
+             bw.Dataset(X, y), 2)
+    assert calls["next_batch"] >= 2 * (11 if policy == "lossguide" else 4)
+    assert calls["retire_next"] >= (calls["next_batch"] if policy == "lossguide" else 0)
+    source = inspect.getsource(grower_module)
+    imported = {a.name for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Import)
+                for a in n.names}
+    assert "heapq" not in imported and "_next_batch" not in source

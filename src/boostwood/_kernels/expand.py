@@ -206,16 +206,10 @@ def retire_beyond_budget(policy, gain, state, ints, flags):
     split ahead of its turn (``F_AHEAD``, see the module docstring) also frees its
     waiting children's histograms; :func:`_in_order` undoes its split at the end."""
     slot_of, free, open_ids, counters = state
-    if policy[P_GROW] != LOSSGUIDE or policy[P_MAX_LEAVES] <= 0:
-        return
-    budget = max(policy[P_MAX_LEAVES] - counters[ST_LEAVES], 0)
-    while counters[ST_OPEN] > budget:
-        n_open = counters[ST_OPEN]
-        worst = 0  # the last in the order: lowest gain, the highest id on ties
-        for j in range(1, n_open):
-            if gain[open_ids[j]] <= gain[open_ids[worst]]:
-                worst = j
-        k = open_ids[worst]
+    while True:
+        k = retire_next(policy, gain, open_ids, counters)
+        if k < 0:
+            return
         if slot_of[k] >= 0:
             _release(free, counters, slot_of[k])
             slot_of[k] = -1
@@ -225,9 +219,35 @@ def retire_beyond_budget(policy, gain, state, ints, flags):
                     if slot_of[c] >= 0:  # slots back (the split is undone at the end)
                         _release(free, counters, slot_of[c])
                         slot_of[c] = -1
-        for j in range(worst, n_open - 1):
-            open_ids[j] = open_ids[j + 1]
-        counters[ST_OPEN] = n_open - 1
+
+
+@njit(cache=True, nogil=True)
+def retire_next(policy, gain, open_ids, counters):
+    """The open leaf :func:`retire_beyond_budget` retires next, taken out of the open set
+    (the last in the order: lowest gain, the highest id on ties), or -1 when every open
+    leaf can still be reached. The one rule, for both loops."""
+    if policy[P_GROW] != LOSSGUIDE or policy[P_MAX_LEAVES] <= 0:
+        return -1
+    n_open = counters[ST_OPEN]
+    if n_open <= max(policy[P_MAX_LEAVES] - counters[ST_LEAVES], 0):
+        return -1
+    worst = 0
+    for j in range(1, n_open):
+        if gain[open_ids[j]] <= gain[open_ids[worst]]:
+            worst = j
+    k = open_ids[worst]
+    for j in range(worst, n_open - 1):
+        open_ids[j] = open_ids[j + 1]
+    counters[ST_OPEN] = n_open - 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def take_batch(open_ids, counters, batch):
+    """The leaves ``batch`` (ascending) are expanded: they leave the open set and each
+    becomes two leaves."""
+    _remove_open(open_ids, counters, batch)
+    counters[ST_LEAVES] += batch.shape[0]
 
 
 @njit(cache=True, nogil=True)
@@ -539,8 +559,7 @@ def _take_turns(batch, n_now, first, state, order):
     set and their children (``first + 2i``, ``+ 1``) get the next ids in the order of
     one leaf at a time; the others are split ahead (``F_AHEAD``), their children wait."""
     slot_of, free, open_ids, counters = state
-    _remove_open(open_ids, counters, np.sort(batch[:n_now]))
-    counters[ST_LEAVES] += n_now
+    take_batch(open_ids, counters, np.sort(batch[:n_now]))
     for i in range(batch.shape[0]):
         if i < n_now:
             if order is not None:

@@ -113,6 +113,9 @@ class CriterionTreeGrower(ExactTreeGrower):
 
     def _begin_tree(self, gh):
         self._gh = None
+        # the policy cells next_batch and retire_next read (which leaves expand next);
+        # whether a node may split is _can_split_many's rule here
+        self._policy = self._growth_policy(1.0, 0)
 
     def _root(self, table, n):
         table.add_root(self._root_stats(n), n)

@@ -17,7 +17,6 @@ Statistics are fixed point (:mod:`.stats`): node totals ``G``, ``H`` are exact
 integers in units of the tree's gradient and hessian units; a float is made of
 them only to check ``min_child_weight``, score a split or set a leaf.
 """
-import heapq
 import warnings
 from dataclasses import dataclass
 
@@ -32,7 +31,8 @@ from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOS
                                N_COUNTERS, NEED_NODES, NEED_PARTIALS, NEED_REDUCE, NEED_SLOTS,
                                P_AHEAD_ROWS,
                                ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES, ST_OPEN,
-                               can_split, child_keys, expand_tree, scan_mask)
+                               can_split, child_keys, expand_tree, next_batch, retire_next,
+                               scan_mask, take_batch)
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
 from .._kernels.nodes import ND_COUNT, ND_DEPTH, NF_GAIN
 from .._kernels.partition import all_rows
@@ -186,23 +186,26 @@ class TreeGrower:
         self._start_node_keys()
         self._begin_tree(gh)
         table = self._new_table()
-        self._open = set()  # leaves holding a candidate split
-        self._heap = []  # lossguide: (-gain, node) of every candidate
         self._slot = {}
         if self._compiled_expansion():
             if self._root(table, n, scan=False):
                 self._expand_compiled(table)
         else:
+            # the open leaves (those with a candidate split, ascending) and the counters
+            # ST_OPEN, ST_LEAVES: the compiled loop's policy state, read by its functions
+            self._open_ids = np.zeros(64, dtype=np.int64)
+            self._counters = np.zeros(N_COUNTERS, dtype=np.int64)
+            self._counters[ST_LEAVES] = 1
             self._root(table, n)
-            n_leaves = 1
             while True:
+                gain = table.floats[NF_GAIN]  # (each time: the table may have grown)
                 if self.retire_leaves:
-                    self._retire_beyond_budget(table, n_leaves)
-                batch = self._next_batch(table, n_leaves)
-                if not batch:
+                    self._drop_unreachable(gain)
+                batch = next_batch(self._policy, self._open_ids, self._counters, gain)
+                if batch.shape[0] == 0:
                     break
-                self._expand(table, np.array(batch, dtype=np.int64))
-                n_leaves += len(batch)
+                take_batch(self._open_ids, self._counters, batch)
+                self._expand(table, batch)
         for slot in self._slot.values():
             self.builder.release(slot)
         self._slot = {}
@@ -223,11 +226,14 @@ class TreeGrower:
                                         p.min_child_weight, p.min_data_in_leaf,
                                         self.stats.units, row_max)
         self._n_threads = numba.get_num_threads()
-        # the cells P_* of _kernels/expand.py: which leaves are expanded, and may be split
-        self._policy = (LOSSGUIDE if p.grow_policy == "lossguide" else DEPTHWISE,
-                        int(p.max_depth), int(p.max_leaves), int(p.min_data_in_leaf),
-                        float(p.min_child_weight), self._h_unit,
-                        self._ahead_rows(self._n_threads))
+        self._policy = self._growth_policy(self._h_unit, self._ahead_rows(self._n_threads))
+
+    def _growth_policy(self, h_unit, ahead_rows):
+        """The cells P_* of _kernels/expand.py: which leaves are expanded, and may be split."""
+        p = self.params
+        return (LOSSGUIDE if p.grow_policy == "lossguide" else DEPTHWISE, int(p.max_depth),
+                int(p.max_leaves), int(p.min_data_in_leaf), float(p.min_child_weight),
+                float(h_unit), int(ahead_rows))
 
     def _ahead_rows(self, n_threads=None):
         """``ahead_max_rows`` where leaves are split ahead of their turn (leaf-wise, on
@@ -346,7 +352,7 @@ class TreeGrower:
             else:
                 break
         builder.release_many(slot_of[slot_of >= 0].tolist())
-        self._slot, self._open, self._heap = {}, set(), []
+        self._slot = {}
         self.expansion_counters = counters  # the last tree's (ST_AHEAD, ST_UNDONE, ...)
 
     def _start_node_keys(self):
@@ -383,49 +389,27 @@ class TreeGrower:
             self._keys = grown
         child_keys(self._keys, batch, first)
 
-    # -- policy ------------------------------------------------------------------------
-    def _next_batch(self, table, n_leaves):
-        p = self.params
-        if not self._open or (p.max_leaves > 0 and n_leaves >= p.max_leaves):
-            return []
-        if p.grow_policy == "lossguide":
-            k = heapq.heappop(self._heap)[1]  # highest gain, lowest node id on ties
-            self._open.discard(k)
-            return [k]
-        batch = sorted(self._open)
-        if p.max_leaves > 0 and n_leaves + len(batch) > p.max_leaves:
-            gain = table.floats[NF_GAIN]
-            keep = sorted(batch, key=lambda k: (-gain[k], k))[:p.max_leaves - n_leaves]
-            batch = sorted(keep)
-        self._open.difference_update(batch)
-        return batch
-
-    def _retire_beyond_budget(self, table, n_leaves):
-        """The Python loop's :func:`boostwood._kernels.expand.retire_beyond_budget`:
-        leaf-wise, open leaves that ``max_leaves`` leaves no step to reach give their
-        histograms back (the last in the heap's order: lowest gain, highest id)."""
-        p = self.params
-        if p.grow_policy != "lossguide" or p.max_leaves <= 0:
-            return
-        excess = len(self._open) - max(p.max_leaves - n_leaves, 0)
-        if excess <= 0:
-            return
-        # the `excess` last in the heap's order, worst first: one sort in NumPy, not a
-        # Python key call per open leaf and retired leaf (15,000 calls a 255-leaf tree)
-        ids = np.fromiter(self._open, dtype=np.int64, count=len(self._open))
-        worst = ids[np.lexsort((-ids, table.floats[NF_GAIN][ids]))[:excess]].tolist()
-        self._open.difference_update(worst)
-        self._drop(worst)
+    # -- policy: the compiled loop's own (next_batch, retire_next, can_split) ---------------
+    def _drop_unreachable(self, gain):
+        """Leaf-wise, open leaves that ``max_leaves`` leaves no step to reach give their
+        histograms back (:func:`boostwood._kernels.expand.retire_next`'s rule)."""
+        while True:
+            k = retire_next(self._policy, gain, self._open_ids, self._counters)
+            if k < 0:
+                return
+            self._drop([k])
 
     def _add_candidates(self, found):
-        """Queue the nodes of a :class:`SplitBatch` for expansion."""
-        nodes = found.nodes.tolist()
-        self._open.update(nodes)
-        if self.params.grow_policy == "lossguide":
-            gain = found.table.floats[NF_GAIN]
-            for k in nodes:
-                heapq.heappush(self._heap, (-float(gain[k]), k))
-        return set(nodes)
+        """Open the nodes of a :class:`SplitBatch` (above every open id: kept ascending)."""
+        nodes = found.nodes
+        n, m = int(self._counters[ST_OPEN]), nodes.shape[0]
+        if n + m > self._open_ids.shape[0]:
+            grown = np.zeros(max(2 * self._open_ids.shape[0], n + m), dtype=np.int64)
+            grown[:n] = self._open_ids[:n]
+            self._open_ids = grown
+        self._open_ids[n:n + m] = nodes
+        self._counters[ST_OPEN] = n + m
+        return set(nodes.tolist())
 
     def _splittable(self, table, node):
         _, hess, count = table.stats[node].tolist()
