@@ -292,10 +292,10 @@ class TreeGrower:
     # -- the compiled loop ------------------------------------------------------------
     def _compiled_expansion(self):
         """Does :func:`~boostwood._kernels.expand.expand_tree` grow this tree? It serves
-        histogram splits with every feature open to every node, on one shard or several
-        (it stops for the reducer after each batch's histograms); the Python loop below
-        (the same kernels, stepped one expansion at a time) serves the rest: per-node
-        the other splitters (exact, approx, criterion)."""
+        histogram splits on one shard or several (it stops for the reducer after each
+        batch's histograms), with or without ``colsample_bynode``; the Python loop below
+        (the same kernels and policy, stepped one expansion at a time) serves the other
+        splitters (exact, local approx, criterion)."""
         return (self.compiled_loop and type(self.splitter) is HistogramSplitter
                 and self._features.shape[0] > 0)
 
