@@ -35,7 +35,7 @@ def test_save_load_round_trip_is_bit_identical(tmp_path, multiclass_model):
     doc = json.loads(path.read_text(), parse_constant=lambda c: pytest.fail(f"literal {c}"))
     # (the version written is the current one; tests/test_model_compat.py keeps v1 files)
     from boostwood.boosting.model_io import FORMAT_VERSION
-    assert doc["format"] == "boostwood-model" and doc["version"] == FORMAT_VERSION == 2
+    assert doc["format"] == "boostwood-model" and doc["version"] == FORMAT_VERSION == 3
 
 
 def test_infinite_threshold_survives_the_file(tmp_path):
@@ -71,7 +71,7 @@ def test_corrupt_model_files_raise_clear_errors(tmp_path, multiclass_model):
     doc = json.loads(text)
     doc["version"] = 99
     path.write_text(json.dumps(doc))
-    with pytest.raises(ValueError, match="newer than this boostwood"):
+    with pytest.raises(ValueError, match=r"version 99, newer than this boostwood reads \(3\)"):
         bw.Booster(model_file=path)
     doc = json.loads(text)
     doc["model"]["trees"][0]["value"][1] += 1.0  # tampered leaf value
@@ -403,8 +403,10 @@ def test_copy_num_features_and_slices_keep_the_feature_types(multiclass_model):
     c = b.copy()
     assert c.num_features() == b.num_features() == 5
     c.trees.pop()
-    c.params["eta"] = 0.0
-    assert len(b.trees) == 45 and b.params["eta"] == 0.3
+    with pytest.raises(TypeError):  # (resolved parameters are read-only)
+        c.params["eta"] = 0.0
+    c.params = c.params.replace(eta=0.1)
+    assert len(b.trees) == 45 and b.params["eta"] == 0.3 and c.params["eta"] == 0.1
     c = b.copy()
     c.feature_types = ["categorical"] + ["numeric"] * 4
     c.category_dictionaries = {0: ["red", "blue"]}

@@ -245,3 +245,70 @@ def test_lightgbm_parameters_whose_defaults_differ_here_warn():
         resolve_params({"subsample": 0.8})
         resolve_params({"max_depth": -1, "num_leaves": 31, "grow_policy": "depthwise"})
         resolve_params({"max_depth": 0, "num_leaves": 31})
+
+
+# -- the resolved record --------------------------------------------------------------------
+def _count_resolutions(monkeypatch):
+    """Counts resolve_params's resolutions (each warns about LightGBM defaults once)."""
+    from boostwood.boosting import params as mod
+    calls = []
+    real = mod._warn_lightgbm_defaults
+
+    def spy(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(mod, "_warn_lightgbm_defaults", spy)
+    return calls
+
+
+def test_train_and_cv_resolve_the_parameters_once(monkeypatch):
+    X = np.random.default_rng(0).normal(size=(120, 3))
+    d = bw.Dataset(X, X[:, 0])
+    calls = _count_resolutions(monkeypatch)
+    bw.train({"max_depth": 2, "num_iterations": 2}, d, verbose_eval=False)
+    assert len(calls) == 1
+    calls.clear()
+    bw.cv({"max_depth": 2, "nthread": 1}, d, 2, nfold=3)
+    assert len(calls) == 1
+
+
+def test_resolved_parameters_are_a_read_only_record():
+    import copy
+    import pickle
+    from boostwood.boosting.params import PARAMS, Params
+    p = resolve_params({"learning_rate": 0.1, "max_bins": 63})
+    assert isinstance(p, Params) and resolve_params(p) is p
+    assert set(p) == set(PARAMS) and "_given" not in p  # (no bookkeeping key inside)
+    assert p.given == {"eta", "max_bin"} and p.non_default() == {"eta": 0.1, "max_bin": 63}
+    with pytest.raises(TypeError):
+        p["eta"] = 0.2
+    with pytest.raises(AttributeError):
+        p.given = frozenset()
+    for twin in (pickle.loads(pickle.dumps(p)), copy.deepcopy(p)):
+        assert twin == p and twin.given == p.given
+    q = p.replace(eta=0.2, max_bin=255)
+    assert (q["eta"], q["max_bin"], q.given, p["eta"]) == (0.2, 255, {"eta"}, 0.1)
+    with pytest.raises(ValueError, match="eta"):
+        p.replace(eta=-1)
+    with pytest.raises(ValueError, match="unknown parameter"):
+        p.replace(etaa=1)
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"objective": "lambdarank", "lambdarank_norm": False},
+    {"objective": "lambdarank", "lambdarank_norm": False, "lambdarank_score_normalization": True},
+    {"objective": "lambdarank", "lambdarank_normalization": False},
+    {"objective": "binary", "bagging_fraction": 0.5, "bagging_freq": 1, "num_leaves": 7},
+    {"objective": "multi:softprob", "num_class": 3, "eval_metric": ["mlogloss", "merror"]}])
+def test_what_a_model_records_resolves_to_the_same_parameters(params):
+    """A model file records the parameters that differ from their defaults: resolving
+    those again gives every parameter as trained (no rule reads what was left out)."""
+    p = resolve_params(params)
+    assert resolve_params(p.non_default()) == p
+
+
+def test_lambdarank_norm_sets_both_normalisations_by_its_name_only():
+    both = resolve_params({"objective": "lambdarank", "lambdarank_norm": False})
+    one = resolve_params({"objective": "lambdarank", "lambdarank_normalization": False})
+    assert not both["lambdarank_score_normalization"] and one["lambdarank_score_normalization"]

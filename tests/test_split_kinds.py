@@ -192,12 +192,12 @@ def test_dumps_plots_and_report_write_the_same_rule():
     plotting.plot_tree(booster, 0)
 
 
-def test_format_v2_round_trip(tmp_path):
+def test_format_v3_round_trip(tmp_path):
     booster = _booster()
     path = tmp_path / "m.json"
     booster.save_model(path)
     doc = json.loads(path.read_text())
-    assert doc["version"] == 2 and doc["model"]["feature_types"][1] == "categorical"
+    assert doc["version"] == 3 and doc["model"]["feature_types"][1] == "categorical"
     t0 = doc["model"]["trees"][0]
     assert t0["split_kind"] == [1, 0, 0, 0, 0]
     assert t0["cat_nodes"] == [0] and t0["cat_sets"] == [[1, 3, 4, 40]]

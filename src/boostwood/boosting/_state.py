@@ -34,6 +34,15 @@ def _grower_params(p):
         learning_rate=p["eta"])
 
 
+def _record_binning(booster, mapper):
+    """The Dataset owns the binning (``max_bin`` in params is passed to it): the model
+    records what the bins were made with, not a default the run did not use."""
+    made = {"max_bin": mapper.max_bin, "bin_construct_sample_cnt": mapper.sample_cnt}
+    changed = {k: v for k, v in made.items() if booster.params[k] != v}
+    if changed:
+        booster.params = booster.params.replace(**changed)
+
+
 def _check_shardable(p, objective, obj, custom_metric):
     """Raise for what a run over several data shards cannot do (yet)."""
     if p["tree_method"] == "exact" or (p["tree_method"] == "approx"
@@ -175,6 +184,7 @@ class TrainingState:
             _check_ranking(p, self.obj, dtrain, evals, self.reducer)
         dtrain.set_binning(**binning_args(p))
         dtrain.construct(self.reducer)
+        _record_binning(booster, dtrain.bin_mapper)
         self.dtrain = dtrain
         self.y = self.obj.check_labels(dtrain.label)
         n, K = dtrain.num_row(), self.obj.n_outputs

@@ -17,7 +17,7 @@ from ..tree import Tree
 from ..tree.tree import feature_importance as tree_importance, pack_trees
 from . import dump, explain, model_io
 from .metrics import custom_metric_values, get_metric
-from .params import RANKING_PARAMS, objective_name, resolve_params
+from .params import Params, objective_name, resolve_params
 from .rank_metrics import metric_names
 
 
@@ -34,6 +34,8 @@ class Booster:
 
     Attributes
     ----------
+    params : Params, the resolved parameters (a read-only mapping of every parameter's
+        name to its value; ``params.replace(...)`` gives a changed copy)
     trees : list of Tree, round-major: round ``r`` owns ``trees[r*K:(r+1)*K]``
         for ``K`` outputs (classes of multi:softprob and multi:softmax, else 1)
     base_score : ndarray of shape (K,), the initial margins
@@ -57,6 +59,12 @@ class Booster:
         self._set_objective()
         if model_file is not None:
             self.load_model(model_file)
+
+    def __setstate__(self, state):
+        # a Booster pickled before parameters were a Params record kept a dict
+        if not isinstance(state.get("params"), Params):
+            state["params"] = resolve_params(state["params"])
+        self.__dict__.update(state)
 
     def _set_objective(self):
         self.objective = get_objective(self.params["objective"], self.params["num_class"],
@@ -433,12 +441,9 @@ class Booster:
     # -- persistence ---------------------------------------------------------------------------
     def _to_dict(self):
         K = self.n_outputs
-        # (the ranking parameters of a model that does not rank only where they are not
-        # their defaults: such files are what they were before ranking existed; a ranking
-        # model keeps them all, so that a reloaded one resolves them as trained)
-        ranks = getattr(self.objective, "needs_queries", False)
-        params = {k: v for k, v in self.params.items() if not k.startswith("_") and not (
-            not ranks and k in RANKING_PARAMS and v == RANKING_PARAMS[k].default)}
+        # (the parameters that differ from their defaults, as format version 3 records
+        # them: a parameter added later, at its default, leaves every file as it was)
+        params = self.params.non_default()
         trees = []
         for i, t in enumerate(self.trees):
             d = t.to_dict()
@@ -466,14 +471,16 @@ class Booster:
         """Load a model written by :meth:`save_model`, replacing this Booster's content."""
         source = _check_path(fname)
         loaded = Booster()  # a file that fails validation leaves this Booster as it was
-        loaded._from_dict(model_io.loads(model_io.read_text(source), source), source)
+        model, version = model_io.read_model(model_io.read_text(source), source)
+        loaded._from_dict(model, source, version)
         self.__dict__.update(loaded.__dict__)
         return self
 
-    def _from_dict(self, m, source):
+    def _from_dict(self, m, source, version=model_io.FORMAT_VERSION):
         model_io.check_header(m, source)
         try:
-            self.params = resolve_params(_grown_as(m["params"]))
+            params = m["params"]  # (version 3: those not at their defaults)
+            self.params = resolve_params(_grown_as(params) if version < 3 else params)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{source} has invalid params: {exc}") from None
         self._set_objective()
@@ -555,7 +562,7 @@ def _some(names, k=5):
 
 
 def _grown_as(params):
-    """A saved model's parameters as it was grown: a ``count:poisson`` model saved before
+    """A format 1 or 2 model's parameters as it was grown: a ``count:poisson`` model saved before
     ``poisson_max_delta_step`` existed (every newer file holds it) took plain Newton
     steps, so it reads as 0, not as today's default 0.7 (which saving it again would
     then record as how it was grown)."""

@@ -142,8 +142,8 @@ def cv(params, dtrain, num_boost_round=DEFAULT_ROUNDS, nfold=3, stratified=False
                         ("shuffle", shuffle), ("early_stopping_rounds", early_stopping_rounds),
                         ("return_folds", return_folds)):
         check_value(name, value, _ARGS[name])
-    params, num_boost_round, early_stopping_rounds = _fold_params(params, num_boost_round,
-                                                                  early_stopping_rounds)
+    params, num_boost_round, early_stopping_rounds = _fold_params(
+        resolve_params(params), num_boost_round, early_stopping_rounds)
     pairs = _pairs_of(dtrain, folds, nfold, stratified, seed, shuffle)
 
     def fit(k, workers=None):
@@ -196,12 +196,12 @@ def _pairs_of(dtrain, folds, nfold, stratified, seed, shuffle):
 
 
 def _fold_params(params, num_boost_round, early_stopping_rounds):
-    """The folds' parameters, rounds and early-stopping patience: LightGBM's
-    ``num_iterations`` and ``early_stopping_round`` in params as in :func:`train`, taken
-    out of the folds' parameters (each fold trains every round; early stopping reads the
-    folds' mean curve)."""
-    rounds, patience = rounds_and_patience(resolve_params(params), num_boost_round,
-                                           early_stopping_rounds, stacklevel=4)
+    """The folds' parameters, rounds and early-stopping patience (``params`` resolved):
+    LightGBM's ``num_iterations`` and ``early_stopping_round`` in params as in
+    :func:`train`, taken out of the folds' parameters (each fold trains every round;
+    early stopping reads the folds' mean curve)."""
+    rounds, patience = rounds_and_patience(params, num_boost_round, early_stopping_rounds,
+                                           stacklevel=4)
     return model_params(params), rounds, patience
 
 
@@ -210,7 +210,7 @@ def _fold_workers(params, n_folds, user_code):
     in turn, when the run has one thread, numba's threading layer is not thread-safe,
     or the user passes code called during training (``obj``, ``custom_metric``,
     ``callbacks``), which need not be thread-safe."""
-    nthread = resolve_nthreads(resolve_params(params)["nthread"])
+    nthread = resolve_nthreads(params["nthread"])
     if (not SideBySide.enabled or min(n_folds, nthread) < 2
             or any(c is not None for c in user_code) or not threadsafe_numba()):
         return None

@@ -132,7 +132,7 @@ def train(params, dtrain, num_boost_round=DEFAULT_ROUNDS, evals=None, callbacks=
     container = CallbackContainer(cbs)
     if init_model is not None and not isinstance(init_model, Booster):
         init_model = Booster(model_file=init_model)
-    booster = Booster(model_params(params))
+    booster = Booster(model_params(p))
     with threads_given_back():  # the state sets numba's threads from nthread
         state = TrainingState(p, dtrain, evals, booster, obj=obj, custom_metric=custom_metric,
                               init_model=init_model, reducer=reducer)

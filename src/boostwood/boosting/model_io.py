@@ -14,8 +14,9 @@ import tempfile
 FORMAT_NAME = "boostwood-model"
 #: Version written. 2 added split kinds and category sets to trees, and feature types,
 #: category dictionaries and a (reserved) certificates section to the model; version 1
-#: files are read as all-numeric models.
-FORMAT_VERSION = 2
+#: files are read as all-numeric models. 3 records only the parameters that differ from
+#: their defaults (1 and 2 recorded every parameter that existed when they were written).
+FORMAT_VERSION = 3
 FEATURE_TYPES = ("numeric", "categorical")
 #: Largest model file read (bytes): a model of a million trees of 255 leaves is ~1.5 GB.
 MAX_MODEL_BYTES = 4 << 30
@@ -85,6 +86,12 @@ def dumps(model):
 
 def loads(text, source="model"):
     """Parse and check a model file's text; return its ``model`` dict."""
+    return read_model(text, source)[0]
+
+
+def read_model(text, source="model"):
+    """Parse and check a model file's text; return its ``model`` dict and its format
+    version (a reader refuses a version newer than :data:`FORMAT_VERSION`)."""
     def reject(constant):
         raise ValueError(f"{source} is not a valid boostwood model file: it holds the "
                          f"non-standard JSON constant {constant}")
@@ -100,7 +107,7 @@ def loads(text, source="model"):
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
         raise ValueError(f"{source} is not a boostwood model file (no 'format': '{FORMAT_NAME}')")
     version = doc.get("version")
-    if not isinstance(version, int) or version < 1:
+    if not _is_int(version) or version < 1:
         raise ValueError(f"{source} has an invalid format version {version!r}")
     if version > FORMAT_VERSION:
         raise ValueError(f"{source} uses model format version {version}, newer than this "
@@ -111,7 +118,7 @@ def loads(text, source="model"):
     expected = "sha256:" + hashlib.sha256(_canonical(model).encode()).hexdigest()
     if doc.get("checksum") != expected:
         raise ValueError(f"{source} failed its checksum: the file was modified or corrupted")
-    return model
+    return model, version
 
 
 #: Keys every model section has (format version 1 on), and the keys version 2 added.

@@ -7,8 +7,10 @@ ValueError (with a "did you mean" when a known name is close).
 import difflib
 import numbers
 import warnings
+from collections.abc import Mapping
 
 from ..data.checks import INF, Param, check_value
+from ..data.dataset import BINNING_PARAMS
 from ..objectives import OBJECTIVES, Softmax
 from ..tree.approx import MAX_APPROX_CANDIDATES
 from ..tree.stats import MAX_QUANT_BINS
@@ -150,9 +152,7 @@ PARAMS = {
     "colsample_bynode": Param(1.0, "float", 0.0, 1.0, low_open=True,
                               aliases=("feature_fraction_bynode",),
                               doc="fraction of the tree's features drawn per node"),
-    "max_bin": Param(255, "int", 2, 65535, aliases=("max_bins",), doc="value bins per feature"),
-    "bin_construct_sample_cnt": Param(200000, "int", 1, aliases=("subsample_for_bin",),
-                                      doc="rows sampled to fit bin edges"),
+    **BINNING_PARAMS,  # (the Dataset's: it owns the binning)
     "use_quantized_grad": Param(False, "bool",
                                 doc="hist/approx: round gradients and hessians to a few levels "
                                     "per tree (num_grad_quant_bins) for faster histograms"),
@@ -283,7 +283,7 @@ def as_param_dict(params):
     in order) and any other name at most once."""
     if params is None:
         return {}
-    if isinstance(params, dict):
+    if isinstance(params, Mapping):
         return dict(params)
     if not isinstance(params, (list, tuple)):
         raise TypeError(f"params must be a dict or a list of (name, value) pairs, got "
@@ -304,20 +304,80 @@ def as_param_dict(params):
     return out
 
 
+class Params(Mapping):
+    """Resolved parameters: a read-only mapping of every canonical name of
+    :data:`PARAMS` to its value, made once per ``train`` / ``cv`` by
+    :func:`resolve_params` and read by the training state, the grower's record, the
+    Booster and the model file.
+
+    ``given`` names the parameters the user gave (the others hold their defaults);
+    :meth:`replace` makes a changed copy, checked as the original was."""
+
+    __slots__ = ("_values", "_given")
+
+    def __init__(self, values, given):
+        object.__setattr__(self, "_values", dict(values))
+        object.__setattr__(self, "_given", frozenset(given))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("resolved parameters are read-only: use replace()")
+
+    __delattr__ = __setattr__
+
+    def __getitem__(self, name):
+        return self._values[name]
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self):
+        return len(self._values)
+
+    def __repr__(self):
+        return f"Params({self._values!r})"
+
+    def __reduce__(self):  # (pickle and copy: __setattr__ refuses the default way)
+        return Params, (self._values, sorted(self._given))
+
+    @property
+    def given(self):
+        """The canonical names the user gave, a frozenset."""
+        return self._given
+
+    def non_default(self):
+        """The parameters whose values differ from their defaults, a dict in
+        :data:`PARAMS` order: what a model file records."""
+        return {k: v for k, v in self._values.items() if v != PARAMS[k].default}
+
+    def replace(self, **changes):
+        """A copy with ``changes`` (canonical names or aliases, checked as given ones
+        are); a name set to its default counts as not given."""
+        values, given = dict(self._values), set(self._given)
+        for key, value in changes.items():
+            name = _canonical(key)
+            values[name] = _check_value(name, _lightgbm_value(name, value))
+            (given.discard if values[name] == PARAMS[name].default else given.add)(name)
+        _check_combinations(values)
+        return Params(values, given)
+
+
 def resolve_params(params):
     """Validate user parameters and fill in defaults.
 
     Parameters
     ----------
-    params : dict, list of (name, value) pairs, or None
+    params : dict, list of (name, value) pairs, Params or None
         Keys are canonical names or aliases (see :func:`as_param_dict` for the pairs).
+        Resolved parameters (a :class:`Params`) are returned as they are.
 
     Returns
     -------
-    dict with every canonical name of :data:`PARAMS`.
+    Params, with every canonical name of :data:`PARAMS`.
     """
+    if isinstance(params, Params):
+        return params
     params = as_param_dict(params)
-    params.pop("_given", None)  # already-resolved parameters may be passed again
+    params.pop("_given", None)  # (resolved parameters as a dict before Params existed)
     given = {}
     for key, value in params.items():
         if not isinstance(key, str):
@@ -330,15 +390,14 @@ def resolve_params(params):
         given[name] = (key, value)
     out = {name: spec.default for name, spec in PARAMS.items()}
     out.update({name: v for name, (_, v) in given.items()})
-    if objective_name(out["objective"]) == "lambdarank" and "lambdarank_normalization" in \
-            given and "lambdarank_score_normalization" not in given:
-        # LightGBM's lambdarank_norm switches both normalisations: resolved here, so
-        # that the model file holds what was trained
+    if objective_name(out["objective"]) == "lambdarank" and "lambdarank_score_normalization" \
+            not in given and given.get("lambdarank_normalization", ("",))[0] == "lambdarank_norm":
+        # LightGBM's lambdarank_norm switches both normalisations (a rule of that name,
+        # not of the value: resolved parameters resolve again to themselves)
         out["lambdarank_score_normalization"] = out["lambdarank_normalization"]
     _warn_lightgbm_defaults(params, given)
     _check_combinations(out)
-    out["_given"] = sorted(given)
-    return out
+    return Params(out, given)
 
 
 def _warn_lightgbm_defaults(params, given):
@@ -381,18 +440,20 @@ def rounds_and_patience(p, num_boost_round, early_stopping_rounds, stacklevel=3)
 
 
 def model_params(params):
-    """User ``params`` without what steers one run rather than the model (the rounds and
-    early stopping given in params): what a Booster keeps, so that training again from
-    its ``params`` does not inherit them."""
-    return replace_param(replace_param(params, "num_iterations", None),
-                         "early_stopping_round", None)
+    """Resolved ``params`` (a :class:`Params`) without what steers one run rather than
+    the model (the rounds and early stopping given in params): what a Booster keeps, so
+    that training again from its ``params`` does not inherit them."""
+    return params.replace(num_iterations=None, early_stopping_round=None)
 
 
 def replace_param(params, name, value):
     """A copy of user ``params`` with ``name`` (a canonical name) set to ``value``, any
-    alias of it given there dropped (so the two cannot disagree)."""
+    alias of it given there dropped (so the two cannot disagree); resolved parameters
+    give resolved parameters (:meth:`Params.replace`)."""
     if name not in PARAMS:
         raise ValueError(f"{name!r} is not a canonical parameter name")
+    if isinstance(params, Params):
+        return params.replace(**{name: value})
 
     def same(key):
         return isinstance(key, str) and (key in PARAMS or key in _ALIAS) \
@@ -406,7 +467,7 @@ def replace_param(params, name, value):
 def binning_args(p):
     """The Dataset binning arguments (``max_bin``, ``bin_construct_sample_cnt``, ``seed``)
     that resolved parameters ``p`` give explicitly: pass them to ``Dataset`` to bin once."""
-    return {k: p[k] for k in ("max_bin", "bin_construct_sample_cnt", "seed") if k in p["_given"]}
+    return {k: p[k] for k in ("max_bin", "bin_construct_sample_cnt", "seed") if k in p.given}
 
 
 def _check_combinations(p):

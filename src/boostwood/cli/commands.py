@@ -155,7 +155,9 @@ def _mushroom_config():
                       "verbose_eval": 10}}
 
 
-def _train_sets(cfg):
+def _train_sets(cfg, p):
+    """The training Dataset and the evaluation sets of ``cfg``, binned once with the
+    binning of the resolved parameters ``p``."""
     data = cfg["data"]
     if "train" not in data:  # no data: the notes' mushroom demo on the bundled data
         from ..datasets import load_agaricus
@@ -164,7 +166,7 @@ def _train_sets(cfg):
         return dtrain, [(dtrain, "train"), (Dataset(Xte, yte, feature_names=names,
                                                     reference=dtrain), "test")]
     # binned once, with the run's binning parameters
-    dtrain = load_dataset(data["train"], data, binning=binning_args(resolve_params(cfg["params"])))
+    dtrain = load_dataset(data["train"], data, binning=binning_args(p))
     valid = data.get("valid", [])
     valid = [valid] if isinstance(valid, str) else list(valid)
     evals = [(dtrain, "train")]
@@ -190,16 +192,16 @@ def cmd_train(args):
         cfg["data"]["valid"] = args.valid
     if args.ignore:
         cfg["data"]["ignore"] = list(cfg["data"].get("ignore", [])) + args.ignore
-    given = resolve_params(cfg["params"])  # (resume counts rounds: they come from [train])
+    p = resolve_params(cfg["params"])  # (once: train takes the record as it is)
     for name, where in (("num_iterations", "train.num_boost_round"),
                         ("early_stopping_round", "train.early_stopping_rounds")):
-        if given[name] is not None:
+        if p[name] is not None:  # (resume counts rounds: they come from [train])
             raise CLIError(f"{name} (or an alias of it) in [params]: give it as {where} here")
     rounds = int(args.rounds if args.rounds is not None else tr.get("num_boost_round", 100))
     model_path = args.model or tr.get("model", "model.json")
     every = args.checkpoint_every or tr.get("checkpoint_every")
     ckpt = model_path + ".checkpoint"
-    dtrain, evals = _train_sets(cfg)
+    dtrain, evals = _train_sets(cfg, p)
     init = None
     if args.resume and os.path.exists(ckpt):
         init = Booster(model_file=ckpt)
@@ -219,7 +221,7 @@ def cmd_train(args):
         callbacks.append(Checkpoint(ckpt, int(every)))
     early = args.early_stopping or tr.get("early_stopping_rounds")
     try:
-        booster = train(cfg["params"], dtrain, max(todo, 0), evals=evals, callbacks=callbacks,
+        booster = train(p, dtrain, max(todo, 0), evals=evals, callbacks=callbacks,
                         early_stopping_rounds=early, verbose_eval=False, init_model=init)
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from None

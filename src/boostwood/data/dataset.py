@@ -11,10 +11,14 @@ from .rowinfo import RowInfo, unit_weights
 from .checks import Param, check_value
 from .validation import as_feature_matrix, check_memory, check_vector
 
-#: Dataset's own arguments (the same ranges as ``train``'s parameters of these names).
-_ARGS = {"max_bin": Param(255, "int", 2, 65535),
-         "bin_construct_sample_cnt": Param(200000, "int", 1),
-         "seed": Param(0, "int")}
+#: The binning's parameters: the Dataset owns them (``train``'s parameters of these
+#: names are these specs, passed on to :meth:`Dataset.set_binning`).
+BINNING_PARAMS = {
+    "max_bin": Param(255, "int", 2, 65535, aliases=("max_bins",), doc="value bins per feature"),
+    "bin_construct_sample_cnt": Param(200000, "int", 1, aliases=("subsample_for_bin",),
+                                      doc="rows sampled to fit bin edges")}
+#: Dataset's own arguments.
+_ARGS = {**BINNING_PARAMS, "seed": Param(0, "int")}
 
 
 class Dataset:
