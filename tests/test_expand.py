@@ -580,3 +580,50 @@ def test_the_python_loop_takes_its_batches_from_the_compiled_policy(tree_method,
     imported = {a.name for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Import)
                 for a in n.names}
     assert "heapq" not in imported and "_next_batch" not in source
+
+
+def _grow_masked(d, gh, policy, kw, compiled, features, root_mask=None, bynode=1.0):
+    m = d.bin_mapper
+    grower = TreeGrower(d.X_binned, m.n_bins, m.n_bins_max,
+                        GrowerParams(grow_policy=policy, colsample_bynode=bynode, **kw))
+    grower.compiled_loop = compiled
+    tree, *_ = grower.grow(gh, None, np.asarray(features, dtype=np.int64),
+                           np.random.default_rng(1), root_mask=root_mask)
+    return tree
+
+
+@pytest.mark.parametrize("policy,kw", [CONFIGS[0], CONFIGS[3]])
+def test_a_root_mask_grows_the_tree_of_the_features_it_allows(policy, kw):
+    """The per-node feature mask (the seam of feature constraints): a mask given at the
+    root, inherited by every child, grows the tree of the allowed features alone, in
+    both loops; unconstrained trees pass None, and numba compiles no mask code."""
+    from numba import types
+    from boostwood._kernels.expand import expand_tree
+    d, gh = _data()
+    allowed = [0, 2, 3, 5, 6]
+    root_mask = np.isin(np.arange(7), allowed)
+    alone = _grow_masked(d, gh, policy, kw, True, allowed)
+    assert alone.n_leaves > 8
+    for compiled in (True, False):
+        masked = _grow_masked(d, gh, policy, kw, compiled, np.arange(7), root_mask)
+        for f in TREE_FIELDS:
+            assert np.array_equal(getattr(masked, f), getattr(alone, f)), (compiled, f)
+    assert any(isinstance(sig[15], types.NoneType) for sig in expand_tree.signatures)
+    with pytest.raises(ValueError, match="root_mask has shape"):
+        _grow_masked(d, gh, policy, kw, True, np.arange(7), root_mask[:5])
+
+
+def test_a_root_mask_and_colsample_bynode_allow_what_both_allow():
+    """With colsample_bynode, a node splits on the features both its mask and its draw
+    allow; the two loops grow the same tree, and it uses no masked feature."""
+    d, gh = _data()
+    root_mask = np.isin(np.arange(7), [0, 1, 2, 4, 6])
+    kw = dict(max_depth=0, max_leaves=40, min_data_in_leaf=5)
+    trees = [_grow_masked(d, gh, "lossguide", kw, c, np.arange(7), root_mask, bynode=0.5)
+             for c in (True, False)]
+    for f in TREE_FIELDS:
+        assert np.array_equal(getattr(trees[0], f), getattr(trees[1], f)), f
+    used = set(trees[0].feature[trees[0].feature >= 0].tolist())
+    assert used <= {0, 1, 2, 4, 6} and len(used) >= 3
+    unmasked = _grow_masked(d, gh, "lossguide", kw, True, np.arange(7), bynode=0.5)
+    assert not np.array_equal(unmasked.feature, trees[0].feature)

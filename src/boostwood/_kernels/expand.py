@@ -416,7 +416,7 @@ def _choose_batch(policy, state, order, gain, ints, n_threads):
 
 @njit(cache=True, nogil=True)
 def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy, sizes, state,
-                order, start, reduce_each, bynode, clock=None):
+                order, start, reduce_each, bynode, node_mask, clock=None):
     """Scan ``start`` (the root, on the first call; what the last call left, after a
     ``NEED_REDUCE``), then expand the tree's open leaves until the policy stops.
 
@@ -430,14 +430,14 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         to scan first (ascending), (parent, built child) slots to subtract before, nodes
         whose slots are given back after
     reduce_each : bool, stop with ``NEED_REDUCE`` after each batch's build (shards)
-    bynode : None (all features open), or (node keys (n_capacity,) uint64, n_pick):
-        ``colsample_bynode``, see :func:`node_features`   # keys IN/OUT
-    clock : None, or a profile from :func:`new_clock` (IN/OUT; None reads no counter)
-
+    bynode : None, or (node keys (n_capacity,) uint64, n_pick): ``colsample_bynode``
+        (:func:`node_features`); node_mask : None, or (n_capacity, n_active) uint8, the
+        features each node may split on (row 0 the caller's; :func:`inherit_mask`). A node
+        splits on what both allow (None: all features)   # keys, mask rows IN/OUT
+    clock : None, or a profile from :func:`new_clock` (IN/OUT; None reads no counter).
     Returns (status, start, slots): DONE, or the NEED_* code of the buffer to enlarge
     (call again with an empty ``start``); NEED_REDUCE: sum ``slots`` across shards,
-    then call again with the ``start`` returned. It calls the kernels of the drivers
-    of :mod:`.grow` itself: a callee's code compiles again into every caller.
+    then call again with the ``start`` returned. It calls :mod:`.grow`'s kernels itself.
     """
     (X_columns, X_binned), (buf, staging), (hist, partial) = data, bufs, hists
     ints, floats, stats, cand_left, cat_bits = table
@@ -455,7 +455,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
             pick = np.empty((N_PICK, m, n_active), dtype=np.int64)
             left = np.empty((m, n_active, stats.shape[1]), dtype=stats.dtype)
             find_best_splits(hist, scan_slots, pairs, node_totals(stats, to_scan), n_bins,
-                             features, scan_mask(bynode, to_scan, n_active), settings,
+                             features, scan_mask(bynode, node_mask, to_scan, n_active), settings,
                              (gain, pick, left))  # subtracting the pairs first
             t = _lap(clock, C_SCAN, size_class, t)
             found = choose_gradient(gain, pick, left, to_scan, features, ints, floats,
@@ -485,7 +485,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         partition_nodes(X_columns, buf, staging, ints, batch, cat_bits, n_bins, sizes[0], sizes[2],
                         n_left)
         t = _lap(clock, C_PARTITION, size_class, t)
-        _record_split(table, batch, n_left, first, bynode)
+        _record_split(table, batch, n_left, first, bynode, node_mask)
         b_sides, b_starts, b_counts, b_slots = built_children(ints, batch, small, n_left)
         t = _lap(clock, C_BOOKKEEP, size_class, t)
         if b_slots.shape[0] > 0:
@@ -498,13 +498,25 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
 
 
 @njit(cache=True, nogil=True)
-def _record_split(table, batch, n_left, first, bynode):
+def _record_split(table, batch, n_left, first, bynode, node_mask):
     """Write the splits of ``batch`` and its children to the table (and the children's
-    keys, with ``bynode``)."""
+    keys, with ``bynode``; their feature masks, with ``node_mask``)."""
     ints, floats, stats, cand_left, _ = table
     split_nodes(ints, floats, stats, cand_left, batch, n_left, first)
     if bynode is not None:
         child_keys(bynode[0], batch, first)
+    if node_mask is not None:
+        inherit_mask(node_mask, batch, first)
+
+
+@njit(cache=True, nogil=True)
+def inherit_mask(node_mask, batch, first):
+    """The children of a split batch (``first + 2i``, ``+ 1``) may split on what their
+    parent may: the per-node seam of constraints on which features a path may use
+    (a constraint narrows the children's rows here, from the parent's split feature)."""
+    for i in range(batch.shape[0]):
+        for side in range(2):
+            node_mask[first + 2 * i + side] = node_mask[batch[i]]
 
 
 @njit(cache=True, nogil=True)
@@ -535,14 +547,20 @@ def node_features(key, n_pick, out):
 
 
 @njit(cache=True, nogil=True)
-def scan_mask(bynode, nodes, n_active):
-    """(m, n_active) uint8: the features each node of ``nodes`` may split on (all of them
-    without ``bynode``; numba drops the draw for a None). The Python loop's draw too."""
+def scan_mask(bynode, node_mask, nodes, n_active):
+    """(m, n_active) uint8: the features each node of ``nodes`` may split on: those of its
+    ``node_mask`` row and of its ``bynode`` draw (all of them without either; numba drops
+    the code of a None). The Python loop's mask too."""
     mask = np.ones((nodes.shape[0], n_active), dtype=np.uint8)
+    if node_mask is not None:
+        for j in range(nodes.shape[0]):
+            mask[j] = node_mask[nodes[j]]
     if bynode is not None:
         keys, n_pick = bynode
+        drawn = np.empty(n_active, dtype=np.uint8)
         for j in range(nodes.shape[0]):
-            node_features(keys[nodes[j]], n_pick, mask[j])
+            node_features(keys[nodes[j]], n_pick, drawn)
+            mask[j] &= drawn
     return mask
 
 

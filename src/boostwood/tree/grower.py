@@ -29,10 +29,9 @@ from .._kernels.binning import feature_major
 from .._kernels.histogram import hist_bins, partials_bound, sum_gradients
 from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOSSGUIDE,
                                N_COUNTERS, NEED_NODES, NEED_PARTIALS, NEED_REDUCE, NEED_SLOTS,
-                               P_AHEAD_ROWS,
-                               ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES, ST_OPEN,
-                               can_split, child_keys, expand_tree, next_batch, retire_next,
-                               scan_mask, take_batch)
+                               P_AHEAD_ROWS, ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES,
+                               ST_OPEN, can_split, child_keys, expand_tree, inherit_mask,
+                               next_batch, retire_next, scan_mask, take_batch)
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
 from .._kernels.nodes import ND_COUNT, ND_DEPTH, NF_GAIN
 from .._kernels.partition import all_rows
@@ -160,7 +159,7 @@ class TreeGrower:
         bound = 2 ** max(depth - 1, 0) + 2
         return min(bound, p.max_leaves + 2) if p.max_leaves > 0 else bound
 
-    def grow(self, gh, rows, features, rng):
+    def grow(self, gh, rows, features, rng, root_mask=None):
         """Grow one tree.
 
         Parameters
@@ -171,6 +170,10 @@ class TreeGrower:
         rows : ndarray of int32 (ascending) or None; the rows in the bag
         features : ndarray of int64 (ascending); features this tree may split on
         rng : numpy.random.Generator, for per-node feature sampling
+        root_mask : array of ``len(features)`` (0/1 or bool), optional; the features the
+            root may split on, which every node inherits from its parent (the per-node
+            seam of feature constraints, see :func:`~boostwood._kernels.expand.inherit_mask`;
+            None: all, and the loop compiles no mask code)
 
         Returns
         -------
@@ -184,6 +187,7 @@ class TreeGrower:
             self.buf[0, :n] = rows
         self._features, self._rng = features, rng
         self._start_node_keys()
+        self._start_node_masks(root_mask)
         self._begin_tree(gh)
         table = self._new_table()
         self._slot = {}
@@ -320,6 +324,7 @@ class TreeGrower:
                  np.zeros(0, dtype=np.int64))
         reduce_each = self.reducer.n_shards > 1
         bynode = self._bynode_draws(cap)
+        masks = None if self._masks is None else self._grown_rows(self._masks, cap)
         while True:
             free = np.empty(builder.hist.shape[0], dtype=np.int64)
             free[:len(builder._free)] = builder._free
@@ -328,7 +333,7 @@ class TreeGrower:
                 (self.X_columns, self.X_binned), self._gh, (self.buf, self.staging),
                 table.record, (builder.hist, builder.partial), self._features, self.n_bins,
                 self._settings, self._policy, sizes, (slot_of, free, open_ids, counters),
-                (logical, flags) if ahead else None, start, reduce_each, bynode,
+                (logical, flags) if ahead else None, start, reduce_each, bynode, masks,
                 self.profile_clock)
             builder._free = free[:counters[ST_FREE]].tolist()
             table.n = int(counters[ST_NODES])
@@ -343,6 +348,8 @@ class TreeGrower:
                 if bynode is not None:
                     bynode = (np.concatenate([bynode[0], np.zeros(grown, np.uint64)]),
                               bynode[1])
+                if masks is not None:
+                    masks = self._grown_rows(masks, masks.shape[0] + grown)
             elif status == NEED_SLOTS:
                 builder.ensure_free(need)
             elif status == NEED_PARTIALS:
@@ -366,6 +373,27 @@ class TreeGrower:
             self._keys = np.zeros(64, dtype=np.uint64)
             self._keys[0] = np.uint64(self._rng.integers(0, 2 ** 63))
 
+    def _start_node_masks(self, root_mask):
+        """The per-node feature masks (row k: the features node k may split on), the
+        root's given, or None."""
+        self._masks = None
+        if root_mask is not None:
+            root = np.asarray(root_mask)
+            if root.shape != self._features.shape:
+                raise ValueError(f"root_mask has shape {root.shape}, the tree has "
+                                 f"{self._features.shape[0]} features")
+            self._masks = np.zeros((64, root.shape[0]), dtype=np.uint8)
+            self._masks[0] = root != 0
+
+    @staticmethod
+    def _grown_rows(masks, n):
+        """``masks`` with at least ``n`` rows (the new ones zero)."""
+        if masks.shape[0] >= n:
+            return masks
+        out = np.zeros((n, masks.shape[1]), dtype=np.uint8)
+        out[:masks.shape[0]] = masks
+        return out
+
     def _n_pick(self):
         return max(1, int(round(self.params.colsample_bynode * self._features.shape[0])))
 
@@ -379,10 +407,15 @@ class TreeGrower:
         return keys, self._n_pick()
 
     def _child_keys(self, batch, first):
-        """The Python loop: the keys of the children ``first + 2i``, ``+ 1`` of ``batch``."""
+        """The Python loop: the keys (and masks) of the children ``first + 2i``, ``+ 1`` of
+        ``batch``."""
+        need = first + 2 * batch.shape[0]
+        if self._masks is not None:
+            if need > self._masks.shape[0]:
+                self._masks = self._grown_rows(self._masks, max(need, 2 * self._masks.shape[0]))
+            inherit_mask(self._masks, batch, first)
         if self._keys is None:
             return
-        need = first + 2 * batch.shape[0]
         if need > self._keys.shape[0]:
             grown = np.zeros(max(need, 2 * self._keys.shape[0]), dtype=np.uint64)
             grown[:self._keys.shape[0]] = self._keys
@@ -486,11 +519,12 @@ class TreeGrower:
 
     def _node_feature_mask(self, nodes):
         """(B, A) uint8: which of the A tree features each node of ``nodes`` may split on
-        (``colsample_bynode``: the compiled loop's draw from each node's key), or None
-        for all of them."""
-        if self._keys is None:
+        (``colsample_bynode``: the compiled loop's draw from each node's key; the node
+        masks), or None for all of them."""
+        if self._keys is None and self._masks is None:
             return None
-        return scan_mask((self._keys, self._n_pick()), np.asarray(nodes, dtype=np.int64),
+        bynode = None if self._keys is None else (self._keys, self._n_pick())
+        return scan_mask(bynode, self._masks, np.asarray(nodes, dtype=np.int64),
                          self._features.shape[0])
 
     def _all_features(self, B, A):
