@@ -125,6 +125,37 @@ def test_no_import_circle_among_the_tree_modules():
     assert graph["levels"] and graph["criterion"]  # the check reads real imports
 
 
+def _foreign_underscore_reads(path):
+    """``obj._name`` in the module at ``path`` where ``_name`` is not the module's own: not
+    ``self``'s or ``cls``'s, and not an attribute the module sets on ``self`` or a
+    function or class it defines (dunders aside)."""
+    tree = ast.parse(path.read_text())
+    own = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+            own.add(n.name)
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) \
+                and isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"):
+            own.add(n.attr)
+    return sorted(f"{path.name}:{n.lineno} {ast.unparse(n)}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Attribute) and n.attr.startswith("_")
+                  and not n.attr.startswith("__") and n.attr not in own
+                  and not (isinstance(n.value, ast.Name) and n.value.id in ("self", "cls")))
+
+
+def test_no_tree_module_reads_another_modules_underscore_attributes():
+    """The splitter seam is sealed: a splitter reads the tree being grown from its
+    TreeState record and its own arguments, the levels read the criterion splitter's
+    public state, the grower the histogram pool's methods; no module of tree/ reaches
+    into another's private attributes (splitters.py and levels.py read about 58 of the
+    grower's before)."""
+    found = [r for path in sorted((PKG / "tree").glob("*.py"))
+             for r in _foreign_underscore_reads(path)]
+    assert not found, found
+    sample = PKG / "boosting" / "_state.py"  # (the check finds real ones)
+    assert any("booster._start" in r for r in _foreign_underscore_reads(sample))
+
+
 #: Imports one kernel module in a fresh process whose ``boostwood`` package is an empty
 #: stand-in (its ``__init__`` would import half the package) and prints the modules it
 #: brought that are neither numpy, numba, llvmlite, the standard library, ``_config`` nor

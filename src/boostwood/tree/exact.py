@@ -52,7 +52,8 @@ class ExactTreeGrower(TreeGrower):
         self.staging = np.empty(n_rows, dtype=np.int32)
         self.node_of = np.empty(n_rows, dtype=np.int32)
         self.stats = FixedPointStats(n_rows, self.reducer)
-        self.splitter = SortedSplitter(self, local_eps)
+        self.splitter = SortedSplitter(columns, self.buf, self.node_of, local_eps)
+        self.tree_state = None
 
     def _n_rows(self):
         return self.n_rows

@@ -31,14 +31,14 @@ from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOS
                                N_COUNTERS, NEED_NODES, NEED_PARTIALS, NEED_REDUCE, NEED_SLOTS,
                                P_AHEAD_ROWS, ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES,
                                ST_OPEN, can_split, child_keys, expand_tree, inherit_mask,
-                               next_batch, retire_next, scan_mask, take_batch)
+                               next_batch, retire_next, take_batch)
 from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
 from .._kernels.nodes import ND_COUNT, ND_DEPTH, NF_GAIN
 from .._kernels.partition import all_rows
 from .._kernels.split import leaf_values, split_settings
 from .histogram import HIST_BLOCK, HistogramBuilder
 from .nodes import NodeTable
-from .splitters import HistogramSplitter
+from .splitters import HistogramSplitter, TreeState
 from .stats import FixedPointStats
 
 # The expansion drivers are parallel=True for the numba cache's sake only (see
@@ -103,7 +103,7 @@ class TreeGrower:
     #: A leaf split ahead keeps its waiting children's histograms:
     #: :meth:`held_histograms` counts ``2 (n_threads - 1)`` more.
     ahead_max_rows = AHEAD_MAX_ROWS
-    #: ``colsample_bynode`` draws each node's features from its key (:meth:`_node_feature_mask`);
+    #: ``colsample_bynode`` draws each node's features from its key (:meth:`_start_node_keys`);
     #: the criterion trees keep their own draw (scikit-learn's rule) and set it False.
     keyed_node_draws = True
 
@@ -130,7 +130,8 @@ class TreeGrower:
         self.buf = np.empty((2, n_rows), dtype=INDEX_DTYPE)
         self.staging = np.empty(n_rows, dtype=np.int32)
         self.stats = FixedPointStats(n_rows, self.reducer)
-        self.splitter = HistogramSplitter(self)
+        self.splitter = HistogramSplitter()
+        self.tree_state = None  # the TreeState of the tree being grown
 
     # -- public ------------------------------------------------------------------------
     def held_histograms(self, n_threads=None):
@@ -186,11 +187,13 @@ class TreeGrower:
         else:
             self.buf[0, :n] = rows
         self._features, self._rng = features, rng
+        self._begin_tree(gh)
+        self.tree_state = TreeState(features, self._gh, self._settings, rng, self.builder,
+                                    self.n_bins)
+        self._slot = self.tree_state.slots
         self._start_node_keys()
         self._start_node_masks(root_mask)
-        self._begin_tree(gh)
         table = self._new_table()
-        self._slot = {}
         if self._compiled_expansion():
             if self._root(table, n, scan=False):
                 self._expand_compiled(table)
@@ -212,8 +215,8 @@ class TreeGrower:
                 self._expand(table, batch)
         for slot in self._slot.values():
             self.builder.release(slot)
-        self._slot = {}
-        return self._finish(table)
+        self._slot.clear()
+        return self.finish_tree(table)
 
     def _begin_tree(self, gh):
         """Per-tree state: fixed-point gradients, their units and the split settings."""
@@ -324,18 +327,17 @@ class TreeGrower:
                  np.zeros(0, dtype=np.int64))
         reduce_each = self.reducer.n_shards > 1
         bynode = self._bynode_draws(cap)
-        masks = None if self._masks is None else self._grown_rows(self._masks, cap)
+        masks = self.tree_state.masks
+        masks = None if masks is None else self._grown_rows(masks, cap)
         while True:
-            free = np.empty(builder.hist.shape[0], dtype=np.int64)
-            free[:len(builder._free)] = builder._free
-            counters[ST_FREE] = len(builder._free)
+            free, counters[ST_FREE] = builder.free_stack()
             status, start, slots = expand_tree(
                 (self.X_columns, self.X_binned), self._gh, (self.buf, self.staging),
                 table.record, (builder.hist, builder.partial), self._features, self.n_bins,
                 self._settings, self._policy, sizes, (slot_of, free, open_ids, counters),
                 (logical, flags) if ahead else None, start, reduce_each, bynode, masks,
                 self.profile_clock)
-            builder._free = free[:counters[ST_FREE]].tolist()
+            builder.set_free_stack(free, counters[ST_FREE])
             table.n = int(counters[ST_NODES])
             need = int(counters[ST_NEED])
             if status == NEED_NODES:
@@ -359,7 +361,7 @@ class TreeGrower:
             else:
                 break
         builder.release_many(slot_of[slot_of >= 0].tolist())
-        self._slot = {}
+        self._slot.clear()
         self.expansion_counters = counters  # the last tree's (ST_AHEAD, ST_UNDONE, ...)
 
     def _start_node_keys(self):
@@ -367,60 +369,55 @@ class TreeGrower:
         (:func:`boostwood._kernels.expand.node_features`): the root's is one number from
         the round's generator (the same on every shard and thread), a child's a hash of
         its parent's and its side (:func:`~boostwood._kernels.expand.child_keys`). Both
-        loops draw alike. Else (and for the criterion trees) None."""
-        self._keys = None
+        loops draw alike. Else (and for the criterion trees) None. They live in the tree
+        state, where the splitters read them."""
+        tree = self.tree_state
         if self.params.colsample_bynode < 1.0 and self.keyed_node_draws:
-            self._keys = np.zeros(64, dtype=np.uint64)
-            self._keys[0] = np.uint64(self._rng.integers(0, 2 ** 63))
+            tree.keys = np.zeros(64, dtype=np.uint64)
+            tree.keys[0] = np.uint64(self._rng.integers(0, 2 ** 63))
+            tree.n_pick = max(1, int(round(self.params.colsample_bynode
+                                           * self._features.shape[0])))
 
     def _start_node_masks(self, root_mask):
         """The per-node feature masks (row k: the features node k may split on), the
-        root's given, or None."""
-        self._masks = None
+        root's given, or None (in the tree state)."""
         if root_mask is not None:
             root = np.asarray(root_mask)
             if root.shape != self._features.shape:
                 raise ValueError(f"root_mask has shape {root.shape}, the tree has "
                                  f"{self._features.shape[0]} features")
-            self._masks = np.zeros((64, root.shape[0]), dtype=np.uint8)
-            self._masks[0] = root != 0
+            self.tree_state.masks = np.zeros((64, root.shape[0]), dtype=np.uint8)
+            self.tree_state.masks[0] = root != 0
 
     @staticmethod
-    def _grown_rows(masks, n):
-        """``masks`` with at least ``n`` rows (the new ones zero)."""
-        if masks.shape[0] >= n:
-            return masks
-        out = np.zeros((n, masks.shape[1]), dtype=np.uint8)
-        out[:masks.shape[0]] = masks
+    def _grown_rows(rows, n):
+        """``rows`` (keys or masks by node id) with at least ``n`` rows (the new ones zero)."""
+        if rows.shape[0] >= n:
+            return rows
+        out = np.zeros((n,) + rows.shape[1:], dtype=rows.dtype)
+        out[:rows.shape[0]] = rows
         return out
-
-    def _n_pick(self):
-        return max(1, int(round(self.params.colsample_bynode * self._features.shape[0])))
 
     def _bynode_draws(self, cap):
         """(node keys of the table's capacity, features per node) for the compiled loop,
         or None without ``colsample_bynode``."""
-        if self._keys is None:
+        tree = self.tree_state
+        if tree.keys is None:
             return None
-        keys = np.zeros(cap, dtype=np.uint64)
-        keys[:min(cap, self._keys.shape[0])] = self._keys[:cap]
-        return keys, self._n_pick()
+        return self._grown_rows(tree.keys[:cap], cap).copy(), tree.n_pick
 
     def _child_keys(self, batch, first):
         """The Python loop: the keys (and masks) of the children ``first + 2i``, ``+ 1`` of
         ``batch``."""
-        need = first + 2 * batch.shape[0]
-        if self._masks is not None:
-            if need > self._masks.shape[0]:
-                self._masks = self._grown_rows(self._masks, max(need, 2 * self._masks.shape[0]))
-            inherit_mask(self._masks, batch, first)
-        if self._keys is None:
-            return
-        if need > self._keys.shape[0]:
-            grown = np.zeros(max(need, 2 * self._keys.shape[0]), dtype=np.uint64)
-            grown[:self._keys.shape[0]] = self._keys
-            self._keys = grown
-        child_keys(self._keys, batch, first)
+        tree, need = self.tree_state, first + 2 * batch.shape[0]
+        if tree.masks is not None:
+            if need > tree.masks.shape[0]:
+                tree.masks = self._grown_rows(tree.masks, max(need, 2 * tree.masks.shape[0]))
+            inherit_mask(tree.masks, batch, first)
+        if tree.keys is not None:
+            if need > tree.keys.shape[0]:
+                tree.keys = self._grown_rows(tree.keys, max(need, 2 * tree.keys.shape[0]))
+            child_keys(tree.keys, batch, first)
 
     # -- policy: the compiled loop's own (next_batch, retire_next, can_split) ---------------
     def _drop_unreachable(self, gain):
@@ -517,23 +514,6 @@ class TreeGrower:
         for k in unused:
             builder.release(slot_of.pop(k))
 
-    def _node_feature_mask(self, nodes):
-        """(B, A) uint8: which of the A tree features each node of ``nodes`` may split on
-        (``colsample_bynode``: the compiled loop's draw from each node's key; the node
-        masks), or None for all of them."""
-        if self._keys is None and self._masks is None:
-            return None
-        bynode = None if self._keys is None else (self._keys, self._n_pick())
-        return scan_mask(bynode, self._masks, np.asarray(nodes, dtype=np.int64),
-                         self._features.shape[0])
-
-    def _all_features(self, B, A):
-        """A (B, A) mask of ones, reused across calls."""
-        ones = getattr(self, "_ones", None)
-        if ones is None or ones.shape[0] < B or ones.shape[1] != A:
-            ones = self._ones = np.ones((max(B, 8), A), dtype=np.uint8)
-        return ones[:B]
-
     def _scan(self, table, scan, pairs=()):
         """Subtract ``pairs`` (parent slot, child slot), then find the best split of
         each node of ``scan`` (in node order) and queue those that have one."""
@@ -541,7 +521,7 @@ class TreeGrower:
         if self._features.shape[0] == 0 or nodes.shape[0] == 0:
             self._drop(nodes)
             return
-        found = self.splitter.find(table, nodes, pairs)
+        found = self.splitter.find(table, nodes, self.tree_state, pairs)
         kept = self._add_candidates(found)
         if len(kept) < nodes.shape[0]:
             self._drop([k for k in nodes.tolist() if k not in kept])
@@ -551,7 +531,7 @@ class TreeGrower:
         for k in list(nodes):
             self.builder.release(self._slot.pop(int(k)))
 
-    def _finish(self, table):
+    def finish_tree(self, table):
         p = self.params
         n = table.n
         stats = table.stats[:n]

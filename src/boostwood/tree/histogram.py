@@ -64,6 +64,17 @@ class HistogramBuilder:
         self.hist[:n_old] = old
         self._free = list(range(n_new - 1, n_old - 1, -1)) + self._free
 
+    def free_stack(self):
+        """The free slots as the compiled loop's stack: (an int64 array of the pool's
+        size holding them first, their number)."""
+        free = np.empty(self.hist.shape[0], dtype=np.int64)
+        free[:len(self._free)] = self._free
+        return free, len(self._free)
+
+    def set_free_stack(self, free, n):
+        """Take back the free slots from the compiled loop's stack (its first ``n``)."""
+        self._free = free[:n].tolist()
+
     def release(self, slot):
         self._free.append(slot)
 

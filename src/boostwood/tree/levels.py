@@ -61,85 +61,85 @@ class _Grouped:
         return self.present[0], self.seg, self.missing[0], self.miss_seg
 
 
-def _binned_scan(g, table, level):
+def _binned_scan(s, tree, table, level, row_stats, chunks):
     """Histogram bins: each node builds per-bin statistics of the features it draws from
     its own rows (:func:`~boostwood._kernels.criterion_bins.binned_node_scan`); no lists."""
-    p, K, c = g.params, g.K, g.columns
-    B, A = level.size, g._features.shape[0]
-    n_pick = max(1, int(round(p.colsample_bynode * A)))
+    K, c = s.K, s.columns
+    B, A = level.size, tree.features.shape[0]
+    n_pick = max(1, int(round(s.colsample_bynode * A)))
     if n_pick >= A:
         keys = np.zeros((B, A))  # every feature, in order
         n_pick = A
-    else:  # the draw of CriterionTreeGrower.feature_mask: same random numbers, same rule
-        keys = g._rng.random((B, A))
+    else:  # the draw of CriterionSplitter.feature_mask: same random numbers, same rule
+        keys = tree.rng.random((B, A))
     totals = table.stats[level]
     out = scan_outputs(B, A, K + 2)
     const = np.empty((B, table.const.shape[1]), dtype=np.uint64)
     starts, counts, sides = table.segments(level)
-    binned_node_scan(c.rows, g._row_stats, c.n_values, (g.buf, sides, starts, counts), totals,
-                     g._features, keys, n_pick, table.const[level],
-                     g._crit_settings, g._chunks, out, const)
+    binned_node_scan(c.rows, row_stats, c.n_values, (s.buf, sides, starts, counts), totals,
+                     tree.features, keys, n_pick, table.const[level],
+                     tree.settings, chunks, out, const)
     table.const[level] = const  # the children inherit it
     return out, np.zeros((0, 0))
 
 
-def _scan_level(g, table, level, grouped):
+def _scan_level(s, tree, table, level, grouped):
     """Scan every node of ``level`` over the features it drew: ((gain, pick, left), random
-    thresholds or an empty array)."""
-    K, c = g.K, g.columns
-    B, A = level.size, g._features.shape[0]
-    if grouped is None:
-        return _binned_scan(g, table, level)
+    thresholds or an empty array). ``s``: the CriterionSplitter, ``tree``: the TreeState."""
+    K, c = s.K, s.columns
+    B, A = level.size, tree.features.shape[0]
     rows, seg, miss, miss_seg = grouped.record()
     totals = table.stats[level]
     out = scan_outputs(B, A, K + 2)
     varies = np.empty((B, A), dtype=np.uint8)
-    grouped_varies(c.codes, rows, seg, miss_seg, g._features, varies)
-    mask = g.feature_mask(B, None, varies)
+    grouped_varies(c.codes, rows, seg, miss_seg, tree.features, varies)
+    mask = s.feature_mask(tree, B, None, varies)
     thr_of = np.zeros((0, 0))
-    if g.random_splits:
+    if s.random_splits:
         thr_of = np.empty((B, A))
-        randoms = (g._values, g._value_offsets, g._rng.random((B, A)))
-        grouped_random_scan(c.codes, grouped.record(), randoms, g._row_stats_tuple, totals,
-                            g._features, mask, g._crit_settings, out, thr_of)
+        randoms = (s.values, s.value_offsets, tree.rng.random((B, A)))
+        grouped_random_scan(c.codes, grouped.record(), randoms, s.row_stats, totals,
+                            tree.features, mask, tree.settings, out, thr_of)
     else:
-        grouped_scan(c.codes, grouped.record(), g._row_stats_tuple, totals, g._features, mask,
-                     g._crit_settings, out)
+        grouped_scan(c.codes, grouped.record(), s.row_stats, totals, tree.features, mask,
+                     tree.settings, out)
     return out, thr_of
 
 
 def grow_levels(g, n_root):
-    """Grow one tree depth-wise with grower ``g`` (a CriterionTreeGrower whose statistics
-    and root rows are set). Returns (Tree, node statistics)."""
-    K = g.K
-    table = NodeTable(K + 2, np.float64, max(64, min(2 * n_root, 1 << 14)),
-                      const_words=(g._features.shape[0] + 63) // 64)
-    g._chunks = 4 * numba.get_num_threads()  # (this thread's setting: 1 in a forest worker)
-    table.add_root(g._root_stats(n_root), n_root)
-    level = np.nonzero(g._can_split_many(table.stats[:1], np.zeros(1)))[0].astype(np.int64)
-    binned = isinstance(g.columns, BinnedColumns) and not g.random_splits
-    grouped = None if binned else _Grouped(g.columns)
-    if binned:
-        g._row_stats = pack_row_stats(g._stat, g._channel, g._weight)
-    min_decrease = g.min_impurity_decrease * g._root_weight
+    """Grow one tree depth-wise with grower ``g`` (a CriterionTreeGrower whose splitter
+    has the tree's statistics, whose ``tree_state`` is set and whose root rows are in
+    ``buf[0, :n_root]``). Returns (Tree, node statistics)."""
+    s, tree = g.splitter, g.tree_state
+    table = NodeTable(s.K + 2, np.float64, max(64, min(2 * n_root, 1 << 14)),
+                      const_words=(tree.features.shape[0] + 63) // 64)
+    chunks = 4 * numba.get_num_threads()  # (this thread's setting: 1 in a forest worker)
+    table.add_root(s.root_stats(n_root), n_root)
+    level = np.nonzero(g.can_split_many(table.stats[:1], np.zeros(1)))[0].astype(np.int64)
+    binned = isinstance(s.columns, BinnedColumns) and not s.random_splits
+    grouped = None if binned else _Grouped(s.columns)
+    row_stats = pack_row_stats(s.stat, s.channel, s.weight) if binned else None
+    min_decrease = s.min_impurity_decrease * s.root_weight
     while level.size:
-        if grouped is not None:
+        if binned:
+            (gain, pick, left), thr_of = _binned_scan(s, tree, table, level, row_stats, chunks)
+        else:
             starts, counts, sides = table.segments(level)
-            g.node_of[:] = -1
-            mark_nodes(g.buf, sides, starts, counts, g.node_of)
-            grouped.regroup(g.node_of, counts)
-        (gain, pick, left), thr_of = _scan_level(g, table, level, grouped)
-        split = drop_constant_targets(g, table, choose_splits(
-            gain, pick, left, thr_of, level, g._features, g._crit_settings, min_decrease,
+            s.node_of[:] = -1
+            mark_nodes(s.buf, sides, starts, counts, s.node_of)
+            grouped.regroup(s.node_of, counts)
+            (gain, pick, left), thr_of = _scan_level(s, tree, table, level, grouped)
+        split = drop_constant_targets(s, table, choose_splits(
+            gain, pick, left, thr_of, level, tree.features, tree.settings, min_decrease,
             table.ints, table.floats, table.stats, table.cand_left))
         if not split.size:
             break
-        if not g.random_splits:
-            set_sorted_thresholds(table, split, g.columns)
+        if not s.random_splits:
+            set_sorted_thresholds(table, split, s.columns)
         n_left = np.empty(split.size, dtype=np.int64)
         partition_nodes(g.X_columns, g.buf, g.staging, table.ints, split, table.cat_bits,
                         g.missing_bins, PARTITION_BLOCK, numba.get_num_threads(), n_left)
         first = table.split(split, n_left)
         level = level_children(table.ints, table.stats, table.const, split, first,
-                               g._crit_settings)
-    return g._finish(table)
+                               tree.settings)
+    return g.finish_tree(table)

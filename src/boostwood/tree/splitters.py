@@ -12,23 +12,63 @@ left child's statistics ``(B, A, W)``), so choosing and recording is shared:
 * :class:`CriterionSplitter` -- impurity criteria over sorted columns or bins
   (CART, forests, AdaBoost's trees), random thresholds for extra trees.
 
-A splitter is made by its grower and reads that grower's per-tree state (its
-gradients, features, settings and random generator); growth policies, the
-partition and the node table stay in the grower, so a new split kind, a
-constraint or a new statistic is a change to one splitter and its kernel.
+A splitter never reads its grower: it is made with the arrays it scans (columns,
+partition buffers) and reads the tree being grown from one :class:`TreeState`
+record the grower makes per tree (features, gradients, settings, generator,
+histogram slots, what restricts each node's features) and passes to ``find``.
+Growth policies, the partition and the node table stay in the grower, so a new
+split kind, a constraint or a new statistic is a change to one splitter and its
+kernel (``tests/test_layers.py`` checks that no module of ``tree/`` reads
+another's underscore attributes).
 """
-import weakref
-
 import numpy as np
 
 from .._config import HIST_DTYPE
-from .._kernels.criterion import SQUARED, criterion_random_scan, criterion_scan
+from .._kernels.criterion import (SQUARED, compact_rows, criterion_random_scan, criterion_scan,
+                                  feature_varies, node_statistics)
 from .._kernels.exact import exact_scan, mark_nodes
+from .._kernels.expand import scan_mask
 from .._kernels.grow import subtract_and_scan
 from .._kernels.levels import choose_splits
 from .._kernels.nodes import (N_PICK, ND_BIN, ND_CAT_LEN, ND_CAT_START, ND_DEFAULT_LEFT,
                               ND_FEATURE, ND_KIND, ND_NEXT, NF_GAIN, NF_RECORDED_GAIN,
                               NF_THRESHOLD, choose_gradient)
+
+
+class TreeState:
+    """The tree being grown, as a splitter reads it: made by the grower once per tree.
+
+    features : (A,) int64, the features the tree may split on
+    gh : the rows' fixed-point gradients (None for criterion trees)
+    settings : the split settings (``split_settings``; ``criterion_settings`` for the
+        criterion trees)
+    rng : the tree's numpy Generator
+    builder, n_bins : the histogram pool (None without histograms) and the bins per feature
+    slots : dict, node -> its histogram slot (the nodes holding one)
+    keys, n_pick : ``colsample_bynode``: the node keys (by node id) and the features each
+        node draws (keys None: no draw)
+    masks : (n, A) uint8, the features each node may split on (by node id), or None
+    """
+
+    __slots__ = ("features", "gh", "settings", "rng", "builder", "n_bins", "slots", "keys",
+                 "n_pick", "masks")
+
+    def __init__(self, features, gh, settings, rng, builder=None, n_bins=None):
+        self.features, self.gh, self.settings, self.rng = features, gh, settings, rng
+        self.builder, self.n_bins = builder, n_bins
+        self.slots = {}
+        self.keys, self.n_pick, self.masks = None, 0, None
+
+
+def node_feature_mask(tree, nodes):
+    """(B, A) uint8: which of the tree's A features each node of ``nodes`` may split on
+    (``colsample_bynode``'s draw from each node's key, the node masks: the compiled
+    loop's :func:`~boostwood._kernels.expand.scan_mask`), or None for all of them."""
+    if tree.keys is None and tree.masks is None:
+        return None
+    bynode = None if tree.keys is None else (tree.keys, tree.n_pick)
+    return scan_mask(bynode, tree.masks, np.asarray(nodes, dtype=np.int64),
+                     tree.features.shape[0])
 
 
 class SplitBatch:
@@ -94,87 +134,169 @@ NO_PAIRS = np.zeros((2, 0), dtype=np.int64)
 
 
 class HistogramSplitter:
-    """Best splits from the grower's gradient histograms (one slot per node)."""
+    """Best splits from the tree's gradient histograms (one slot per node)."""
 
-    def __init__(self, grower):
-        self.g = weakref.proxy(grower)  # no cycle: the grower's memory goes with it
+    def __init__(self):
         self._buffers = _ScanBuffers(HIST_DTYPE)
+        self._ones = np.ones((8, 0), dtype=np.uint8)
 
-    def find(self, table, nodes, pairs=()):
+    def find(self, table, nodes, tree, pairs=()):
         """Subtract ``pairs`` (parent slot, child slot), then scan ``nodes``."""
-        g = self.g
-        B, A = nodes.shape[0], g._features.shape[0]
+        B, A = nodes.shape[0], tree.features.shape[0]
         gain, pick, left = self._buffers.get(B, A, 3)
-        mask = g._node_feature_mask(nodes)
+        mask = node_feature_mask(tree, nodes)
         if mask is None:
-            mask = g._all_features(B, A)
+            mask = self._all_features(B, A)
         pair_arr = np.array([[p for p, _ in pairs], [c for _, c in pairs]], dtype=np.int64) \
             if pairs else NO_PAIRS
-        slots = np.array([g._slot[k] for k in nodes.tolist()], dtype=np.int64)
-        return SplitBatch(table, subtract_and_scan(g.builder.hist, pair_arr, g._features, slots,
-                                                   g.n_bins, mask, g._settings,
+        slots = np.array([tree.slots[k] for k in nodes.tolist()], dtype=np.int64)
+        return SplitBatch(table, subtract_and_scan(tree.builder.hist, pair_arr, tree.features,
+                                                   slots, tree.n_bins, mask, tree.settings,
                                                    (gain, pick, left), nodes, table.record))
+
+    def _all_features(self, B, A):
+        """A (B, A) mask of ones, reused across calls."""
+        if self._ones.shape[0] < B or self._ones.shape[1] != A:
+            self._ones = np.ones((max(B, 8), A), dtype=np.uint8)
+        return self._ones[:B]
 
 
 class SortedSplitter:
-    """Best splits over pre-sorted columns: exact greedy, or local percentile proposals
-    (``local_eps`` > 0); raw thresholds half-way between a node's values."""
+    """Best splits over pre-sorted ``columns`` (a SortedColumns): exact greedy, or local
+    percentile proposals (``local_eps`` > 0); raw thresholds half-way between a node's
+    values. ``buf`` and ``node_of`` are the grower's partition buffers and row marks."""
 
-    def __init__(self, grower, local_eps=0.0):
-        self.g = weakref.proxy(grower)  # no cycle: the grower's memory goes with it
+    def __init__(self, columns, buf, node_of, local_eps=0.0):
+        self.columns, self.buf, self.node_of = columns, buf, node_of
         self.local_eps = float(local_eps)
 
-    def find(self, table, nodes, pairs=()):
-        g = self.g
-        B, A = nodes.shape[0], g._features.shape[0]
-        mark_batch(g, table, nodes)
-        mask = g._node_feature_mask(nodes)
+    def find(self, table, nodes, tree, pairs=()):
+        B, A = nodes.shape[0], tree.features.shape[0]
+        mark_batch(self.buf, self.node_of, table, nodes)
+        mask = node_feature_mask(tree, nodes)
         if mask is None:
             mask = np.ones((B, A), dtype=np.uint8)
         gain, pick, left = scan_outputs(B, A, 3, HIST_DTYPE)
-        c = g.columns
-        exact_scan(c.codes, c.lists, g._gh, g.node_of, table.stats[nodes], g._features, mask,
-                   g._settings, self.local_eps, (gain, pick, left))
-        found = choose_gradient(gain, pick, left, nodes, g._features, table.ints, table.floats,
-                                table.cand_left)
+        c = self.columns
+        exact_scan(c.codes, c.lists, tree.gh, self.node_of, table.stats[nodes], tree.features,
+                   mask, tree.settings, self.local_eps, (gain, pick, left))
+        found = choose_gradient(gain, pick, left, nodes, tree.features, table.ints,
+                                table.floats, table.cand_left)
         set_sorted_thresholds(table, found, c)
         return SplitBatch(table, found)
 
 
 class CriterionSplitter:
-    """Best splits by an impurity criterion over the grower's sorted columns (or bins
-    presented as sorted columns); with ``random_splits``, one random threshold per node
-    and feature (extremely randomized trees)."""
+    """Best splits by an impurity criterion over sorted ``columns`` (or bins presented as
+    sorted columns); with ``random_splits``, one random threshold per node and feature
+    (extremely randomized trees).
 
-    def __init__(self, grower):
-        self.g = weakref.proxy(grower)  # no cycle: the grower's memory goes with it
+    Per tree, :meth:`begin_tree` gives it the rows' statistics (row r adds ``stat[r]``
+    to channel ``channel[r]`` and ``weight[r]`` to the weight) and :meth:`root_stats`
+    the root's; the draw of each node's features (:meth:`feature_mask`, scikit-learn's
+    rule) and the compaction of the feature lists are its own."""
 
-    def find(self, table, nodes, pairs=()):
-        g = self.g
-        B, A, K = nodes.shape[0], g._features.shape[0], g.K
-        counts = mark_batch(g, table, nodes)
-        g._compact(int(counts.sum()))
-        mask = g.feature_mask(B, g._lists)
+    def __init__(self, columns, buf, node_of, n_channels, criterion, colsample_bynode,
+                 depthwise, random_splits=False, min_impurity_decrease=0.0):
+        self.columns, self.buf, self.node_of = columns, buf, node_of
+        self.K, self.criterion = int(n_channels), criterion
+        self.colsample_bynode, self.depthwise = float(colsample_bynode), bool(depthwise)
+        self.random_splits = bool(random_splits)
+        self.min_impurity_decrease = float(min_impurity_decrease)
+        if self.random_splits:
+            vals = columns.values
+            self.values = np.concatenate(vals) if vals else np.zeros(0)
+            self.value_offsets = np.concatenate([[0], np.cumsum([v.size for v in vals])]) \
+                .astype(np.int64)
+        self.stat = self.channel = self.weight = self.row_stats = None
+        self.root_weight, self.lists, self.listed = 0.0, None, 0
+
+    def begin_tree(self, stat, channel, weight, n_rows=None):
+        """This tree's row statistics; ``n_rows``: the rows of the node-by-node path, whose
+        scans read every feature's sorted rows (compacted as leaves finish)."""
+        self.stat = np.ascontiguousarray(stat, dtype=np.float64)
+        self.channel = np.ascontiguousarray(channel, dtype=np.int32)
+        self.weight = np.ascontiguousarray(weight, dtype=np.float64)
+        self.row_stats = (self.stat, self.channel, self.weight)
+        c = self.columns
+        self.lists = None if n_rows is None else \
+            [c.order, c.order_offsets, c.missing_rows, c.missing_offsets]
+        self.listed = n_rows
+
+    def root_stats(self, n):
+        """The statistics (K + 2,) of the root's ``n`` rows (``buf[0, :n]``)."""
+        out = np.empty((1, self.K + 2))
+        one = np.zeros(1, dtype=np.int64)
+        node_statistics(self.buf, one, one, np.full(1, n, dtype=np.int64), self.stat,
+                        self.channel, self.weight, out)
+        self.root_weight = out[0, self.K]
+        return out[0]
+
+    def find(self, table, nodes, tree, pairs=()):
+        B, A, K = nodes.shape[0], tree.features.shape[0], self.K
+        counts = mark_batch(self.buf, self.node_of, table, nodes)
+        self._compact(int(counts.sum()))
+        mask = self.feature_mask(tree, B, self.lists)
         varies = np.empty((B, A), dtype=np.uint8)
         gain, pick, left = scan_outputs(B, A, K + 2)
         totals = table.stats[nodes]
-        codes, lists, rows = g.columns.codes, tuple(g._lists), g._row_stats_tuple
+        codes, lists = self.columns.codes, tuple(self.lists)
         thr_of = np.zeros((0, 0))
-        if g.random_splits:
+        if self.random_splits:
             thr_of = np.empty((B, A))
-            randoms = (g._values, g._value_offsets, g._rng.random((B, A)))
-            criterion_random_scan(codes, lists, randoms, rows, g.node_of, totals, g._features,
-                                  mask, g._crit_settings, (gain, pick, left), thr_of, varies)
+            randoms = (self.values, self.value_offsets, tree.rng.random((B, A)))
+            criterion_random_scan(codes, lists, randoms, self.row_stats, self.node_of, totals,
+                                  tree.features, mask, tree.settings, (gain, pick, left), thr_of,
+                                  varies)
         else:
-            criterion_scan(codes, lists, rows, g.node_of, totals, g._features, mask,
-                           g._crit_settings, (gain, pick, left), varies)
-        found = drop_constant_targets(g, table, choose_splits(
-            gain, pick, left, thr_of, nodes, g._features, g._crit_settings,
-            g.min_impurity_decrease * g._root_weight, table.ints, table.floats, table.stats,
-            table.cand_left))
-        if not g.random_splits:
-            set_sorted_thresholds(table, found, g.columns)
+            criterion_scan(codes, lists, self.row_stats, self.node_of, totals, tree.features,
+                           mask, tree.settings, (gain, pick, left), varies)
+        found = drop_constant_targets(self, table, choose_splits(
+            gain, pick, left, thr_of, nodes, tree.features, tree.settings,
+            self.min_impurity_decrease * self.root_weight, table.ints, table.floats,
+            table.stats, table.cand_left))
+        if not self.random_splits:
+            set_sorted_thresholds(table, found, self.columns)
         return SplitBatch(table, found)
+
+    def _compact(self, active):
+        """Drop the rows of finished leaves from the feature lists once they are a third."""
+        if not self.depthwise or active > 0.67 * self.listed:
+            return
+        out = []
+        for rows, offsets in (self.lists[:2], self.lists[2:]):
+            new_rows = np.empty(rows.shape[0], dtype=rows.dtype)
+            new_offsets = np.empty_like(offsets)
+            compact_rows(rows, offsets, self.node_of, new_rows, new_offsets)
+            out += [new_rows[:new_offsets[-1]], new_offsets]
+        self.lists, self.listed = out, active
+
+    def feature_mask(self, tree, B, lists, varies=None):
+        """(B, A) uint8: the features each node of the batch may split on.
+
+        ``max_features`` features are drawn at random per node (Breiman 2001); those
+        constant in the node are drawn like any other but cannot split it, and when
+        all the drawn ones are constant the draw goes on to the next varying feature
+        (scikit-learn's rule, so a node that can be split always is). Needs
+        ``node_of`` set for the batch (or ``varies`` given).
+        """
+        A = tree.features.shape[0]
+        n_pick = max(1, int(round(self.colsample_bynode * A)))
+        if n_pick >= A:
+            return np.ones((B, A), dtype=np.uint8)
+        if varies is None:
+            varies = np.empty((B, A), dtype=np.uint8)
+            feature_varies(self.columns.codes, tuple(lists), self.node_of, B, varies)
+        keys = tree.rng.random((B, A))
+        pick = np.argpartition(keys, n_pick - 1, axis=1)[:, :n_pick]
+        mask = np.zeros((B, A), dtype=np.uint8)
+        np.put_along_axis(mask, pick, 1, axis=1)
+        mask &= varies
+        none = ~mask.any(axis=1) & varies.any(axis=1)
+        if none.any():  # the first varying feature in the draw order
+            k = np.where(varies[none] != 0, keys[none], np.inf)
+            mask[np.flatnonzero(none), np.argmin(k, axis=1)] = 1
+        return mask
 
 
 #: Relative spread of a node's targets below which a regression node is one value: a
@@ -182,12 +304,13 @@ class CriterionSplitter:
 CONSTANT_RTOL = 1e-13
 
 
-def drop_constant_targets(g, table, found):
+def drop_constant_targets(s, table, found):
     """``found`` without the regression nodes whose rows all have one target value: a
     node that is one value is a leaf (scikit-learn's rule), though its split scores 0
     like the no-gain splits that impure nodes now make (``criterion.keeps``). Only nodes
-    whose candidate has no gain (recorded as exactly 0) are looked at, row by row."""
-    if g.criterion != SQUARED or not found.size:
+    whose candidate has no gain (recorded as exactly 0) are looked at, row by row
+    (``s``: the CriterionSplitter)."""
+    if s.criterion != SQUARED or not found.size:
         return found
     zero = found[table.floats[NF_GAIN, found] == 0.0]
     if not zero.size:
@@ -195,21 +318,21 @@ def drop_constant_targets(g, table, found):
     starts, counts, sides = table.segments(zero)
     constant = []
     for k, start, count, side in zip(zero, starts, counts, sides):
-        rows = g.buf[side, start:start + count]
-        w = g._weight[rows]
-        y = g._stat[rows][w > 0] / w[w > 0]
+        rows = s.buf[side, start:start + count]
+        w = s.weight[rows]
+        y = s.stat[rows][w > 0] / w[w > 0]
         if y.size and y.max() - y.min() <= CONSTANT_RTOL * max(abs(y.max()), abs(y.min())):
             table.ints[ND_FEATURE, k] = -1
             constant.append(k)
     return found[~np.isin(found, constant)] if constant else found
 
 
-def mark_batch(g, table, nodes):
-    """``g.node_of[row]`` = position in ``nodes`` of the row's node (-1: not in the batch);
-    returns the nodes' row counts."""
+def mark_batch(buf, node_of, table, nodes):
+    """``node_of[row]`` = position in ``nodes`` of the row's node (-1: not in the batch;
+    the rows of a node are a segment of ``buf``); returns the nodes' row counts."""
     starts, counts, sides = table.segments(nodes)
-    g.node_of[:] = -1
-    mark_nodes(g.buf, sides, starts, counts, g.node_of)
+    node_of[:] = -1
+    mark_nodes(buf, sides, starts, counts, node_of)
     return counts
 
 
