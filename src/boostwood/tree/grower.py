@@ -348,7 +348,7 @@ class TreeGrower:
                 logical = np.concatenate([logical, np.full(grown, -1, dtype=np.int64)])
                 flags = np.concatenate([flags, np.zeros(grown, dtype=np.uint8)])
                 if bynode is not None:
-                    bynode = (np.concatenate([bynode[0], np.zeros(grown, np.uint64)]),
+                    bynode = (self._grown_rows(bynode[0], bynode[0].shape[0] + grown),
                               bynode[1])
                 if masks is not None:
                     masks = self._grown_rows(masks, masks.shape[0] + grown)
