@@ -8,16 +8,16 @@ answered without them:
    of leaves, the serial share of a tree grows with it (Amdahl). Counted with
    ``sys.setprofile`` (Python ``call`` events only; calls into compiled kernels
    and C functions are not counted) over whole boosting rounds, for 15, 63 and
-   255 leaves, per growth policy, with the compiled expansion loop (the default)
-   and with the Python loop it replaced (still used for sharded training).
+   255 leaves, per growth policy, with the compiled expansion loop (the one loop
+   of histogram trees; the Python loop it replaced is gone).
 2. **Each hot kernel's speed-up from 1 to 2 threads.** The kernels are wrapped in
    timers inside a real training run (nothing else changes) and the run is
    repeated at 1 and 2 threads; the ratio of the time spent inside each kernel
    is its speed-up. Prediction (``predict_raw`` over the test rows) is timed the
    same way. Inside the compiled loop (``expand_tree``) the kernels cannot be
-   timed one by one, so the Python loop is timed too: it calls the same kernels
-   through the drivers ``split_and_build`` and ``subtract_and_scan``. The 1- and
-   2-thread runs alternate ``--repeat`` times and each kernel's least time counts.
+   wrapped one by one: ``bench_tree_profile.py`` splits its time by kernel with the
+   CPU's cycle counter. The 1- and 2-thread runs alternate ``--repeat`` times and
+   each kernel's least time counts.
 
 Usage::
 
@@ -37,14 +37,12 @@ from bench_higgs import make_higgs_like  # noqa: E402
 
 import boostwood as bw  # noqa: E402
 from boostwood.boosting import _state, booster as booster_mod  # noqa: E402
-from boostwood.tree import grower, histogram, splitters, stats  # noqa: E402
+from boostwood.tree import grower, histogram, stats  # noqa: E402
 
 #: (module, attribute) of each kernel timed, by the name reported
 KERNELS = {
     "compiled expansion loop (expand_tree)": (grower, "expand_tree"),
     "root/level histograms (build_histograms)": (histogram, "build_histograms"),
-    "partition + build (split_and_build)": (grower, "split_and_build"),
-    "subtract + scan (subtract_and_scan)": (splitters, "subtract_and_scan"),
     "histogram subtraction (subtract_histograms)": (histogram, "subtract_histograms"),
     "quantize gradients (quantize_gh)": (stats, "quantize_gh"),
     "update scores (add_leaf_values)": (_state, "add_leaf_values"),
@@ -53,7 +51,6 @@ KERNELS = {
     "predict (predict_binned)": (booster_mod, "predict_binned"),
 }
 
-LOOPS = {True: "compiled", False: "Python"}
 TRAIN, OUTSIDE = "whole training run", "training outside these kernels (Python, NumPy)"
 
 
@@ -65,9 +62,8 @@ def params_for(policy, leaves, threads):
                 reg_lambda=0.0, verbosity=0)
 
 
-def python_calls_per_tree(dtrain, policy, leaves, rounds, compiled):
+def python_calls_per_tree(dtrain, policy, leaves, rounds):
     """Python function calls per boosting round (one tree) and leaves per tree."""
-    grower.TreeGrower.compiled_loop = compiled
     params = params_for(policy, leaves, 2)
     bw.train(params, dtrain, 1, verbose_eval=False)  # compile outside the count
     calls = [0]
@@ -85,9 +81,8 @@ def python_calls_per_tree(dtrain, policy, leaves, rounds, compiled):
     return calls[0] / rounds, n_leaves
 
 
-def kernel_times(dtrain, Xte, policy, leaves, rounds, threads, compiled):
+def kernel_times(dtrain, Xte, policy, leaves, rounds, threads):
     """Seconds spent inside each kernel of KERNELS during training + one prediction."""
-    grower.TreeGrower.compiled_loop = compiled
     spent = defaultdict(float)
     saved = {}
     for name, (mod, attr) in KERNELS.items():
@@ -132,34 +127,30 @@ def main():
           f"{numba.config.NUMBA_NUM_THREADS} threads available")
 
     print("\n## 1. Python function calls per tree\n")
-    print("| policy | loop | leaves asked | leaves grown | Python calls / tree | calls / leaf |")
-    print("|---|---|---|---|---|---|")
+    print("| policy | leaves asked | leaves grown | Python calls / tree | calls / leaf |")
+    print("|---|---|---|---|---|")
     for policy in ("lossguide", "depthwise"):
-        for compiled in (True, False):
-            for leaves in (15, 63, 255):
-                calls, grown = python_calls_per_tree(dtrain, policy, leaves, args.rounds,
-                                                     compiled)
-                print(f"| {policy} | {LOOPS[compiled]} | {leaves} | {grown:.0f} | {calls:.0f} "
-                      f"| {calls / grown:.1f} |", flush=True)
+        for leaves in (15, 63, 255):
+            calls, grown = python_calls_per_tree(dtrain, policy, leaves, args.rounds)
+            print(f"| {policy} | {leaves} | {grown:.0f} | {calls:.0f} "
+                  f"| {calls / grown:.1f} |", flush=True)
 
     print("\n## 2. Time inside each hot kernel, 1 vs 2 threads (255 leaves)\n")
     for policy in ("lossguide", "depthwise"):
-        for compiled in (True, False):
-            kernel_times(dtrain, Xte, policy, 255, 2, 2, compiled)  # warm-up: compile
-            one, two = {}, {}
-            for _ in range(args.repeat):
-                for best, threads in ((one, 1), (two, 2)):
-                    run = kernel_times(dtrain, Xte, policy, 255, args.rounds, threads, compiled)
-                    for name, seconds in run.items():
-                        best[name] = min(best.get(name, seconds), seconds)
-            print(f"\n{policy}, {LOOPS[compiled]} loop\n")
-            print("| kernel | 1 thread s | 2 threads s | speed-up |")
-            print("|---|---|---|---|")
-            for name in list(KERNELS) + [OUTSIDE, TRAIN]:
-                if name in one and name in two:
-                    print(f"| {name} | {one[name]:.3f} | {two[name]:.3f} | "
-                          f"{one[name] / two[name]:.2f}x |", flush=True)
-    grower.TreeGrower.compiled_loop = True
+        kernel_times(dtrain, Xte, policy, 255, 2, 2)  # warm-up: compile
+        one, two = {}, {}
+        for _ in range(args.repeat):
+            for best, threads in ((one, 1), (two, 2)):
+                run = kernel_times(dtrain, Xte, policy, 255, args.rounds, threads)
+                for name, seconds in run.items():
+                    best[name] = min(best.get(name, seconds), seconds)
+        print(f"\n{policy}\n")
+        print("| kernel | 1 thread s | 2 threads s | speed-up |")
+        print("|---|---|---|---|")
+        for name in list(KERNELS) + [OUTSIDE, TRAIN]:
+            if name in one and name in two:
+                print(f"| {name} | {one[name]:.3f} | {two[name]:.3f} | "
+                      f"{one[name] / two[name]:.2f}x |", flush=True)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
 

@@ -2,14 +2,14 @@
 values taken in turn (A B C, then C B A, ...), so a slow minute slows all of them.
 
 A setting is a class or module attribute that changes how boostwood trains but not
-what it learns (e.g. ``TreeGrower.retire_leaves``): every value's model must be the
+what it learns (e.g. ``TreeGrower.ahead_max_rows``): every value's model must be the
 same to the last byte, which this script checks. Meant for a many-core machine lent
 for minutes: one data set, one compilation, then only timed fits.
 
 Usage::
 
     python benchmarks/bench_setting_ab.py \\
-        --set boostwood.tree.grower:TreeGrower.retire_leaves=True,False \\
+        --set boostwood.tree.grower:TreeGrower.ahead_max_rows=0,65536 \\
         --threads 16 --rows 1000000 --rounds 100 --pairs 3 --settings lossguide,depthwise
 
 Prints each fit's seconds and its ratio to the first value's, row by row, then the

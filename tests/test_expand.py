@@ -1,10 +1,10 @@
-"""The compiled expansion loop (``_kernels/expand.py``) against the Python loop it replaces.
+"""The compiled expansion loop (``_kernels/expand.py``), which grows every histogram tree,
+against its naive twin (``tests/naive_tree.py``: per-node histograms summed from the
+node's rows, NumPy masks for the partition, the policy written out in Python).
 
-The Python loop steps the same kernels one expansion at a time (it still serves
-the sorted and criterion splitters); both must give the same trees bit for bit,
-also when the compiled loop stops for a larger node table, histogram pool or
-partial buffers and goes on. Sharded trees and per-node feature draws run in the
-compiled loop only (tests here and in test_shards.py).
+Both must give the same trees bit for bit, also when the loop stops for a larger node
+table, histogram pool or partial buffers and goes on, with a row bag, wide bins,
+``colsample_bynode`` and node masks. Sharded trees: test_shards.py.
 """
 import os
 import subprocess
@@ -18,10 +18,15 @@ import boostwood as bw
 from boostwood.tree import GrowerParams, TreeGrower
 from boostwood.tree import grower as grower_module
 from boostwood.tree import histogram as histogram_module
+from boostwood._kernels.expand import NEED_NODES, NEED_SLOTS
+from boostwood.data.columns import SortedColumns
+from boostwood.data.validation import as_feature_matrix
+from boostwood.tree.exact import ExactTreeGrower
 from boostwood.tree.histogram import HistogramBuilder
 from boostwood.tree.nodes import NodeTable
 
 from conftest import make_classification
+from naive_tree import assert_twin, twin_of
 
 TREE_FIELDS = ("feature", "threshold_bin", "left", "right", "default_left", "value", "gain",
                "cover", "count")
@@ -47,10 +52,9 @@ def _data(n=4000, p=7, seed=0, max_bin=32):
     return d, gh
 
 
-def _grow(d, gh, policy, kw, compiled, small=False, rows=None):
+def _grow(d, gh, policy, kw, small=False, rows=None, with_grower=False):
     m = d.bin_mapper
     grower = TreeGrower(d.X_binned, m.n_bins, m.n_bins_max, GrowerParams(grow_policy=policy, **kw))
-    grower.compiled_loop = compiled
     if small:  # start with room for almost nothing: the loop must stop and go on
         grower.builder = HistogramBuilder(d.X_binned, m.n_bins_max, initial_slots=2)
         grower._new_table = lambda: NodeTable(3, np.int64, 4)
@@ -58,7 +62,18 @@ def _grow(d, gh, policy, kw, compiled, small=False, rows=None):
     tree, (sides, starts, counts, values) = grower.grow(gh, rows, features,
                                                         np.random.default_rng(1))
     leaf_rows = [grower.buf[b, s:s + c].copy() for b, s, c in zip(sides, starts, counts)]
+    if with_grower:
+        return (tree, (sides, starts, counts, values), leaf_rows), grower
     return tree, (sides, starts, counts, values), leaf_rows
+
+
+def _assert_twin(d, gh, policy, kw, rows=None, small=False):
+    """The loop grows the naive twin's tree (and leaves' rows); returns the twin."""
+    (tree, _, leaf_rows), grower = _grow(d, gh, policy, kw, small=small, rows=rows,
+                                         with_grower=True)
+    twin = twin_of(grower, rows)
+    assert_twin(grower, tree, leaf_rows, twin)
+    return twin
 
 
 def _assert_same(a, b):
@@ -74,20 +89,18 @@ def _assert_same(a, b):
 
 
 @pytest.mark.parametrize("policy,kw", CONFIGS)
-def test_compiled_loop_grows_the_python_loops_tree(policy, kw):
+def test_the_loop_grows_the_naive_twins_tree(policy, kw):
     d, gh = _data()
-    python = _grow(d, gh, policy, kw, compiled=False)
-    assert python[0].n_leaves > 4  # a real tree, not a stump
-    _assert_same(_grow(d, gh, policy, kw, compiled=True), python)
+    twin = _assert_twin(d, gh, policy, kw)
+    assert len(twin.leaf_rows) > 4  # a real tree, not a stump
 
 
-def test_compiled_loop_with_a_row_bag_and_wide_bins():
+def test_the_loop_with_a_row_bag_and_wide_bins():
     d, gh = _data(n=6000, p=5, seed=3, max_bin=255)
     rows = np.sort(np.random.default_rng(2).choice(6000, 3500, replace=False)).astype(np.int32)
     for policy, kw in (("lossguide", dict(max_depth=0, max_leaves=40)),
                        ("depthwise", dict(max_depth=6))):
-        _assert_same(_grow(d, gh, policy, kw, compiled=True, rows=rows),
-                     _grow(d, gh, policy, kw, compiled=False, rows=rows))
+        _assert_twin(d, gh, policy, kw, rows=rows)
 
 
 @pytest.mark.parametrize("policy,kw", [CONFIGS[0], CONFIGS[3]])
@@ -113,13 +126,14 @@ def test_compiled_loop_stops_for_room_and_goes_on(policy, kw, monkeypatch):
     before = numba.get_num_threads()
     numba.set_num_threads(2)
     try:
-        tree = _grow(d, gh, policy, kw, compiled=True, small=True)
+        _assert_twin(d, gh, policy, kw, small=True)
     finally:
         numba.set_num_threads(before)
     monkeypatch.setattr(grower_module, "expand_tree", real)
-    # every kind of stop happened, and the tree is the one grown with room to spare
+    # every kind of stop happened, and the tree is the twin's and the one grown with
+    # room to spare
     assert set(statuses) == {0, 1, 2, 3}
-    _assert_same(tree, _grow(d, gh, policy, kw, compiled=False))
+    _assert_twin(d, gh, policy, kw)
 
 
 @pytest.mark.parametrize("params", [
@@ -129,23 +143,48 @@ def test_compiled_loop_stops_for_room_and_goes_on(policy, kw, monkeypatch):
     dict(objective="reg:squarederror", tree_method="hist", max_depth=6, max_leaves=12,
          min_child_weight=2.0, colsample_bytree=0.6),
 ])
-def test_models_are_byte_identical_either_loop(params, monkeypatch, tmp_path):
+def test_models_are_byte_identical_with_room_or_without(params, monkeypatch, tmp_path):
+    """A model (a row bag, three classes, column sampling) is the same whether the loop
+    had room for its trees or stopped for a larger node table and histogram pool and
+    went on (the trees themselves are the naive twin's, above)."""
     X, y = make_classification(3000, 6, seed=5)
     if params["objective"].startswith("multi"):
         y = (np.abs(X[:, 0] * 3).astype(int) % 3).astype(float)
     params = dict(params, seed=7, learning_rate=0.3)
+    statuses = []
+    real = grower_module.expand_tree
+
+    def spy(*args):
+        out = real(*args)
+        statuses.append(int(out[0]))
+        return out
+
     files = []
-    for compiled in (False, True):
-        monkeypatch.setattr(TreeGrower, "compiled_loop", compiled)
-        files.append(tmp_path / f"compiled_{compiled}.json")
+    for small in (False, True):
+        if small:  # room for almost nothing
+            monkeypatch.setattr(grower_module, "expand_tree", spy)
+            monkeypatch.setattr(TreeGrower, "_new_table", lambda self: NodeTable(3, np.int64, 4))
+            monkeypatch.setattr(TreeGrower, "held_histograms", lambda self, n_threads=None: 1)
+        files.append(tmp_path / f"small_{small}.json")
         bw.train(params, bw.Dataset(X, y), 8).save_model(files[-1])
+    assert {NEED_NODES, NEED_SLOTS} <= set(statuses)
     assert files[0].read_bytes() == files[1].read_bytes()
 
 
-def _python_calls_per_tree(max_leaves, compiled=True):
+def _python_calls_per_tree(max_leaves, exact=False):
     d, gh = _data(n=20000, p=6, max_bin=64)
     kw = dict(max_depth=0, max_leaves=max_leaves, min_data_in_leaf=1, min_child_weight=0.0)
-    _grow(d, gh, "lossguide", kw, compiled=compiled)  # compile first
+    if exact:  # a grower stepped from Python
+        X, _ = make_classification(20000, 6, seed=0)
+        grower = ExactTreeGrower(SortedColumns(as_feature_matrix(X, "data")),
+                                 GrowerParams(grow_policy="lossguide", **kw))
+
+        def grow():
+            return grower.grow(gh, None, np.arange(6, dtype=np.int64), np.random.default_rng(1))
+    else:
+        def grow():
+            return _grow(d, gh, "lossguide", kw)
+    grow()  # compile first
     calls = [0]
 
     def count(frame, event, arg):
@@ -154,7 +193,7 @@ def _python_calls_per_tree(max_leaves, compiled=True):
 
     sys.setprofile(count)
     try:
-        tree, *_ = _grow(d, gh, "lossguide", kw, compiled=compiled)
+        tree, *_ = grow()
     finally:
         sys.setprofile(None)
     return calls[0], tree.n_leaves
@@ -169,12 +208,12 @@ def test_python_calls_per_tree_do_not_grow_with_leaves():
 
 
 def test_python_loop_calls_per_leaf_do_not_grow_with_leaves():
-    """The Python loop (sharded training) makes a fixed number of Python calls a split:
-    retiring the leaves beyond the ``max_leaves`` budget is one NumPy sort, not a Python
-    key call per open leaf at every split (which made it 2.5x the calls per leaf at 255
-    leaves as at 15)."""
-    few, n_few = _python_calls_per_tree(16, compiled=False)
-    many, n_many = _python_calls_per_tree(128, compiled=False)
+    """The Python loop (the exact grower's) makes a fixed number of Python calls a split:
+    retiring the leaves beyond the ``max_leaves`` budget is the compiled retire_next, not
+    a Python key call per open leaf at every split (which made it 2.5x the calls per leaf
+    at 255 leaves as at 15)."""
+    few, n_few = _python_calls_per_tree(16, exact=True)
+    many, n_many = _python_calls_per_tree(128, exact=True)
     assert (n_few, n_many) == (16, 128)
     assert many / n_many <= 1.1 * few / n_few, (few / n_few, many / n_many)
 
@@ -200,42 +239,39 @@ def test_depthwise_pool_holds_one_level_of_histograms(depth):
     assert grower.builder.hist.shape[0] == slots
 
 
-def _slots_touched(compiled, max_leaves, retire=True, policy="lossguide", max_depth=0):
+def _slots_touched(max_leaves, policy="lossguide", max_depth=0):
     """Histogram slots a tree ever writes (the pool's free slots are a stack, so that is
-    the most it held at once), and the tree with its leaves' rows."""
+    the most it held at once), and the naive twin of the tree, which it grew."""
     d, gh = _data(n=20000, max_bin=64)
     m = d.bin_mapper
     grower = TreeGrower(d.X_binned, m.n_bins, m.n_bins_max,
                         GrowerParams(grow_policy=policy, max_depth=max_depth,
                                      max_leaves=max_leaves, min_data_in_leaf=1,
                                      min_child_weight=0.0))
-    grower.compiled_loop = compiled
-    grower.retire_leaves = retire
     sentinel = np.iinfo(grower.builder.hist.dtype).min
     grower.builder.hist[...] = sentinel
     features = np.arange(d.num_feature(), dtype=np.int64)
     tree, segments = grower.grow(gh, None, features, np.random.default_rng(1))
     leaf_rows = [grower.buf[b, s:s + c].copy() for b, s, c in zip(*segments[:3])]
     touched = int(np.sum(np.any(grower.builder.hist != sentinel, axis=(1, 2, 3))))
-    assert not retire or touched <= grower.held_histograms()  # the memory rule's estimate
-    return touched, (tree, segments, leaf_rows)
+    assert touched <= grower.held_histograms()  # the memory rule's estimate
+    twin = twin_of(grower)
+    assert_twin(grower, tree, leaf_rows, twin)
+    return touched, tree, twin
 
 
 @pytest.mark.parametrize("max_leaves", [16, 64, 127])
 def test_leafwise_retires_leaves_beyond_the_budget(max_leaves, monkeypatch):
-    """A leaf that ``max_leaves`` leaves no step to reach gives its histogram back: both
-    loops hold at most about half of ``max_leaves`` histograms, where the Python loop
-    that keeps every open leaf's (the reference) holds nearly one per leaf, and all
-    three grow the same tree. (One leaf at a time: no leaves split ahead, which the
+    """A leaf that ``max_leaves`` leaves no step to reach gives its histogram back: the
+    loop holds at most about half of ``max_leaves`` histograms, where keeping every open
+    leaf's (the naive twin's open leaves, at most) holds nearly one per leaf, and it
+    grows the twin's tree. (One leaf at a time: no leaves split ahead, which the
     compiled loop does by default on 16 threads or more.)"""
     monkeypatch.setattr(TreeGrower, "ahead_max_rows", 0)
-    held, compiled = _slots_touched(True, max_leaves)
-    held_python, python = _slots_touched(False, max_leaves)
-    held_all, reference = _slots_touched(False, max_leaves, retire=False)
-    _assert_same(compiled, reference)
-    _assert_same(python, reference)
-    assert compiled[0].n_leaves == max_leaves
-    assert max(held, held_python) <= max_leaves // 2 + 2, (held, held_python, held_all)
+    held, tree, twin = _slots_touched(max_leaves)
+    held_all = twin.most_open
+    assert tree.n_leaves == max_leaves
+    assert held <= max_leaves // 2 + 2, (held, held_all)
     assert held_all > max_leaves * 3 // 4, held_all
 
 
@@ -244,7 +280,7 @@ def test_leafwise_retires_leaves_beyond_the_budget(max_leaves, monkeypatch):
 def test_held_histograms_bounds_what_a_tree_holds(policy, max_depth, max_leaves):
     """The memory rule's estimate holds for every policy and limit (a depth-wise tree
     limited by leaves alone holds a level of them, not one histogram)."""
-    held, (tree, _, _) = _slots_touched(True, max_leaves, policy=policy, max_depth=max_depth)
+    held, tree, _ = _slots_touched(max_leaves, policy=policy, max_depth=max_depth)
     assert tree.n_leaves >= 16 and held >= 4
 
 
@@ -257,10 +293,10 @@ def test_profile_clock_counts_every_step_and_changes_no_tree(policy, kw, monkeyp
                                            new_clock)
     monkeypatch.setattr(TreeGrower, "ahead_max_rows", 0)  # one split per step, any machine
     d, gh = _data()
-    plain = _grow(d, gh, policy, kw, compiled=True)
+    plain = _grow(d, gh, policy, kw)
     clock = new_clock()
     monkeypatch.setattr(TreeGrower, "profile_clock", clock)
-    timed = _grow(d, gh, policy, kw, compiled=True)
+    timed = _grow(d, gh, policy, kw)
     _assert_same(timed, plain)
     tree = plain[0]
     n_splits = int((tree.left >= 0).sum())
@@ -285,8 +321,8 @@ def test_leaves_split_ahead_of_their_turn_leave_the_one_at_a_time_tree(monkeypat
     """Leaf-wise, with several threads a small best leaf is split together with the next
     open leaves, ahead of their turn: they take their turns later in the order of one
     leaf at a time, or are undone when the tree ends first. The tree, node ids and leaf
-    segments are those of the Python loop, which splits one leaf at a time; and the
-    cases include leaves undone (some of them retired beyond the leaf budget first,
+    segments are those of the loop splitting one leaf at a time, whose tree is the naive
+    twin's; and the cases include leaves undone (some of them retired beyond the leaf budget first,
     their waiting children's histograms freed). (By default it takes AHEAD_MIN_THREADS
     threads; here two are made enough.)"""
     import numba
@@ -299,7 +335,10 @@ def test_leaves_split_ahead_of_their_turn_leave_the_one_at_a_time_tree(monkeypat
     features = np.arange(d.num_feature(), dtype=np.int64)
     undone_any = 0
     for kw in AHEAD_CASES:
-        python = _grow(d, gh, "lossguide", kw, compiled=False)
+        monkeypatch.setattr(TreeGrower, "ahead_max_rows", 0)
+        one_at_a_time, reference = _grow(d, gh, "lossguide", kw, with_grower=True)
+        monkeypatch.setattr(TreeGrower, "ahead_max_rows", AHEAD_MAX_ROWS)
+        assert_twin(reference, one_at_a_time[0], one_at_a_time[2], twin_of(reference))
         before = numba.get_num_threads()
         numba.set_num_threads(2)
         try:
@@ -310,7 +349,7 @@ def test_leaves_split_ahead_of_their_turn_leave_the_one_at_a_time_tree(monkeypat
         finally:
             numba.set_num_threads(before)
         leaf_rows = [grower.buf[b, s:s + c].copy() for b, s, c in zip(*segments[:3])]
-        _assert_same((tree, segments, leaf_rows), python)
+        _assert_same((tree, segments, leaf_rows), one_at_a_time)
         # every slot back exactly once: none lost, none twice, no -1 (a retired leaf that
         # was split ahead must not push its own released slot)
         assert sorted(grower.builder._free) == list(range(grower.builder.hist.shape[0]))
@@ -492,8 +531,7 @@ def test_without_leaves_split_ahead_the_loop_is_compiled_without_that_code(monke
     from boostwood._kernels.expand import expand_tree
     monkeypatch.setattr(TreeGrower, "ahead_max_rows", 0)
     d, gh = _data()
-    compiled = _grow(d, gh, "lossguide", CONFIGS[0][1], compiled=True)
-    _assert_same(compiled, _grow(d, gh, "lossguide", CONFIGS[0][1], compiled=False))
+    _assert_twin(d, gh, "lossguide", CONFIGS[0][1])
     order_types = {sig[11] for sig in expand_tree.signatures}
     assert any(isinstance(t, types.NoneType) for t in order_types), order_types
 
@@ -582,48 +620,48 @@ def test_the_python_loop_takes_its_batches_from_the_compiled_policy(tree_method,
     assert "heapq" not in imported and "_next_batch" not in source
 
 
-def _grow_masked(d, gh, policy, kw, compiled, features, root_mask=None, bynode=1.0):
+def _grow_masked(d, gh, policy, kw, features, root_mask=None, bynode=1.0, twin=False):
+    """The loop's tree; with ``twin``, checked against the naive twin's first."""
     m = d.bin_mapper
     grower = TreeGrower(d.X_binned, m.n_bins, m.n_bins_max,
                         GrowerParams(grow_policy=policy, colsample_bynode=bynode, **kw))
-    grower.compiled_loop = compiled
-    tree, *_ = grower.grow(gh, None, np.asarray(features, dtype=np.int64),
-                           np.random.default_rng(1), root_mask=root_mask)
+    tree, segments = grower.grow(gh, None, np.asarray(features, dtype=np.int64),
+                                 np.random.default_rng(1), root_mask=root_mask)
+    if twin:
+        leaf_rows = [grower.buf[b, s:s + c].copy() for b, s, c in zip(*segments[:3])]
+        assert_twin(grower, tree, leaf_rows,
+                    twin_of(grower, rng=np.random.default_rng(1), root_mask=root_mask))
     return tree
 
 
 @pytest.mark.parametrize("policy,kw", [CONFIGS[0], CONFIGS[3]])
 def test_a_root_mask_grows_the_tree_of_the_features_it_allows(policy, kw):
     """The per-node feature mask (the seam of feature constraints): a mask given at the
-    root, inherited by every child, grows the tree of the allowed features alone, in
-    both loops; unconstrained trees pass None, and numba compiles no mask code."""
+    root, inherited by every child, grows the tree of the allowed features alone, and
+    the naive twin's; unconstrained trees pass None, and numba compiles no mask code."""
     from numba import types
     from boostwood._kernels.expand import expand_tree
     d, gh = _data()
     allowed = [0, 2, 3, 5, 6]
     root_mask = np.isin(np.arange(7), allowed)
-    alone = _grow_masked(d, gh, policy, kw, True, allowed)
+    alone = _grow_masked(d, gh, policy, kw, allowed)
     assert alone.n_leaves > 8
-    for compiled in (True, False):
-        masked = _grow_masked(d, gh, policy, kw, compiled, np.arange(7), root_mask)
-        for f in TREE_FIELDS:
-            assert np.array_equal(getattr(masked, f), getattr(alone, f)), (compiled, f)
+    masked = _grow_masked(d, gh, policy, kw, np.arange(7), root_mask, twin=True)
+    for f in TREE_FIELDS:
+        assert np.array_equal(getattr(masked, f), getattr(alone, f)), f
     assert any(isinstance(sig[15], types.NoneType) for sig in expand_tree.signatures)
     with pytest.raises(ValueError, match="root_mask has shape"):
-        _grow_masked(d, gh, policy, kw, True, np.arange(7), root_mask[:5])
+        _grow_masked(d, gh, policy, kw, np.arange(7), root_mask[:5])
 
 
 def test_a_root_mask_and_colsample_bynode_allow_what_both_allow():
     """With colsample_bynode, a node splits on the features both its mask and its draw
-    allow; the two loops grow the same tree, and it uses no masked feature."""
+    allow; the loop grows the naive twin's tree, and it uses no masked feature."""
     d, gh = _data()
     root_mask = np.isin(np.arange(7), [0, 1, 2, 4, 6])
     kw = dict(max_depth=0, max_leaves=40, min_data_in_leaf=5)
-    trees = [_grow_masked(d, gh, "lossguide", kw, c, np.arange(7), root_mask, bynode=0.5)
-             for c in (True, False)]
-    for f in TREE_FIELDS:
-        assert np.array_equal(getattr(trees[0], f), getattr(trees[1], f)), f
-    used = set(trees[0].feature[trees[0].feature >= 0].tolist())
+    tree = _grow_masked(d, gh, "lossguide", kw, np.arange(7), root_mask, bynode=0.5, twin=True)
+    used = set(tree.feature[tree.feature >= 0].tolist())
     assert used <= {0, 1, 2, 4, 6} and len(used) >= 3
-    unmasked = _grow_masked(d, gh, "lossguide", kw, True, np.arange(7), bynode=0.5)
-    assert not np.array_equal(unmasked.feature, trees[0].feature)
+    unmasked = _grow_masked(d, gh, "lossguide", kw, np.arange(7), bynode=0.5, twin=True)
+    assert not np.array_equal(unmasked.feature, tree.feature)

@@ -14,7 +14,8 @@ from boostwood.data.columns import BinnedColumns
 from boostwood.tree.criterion import CriterionTreeGrower
 from boostwood.tree.exact import ExactTreeGrower
 from boostwood.tree.nodes import NodeTable
-from boostwood.tree.splitters import CriterionSplitter, HistogramSplitter, SortedSplitter
+from boostwood.tree.splitters import (CriterionSplitter, HistogramSplitter, SortedSplitter,
+                                      SplitBatch)
 
 
 def _data(n=2000, F=5, seed=0):
@@ -44,6 +45,25 @@ def _record_batches(grower, monkeypatch):
     return seen
 
 
+def _split_nodes_of(grower, table):
+    """The split nodes of a finished table as one recorded batch, each with its rows: those
+    of the leaves below it (a leaf's segment holds its rows at the end; a split node's
+    segment is partly overwritten by its descendants' partitions)."""
+    ints = table.ints
+    rows = {}
+    for k in range(table.n - 1, -1, -1):  # children have higher ids than their parent
+        if ints[ND_LEFT, k] >= 0:
+            rows[k] = np.concatenate([rows[int(ints[ND_LEFT, k])], rows[int(ints[ND_RIGHT, k])]])
+        else:
+            start = ints[ND_START, k]
+            rows[k] = grower.buf[ints[ND_SIDE, k], start:start + ints[ND_COUNT, k]].copy()
+    nodes = np.nonzero(ints[ND_LEFT, :table.n] >= 0)[0]
+    batch = SplitBatch(table, nodes)
+    return rows, batch, {f: getattr(batch, f).copy() for f in
+                         ("feature", "bin", "threshold", "default_left", "left", "right",
+                          "gain", "recorded_gain", "kind")}
+
+
 def _check(seen, goes_left, stat_of, tol=0.0):
     n_splits = 0
     for rows, batch, f in seen:
@@ -68,11 +88,14 @@ def test_histogram_splitter_child_totals_are_the_rows_sent_each_way(policy, monk
                    GrowerParams(grow_policy=policy, max_depth=4 if policy == "depthwise" else 0,
                                 max_leaves=0 if policy == "depthwise" else 12))
     assert isinstance(g.splitter, HistogramSplitter)
-    g.compiled_loop = False  # the splitter seam (the compiled loop is compared in test_expand.py)
-    seen = _record_batches(g, monkeypatch)
+    # its scan runs in the compiled loop: every split of the finished table, as one batch
+    tables = []
+    finish = g.finish_tree
+    monkeypatch.setattr(g, "finish_tree", lambda table: (tables.append(table), finish(table))[1])
     gh = np.column_stack([-(y - y.mean()), np.ones_like(y)]).astype(np.float32)
     g.grow(gh, None, np.arange(5, dtype=np.int64), np.random.default_rng(0))
-    q = g._gh  # the fixed-point rows the sums are made of
+    seen = [_split_nodes_of(g, tables[0])]
+    q = g.tree_state.gh  # the fixed-point rows the sums are made of
 
     def goes_left(r, f, b, thr, dl):
         col = d.X_binned[r, f].astype(np.int64)

@@ -25,8 +25,8 @@ turn with no work, its children opening then. Leaves take turns, and children ge
 their node ids, exactly as one leaf at a time would; a leaf whose turn never comes (the
 tree reached ``max_leaves``) is undone at the end (its rows are still in its segment:
 a partition writes the other buffer), and the table is renumbered in that order. So
-the tree is the same, node for node, as the Python loop's; only idle threads did the
-work ahead. (Splitting the next leaves for good instead is not the same tree: their
+the tree is the same, node for node, as one leaf at a time grows it (and as the naive
+twin of ``tests/naive_tree.py`` does); only idle threads did the work ahead. (Splitting the next leaves for good instead is not the same tree: their
 children would compete for the remaining leaves earlier than one leaf at a time lets
 them.)
 
@@ -43,8 +43,7 @@ full, let the caller enlarge it, and go on where it stopped:
   the order of one leaf at a time (-1: none yet) and its ``F_*`` bits.
 
 :func:`expand_tree` is compiled serial (it has no parallel loop of its own; the
-kernels it calls are parallel). Not ``parallel=True`` as the drivers of
-:mod:`.grow` are: numba's array analysis, which runs on any parallel function,
+kernels it calls are parallel). Not ``parallel=True``: numba's array analysis, which runs on any parallel function,
 takes the shape of an array redefined in a loop (``pairs``, first empty) for a
 constant and drops the branch that uses it, which silently skipped histogram
 subtractions. A cached serial caller of parallel kernels crashes when loaded from
@@ -141,7 +140,7 @@ def _size_class(ints, batch):
 @njit(cache=True, nogil=True)
 def can_split(policy, depth, count, hess):
     """May a node of this depth, row count and fixed-point hessian sum be split? (The one
-    rule: :meth:`TreeGrower._can_split` calls it for the Python loop.)"""
+    rule: :meth:`TreeGrower._can_split` calls it for the growers stepped from Python.)"""
     max_depth = policy[P_MAX_DEPTH]
     if max_depth > 0 and depth >= max_depth:
         return False
@@ -276,7 +275,7 @@ def plan_batch(policy, batch, stats, cand_left, ints, state):
     """Which child of each node of ``batch`` is built (the smaller) into which new slot,
     and which is derived from the parent's slot by subtraction.
 
-    Returns ``small`` (2, B) (as :func:`split_and_build` takes it), ``pairs`` (2, m)
+    Returns ``small`` (2, B) (rows ``SM_*`` of :mod:`.grow`), ``pairs`` (2, m)
     (parent slot, built child's slot) and ``need`` (2, B): whether the left and the
     right child may be split again. Each parent gives up its slot."""
     slot_of, free, open_ids, counters = state
@@ -550,7 +549,7 @@ def node_features(key, n_pick, out):
 def scan_mask(bynode, node_mask, nodes, n_active):
     """(m, n_active) uint8: the features each node of ``nodes`` may split on: those of its
     ``node_mask`` row and of its ``bynode`` draw (all of them without either; numba drops
-    the code of a None). The Python loop's mask too."""
+    the code of a None). The sorted splitters' mask too."""
     mask = np.ones((nodes.shape[0], n_active), dtype=np.uint8)
     if node_mask is not None:
         for j in range(nodes.shape[0]):

@@ -1,78 +1,19 @@
-"""One expansion step of tree growth as two kernel calls.
+"""Helpers of the compiled expansion loop (:func:`boostwood._kernels.expand.expand_tree`)
+that plan one expansion: which child of each split node is built (``small``) and where
+its rows lie, and a batch's node totals.
 
-Growing a leaf-wise tree of 255 leaves takes 254 expansions, each of which
-partitions rows, builds a histogram, subtracts one and scans the new nodes (the
-subtraction runs in the scan's parallel region). Called one by one from Python, those
-kernels cost more in dispatch and bookkeeping than in work once nodes are small. These
-drivers run them back to back inside compiled code: Python calls :func:`split_and_build`,
-hands the new histograms to the reducer (the only place where shards meet), then calls
-:func:`subtract_and_scan`.
-
-Both only sequence the parallel kernels of ``partition.py``, ``histogram.py``
-and ``split.py`` (which stay tested against their naive twins); they add no
-arithmetic of their own, so results are bit-identical to calling the kernels
-one at a time.
-
-Both are declared ``parallel=True`` although they hold no parallel loop of
-their own: a *cached* serial function that calls parallel ones crashes when it
-is loaded from numba's cache in a new process (numba issues #8578 and #4807);
-a parallel caller is cached and loaded correctly. ``tests/_kernels/test_grow.py``
-runs a fresh process against a warm cache to keep it that way. numba's notice that
-they hold no parallel loop is silenced where they are imported (``tree/grower.py``).
+The loop sequences the parallel kernels of ``partition.py``, ``histogram.py`` and
+``split.py`` (each tested against its naive twin); the loop as a whole is tested
+against the naive twin grower of ``tests/naive_tree.py``.
 """
 import numpy as np
 from numba import njit
 
-from .histogram import build_histograms
-from .nodes import ND_COUNT, ND_SIDE, ND_START, choose_gradient, split_nodes
-from .partition import partition_nodes
-from .split import find_best_splits
+from .nodes import ND_COUNT, ND_SIDE, ND_START
 
-#: Named rows of ``small``, the per-node plan of :func:`split_and_build`: whether the
-#: left child is the one built, and the histogram slot it is built into (-1: none).
+#: Named rows of ``small``, the per-node plan of an expansion: whether the left child
+#: is the one built, and the histogram slot it is built into (-1: none).
 SM_LEFT, SM_SLOT = range(2)
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def split_and_build(data, gh, buf, staging, table, nodes, first, missing_bins, small, features,
-                    sizes, hists, out_left_counts):
-    """Partition a batch of nodes, add their children to the node table, then build the
-    histogram of each one's smaller child.
-
-    Parameters
-    ----------
-    data : tuple (X_columns, X_binned), the binned matrix feature-major (for the
-        partition) and row-major (for the histograms)   # IN
-    table : tuple (ints, floats, stats, cand_left, cat_bits), the node table
-        (:class:`boostwood.tree.nodes.NodeTable`), with room for two children per node   # IN/OUT
-    first : int, id of the first child (see :func:`boostwood._kernels.nodes.split_nodes`)
-    buf, staging, nodes, missing_bins : as in
-        :func:`boostwood._kernels.partition.partition_nodes` (a feature's missing bin id is
-        its value bins, the ``n_bins`` of :func:`build_histograms`)
-    gh, features : as in :func:`boostwood._kernels.histogram.build_histograms`
-    small : ndarray of shape (2, n_nodes), int64   # IN, per node: SM_LEFT (1 = the left
-        child is built) and SM_SLOT (slot of the built child; -1 = none)
-    sizes : tuple (partition_block, hist_block, n_threads) of ints: the most rows per
-        partition block (see :func:`.partition.partition_block_size`), rows per histogram
-        block (most rows a block sums in one pass), and the threads of the parallel loops (they only cut the work)
-    hists : tuple (hist, partial), as in :func:`build_histograms`; with
-        :func:`~boostwood._kernels.histogram.partials_bound` buffers for the nodes' rows
-        every thread gets a run of the build (fewer give fewer runs)   # OUT
-    out_left_counts : ndarray of shape (n_nodes,), int64   # OUT, rows that went left
-    """
-    X_columns, X_binned = data
-    partition_block, hist_block, n_threads = sizes
-    hist, partial = hists
-    ints, floats, stats, cand_left, cat_bits = table
-    partition_nodes(X_columns, buf, staging, ints, nodes, cat_bits, missing_bins, partition_block,
-                    n_threads, out_left_counts)
-    split_nodes(ints, floats, stats, cand_left, nodes, out_left_counts, first)
-    b_sides, b_starts, b_counts, b_slots = built_children(ints, nodes, small, out_left_counts)
-    m = b_slots.shape[0]
-    if m == 0:
-        return
-    build_histograms(X_binned, gh, buf, b_sides, b_starts, b_counts, b_slots, features,
-                     missing_bins, hist_block, n_threads, hist, partial)
 
 
 @njit(cache=True, nogil=True)
@@ -113,19 +54,3 @@ def node_totals(stats, nodes):
         for c in range(stats.shape[1]):  # element by element: no shape checks to compile
             totals[i, c] = stats[nodes[i], c]
     return totals
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def subtract_and_scan(hist, pairs, features, scan_slots, n_bins, feature_mask, settings, out,
-                      nodes, table):
-    """``hist[parent] -= hist[child]`` for each pair (``pairs`` (2, n_pairs) int64: parent
-    slots, child slots), then the best split of each node of ``nodes`` (whose histograms
-    are in ``scan_slots``), recorded as its candidate in ``table`` (the tuple of
-    :func:`split_and_build`) by :func:`boostwood._kernels.nodes.choose_gradient`; the
-    subtractions run in the scan's parallel region (:func:`find_best_splits`). Other
-    arguments as in :func:`find_best_splits`. Returns the nodes that have a candidate."""
-    ints, floats, stats, cand_left, cat_bits = table
-    find_best_splits(hist, scan_slots, pairs, node_totals(stats, nodes), n_bins, features,
-                     feature_mask, settings, out)
-    gain, pick, left = out
-    return choose_gradient(gain, pick, left, nodes, features, ints, floats, cand_left)

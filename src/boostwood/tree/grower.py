@@ -8,43 +8,38 @@ leaves are expanded next:
 * ``lossguide`` (LightGBM's leaf-wise growth): the leaf with the highest
   gain, until ``max_leaves``.
 
-Each expansion is: partition the rows of the batch (kernel), build the
-histograms of the smaller children (kernel, then the reducer), derive the
-larger children by subtraction (kernel), and scan every feature of every new
-node for its best split (kernel). Python only does the bookkeeping per node.
+Each expansion is: partition the rows of the batch, build the histograms of the
+smaller children (then the reducer, on shards), derive the larger children by
+subtraction, and scan every feature of every new node for its best split. A
+histogram tree grows in one compiled loop that does all of it
+(:func:`boostwood._kernels.expand.expand_tree`); Python steps only the growers of
+other splitters (exact, local approx, criterion: :mod:`.exact`, :mod:`.criterion`),
+with the same policy kernels.
 
 Statistics are fixed point (:mod:`.stats`): node totals ``G``, ``H`` are exact
 integers in units of the tree's gradient and hessian units; a float is made of
 them only to check ``min_child_weight``, score a split or set a leaf.
 """
-import warnings
 from dataclasses import dataclass
 
 import numba
 import numpy as np
-from numba.core.errors import NumbaPerformanceWarning
 
 from .._config import HIST_DTYPE, INDEX_DTYPE
 from .._kernels.binning import feature_major
-from .._kernels.histogram import hist_bins, partials_bound, sum_gradients
+from .._kernels.histogram import hist_bins, sum_gradients
 from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOSSGUIDE,
                                N_COUNTERS, NEED_NODES, NEED_PARTIALS, NEED_REDUCE, NEED_SLOTS,
                                P_AHEAD_ROWS, ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES,
                                ST_OPEN, can_split, child_keys, expand_tree, inherit_mask,
                                next_batch, retire_next, take_batch)
-from .._kernels.grow import SM_LEFT, SM_SLOT, split_and_build
-from .._kernels.nodes import ND_COUNT, ND_DEPTH, NF_GAIN
+from .._kernels.nodes import ND_DEPTH, NF_GAIN
 from .._kernels.partition import all_rows
 from .._kernels.split import leaf_values, split_settings
 from .histogram import HIST_BLOCK, HistogramBuilder
 from .nodes import NodeTable
 from .splitters import HistogramSplitter, TreeState
 from .stats import FixedPointStats
-
-# The expansion drivers are parallel=True for the numba cache's sake only (see
-# _kernels/grow.py); numba's notice that they hold no parallel loop means nothing to users.
-warnings.filterwarnings("ignore", message=r"(?s).*parallel=True.*was specified but no transformation",
-                        category=NumbaPerformanceWarning)
 
 #: Most rows per partition block (smaller batches are cut into one block per thread,
 #: see :func:`boostwood._kernels.partition.partition_block_size`).
@@ -84,17 +79,10 @@ class TreeGrower:
     X_columns : optional, the feature-major copy of ``X_binned`` (made here if not given)
     """
 
-    #: Grow single-shard histogram trees in compiled code (see :meth:`_compiled_expansion`);
-    #: False steps every expansion from Python (the reference the tests compare against).
-    compiled_loop = True
     #: A profile from :func:`boostwood._kernels.expand.new_clock` that the compiled loop
     #: adds its time to, by kernel and node size (``benchmarks/bench_tree_profile.py``);
     #: None (the default) compiles the loop without reading a clock.
     profile_clock = None
-    #: The Python loop retires leaf-wise leaves it can no longer reach, as the compiled
-    #: loop does; False keeps every open leaf's histogram (the reference the tests
-    #: compare the retirement against).
-    retire_leaves = True
     #: The compiled leaf-wise loop splits a best leaf of at most this many rows together
     #: with the next open leaves, ahead of their turn, on ``AHEAD_MIN_THREADS`` (16)
     #: threads or more (0: never; the tree is the same either way). On 16 cores it took
@@ -114,7 +102,7 @@ class TreeGrower:
         self.params = params
         self._n_shards = 1 if reducer is None else int(reducer.n_shards)
         # size the pool up front for the most histograms held at once (it grows on
-        # demand past that, e.g. with ``retire_leaves`` off)
+        # demand past that)
         self.builder = HistogramBuilder(X_binned, hist_bins(n_bins_max), reducer,
                                         initial_slots=int(min(max(self.held_histograms(), 4),
                                                               512)), n_bins=self.n_bins)
@@ -195,7 +183,7 @@ class TreeGrower:
         self._start_node_masks(root_mask)
         table = self._new_table()
         if self._compiled_expansion():
-            if self._root(table, n, scan=False):
+            if self._root(table, n):
                 self._expand_compiled(table)
         else:
             # the open leaves (those with a candidate split, ascending) and the counters
@@ -206,8 +194,7 @@ class TreeGrower:
             self._root(table, n)
             while True:
                 gain = table.floats[NF_GAIN]  # (each time: the table may have grown)
-                if self.retire_leaves:
-                    self._drop_unreachable(gain)
+                self._drop_unreachable(gain)
                 batch = next_batch(self._policy, self._open_ids, self._counters, gain)
                 if batch.shape[0] == 0:
                     break
@@ -263,9 +250,8 @@ class TreeGrower:
     def _n_rows(self):
         return self.X_binned.shape[0]
 
-    def _root(self, table, n, scan=True):
-        """Add the root node and, if it may be split, find its best split (``scan``) or
-        return True, leaving the scan to the compiled loop."""
+    def _root(self, table, n):
+        """Add the root node; True if it may be split (the compiled loop scans it)."""
         features, gh = self._features, self._gh
         root_slot = self._root_histogram(n) if features.shape[0] else None
         if root_slot is None:
@@ -280,13 +266,10 @@ class TreeGrower:
             totals = self.builder.hist[root_slot, f, :self.n_bins[f] + 1].sum(axis=0)
         table.add_root(totals, n)
         if root_slot is not None:
-            self._slot[0] = root_slot
             if self._splittable(table, 0):
-                if not scan:
-                    return True
-                self._scan(table, [0])
-            else:
-                self.builder.release(self._slot.pop(0))
+                self._slot[0] = root_slot
+                return True
+            self.builder.release(root_slot)
         return False
 
     def _root_histogram(self, n):
@@ -298,13 +281,13 @@ class TreeGrower:
 
     # -- the compiled loop ------------------------------------------------------------
     def _compiled_expansion(self):
-        """Does :func:`~boostwood._kernels.expand.expand_tree` grow this tree? It serves
-        histogram splits on one shard or several (it stops for the reducer after each
-        batch's histograms), with or without ``colsample_bynode``; the Python loop below
-        (the same kernels and policy, stepped one expansion at a time) serves the other
-        splitters (exact, local approx, criterion)."""
-        return (self.compiled_loop and type(self.splitter) is HistogramSplitter
-                and self._features.shape[0] > 0)
+        """Does :func:`~boostwood._kernels.expand.expand_tree` grow this tree? It grows
+        every histogram tree that has a feature to split on, on one shard or several (it
+        stops for the reducer after each batch's histograms), with or without
+        ``colsample_bynode`` and node masks; the Python loop of :meth:`grow` steps the
+        other splitters' growers (exact, local approx, criterion) with the same policy
+        kernels."""
+        return isinstance(self.splitter, HistogramSplitter) and self._features.shape[0] > 0
 
     def _expand_compiled(self, table):
         """Scan the root and grow the tree to the end in compiled code, enlarging the node
@@ -450,69 +433,11 @@ class TreeGrower:
         (The compiled loop's rule, so both loops stop at the same nodes.)"""
         return can_split(self._policy, depth, count, hess)
 
-    # -- one expansion ---------------------------------------------------------------------
+    # -- one expansion (the Python loop) ----------------------------------------------------
     def _expand(self, table, batch):
-        """Split every node of ``batch`` by its candidate; build, subtract and scan the children.
-
-        Which child's histogram is built (the smaller one) is decided from the
-        split's global row counts, so every data shard builds the same child.
-        """
-        slot_of, builder = self._slot, self.builder
-        B = batch.shape[0]
-        cand_left, stats = table.cand_left, table.stats
-        depth_of, count_of = table.ints[ND_DEPTH], table.ints[ND_COUNT]
-        small = np.empty((2, B), dtype=np.int64)
-        plan, pairs, need, n_rows = [], [], [], 0
-        for i, k in enumerate(batch.tolist()):
-            (_, HL, CL), (_, H, C) = cand_left[k].tolist(), stats[k].tolist()
-            depth = int(depth_of[k]) + 1
-            n_rows += int(count_of[k])  # this shard's rows, for the partial histograms
-            need_l = self._can_split(depth, CL, HL)
-            need_r = self._can_split(depth, C - CL, H - HL)
-            need.append((need_l, need_r))
-            left_small = CL <= C - CL
-            small[SM_LEFT, i] = left_small
-            small[SM_SLOT, i] = -1
-            parent_slot = slot_of.pop(k)
-            plan.append(-1)
-            if not (need_l or need_r):
-                builder.release(parent_slot)
-                continue
-            small[SM_SLOT, i] = slot = builder.acquire()
-            if need_r if left_small else need_l:
-                pairs.append((parent_slot, slot))
-                plan[i] = parent_slot  # the larger child's slot, after the subtraction
-            else:
-                builder.release(parent_slot)
-        n_left = np.empty(B, dtype=np.int64)
-        builder.reserve_partials(partials_bound(n_rows, self._n_threads))
-        first = table.grow(2 * B)  # the children: first + 2i (left), first + 2i + 1
-        self._child_keys(batch, first)
-        split_and_build((self.X_columns, self.X_binned), self._gh, self.buf, self.staging,
-                        table.record, batch, first, self.missing_bins, small, self._features,
-                        (PARTITION_BLOCK, HIST_BLOCK, self._n_threads),
-                        (builder.hist, builder.partial), n_left)
-        small_slots = small[SM_SLOT].tolist()
-        builder.allreduce([x for x in small_slots if x >= 0])
-        unused, to_scan = [], []
-        for i in range(B):
-            if small_slots[i] < 0:
-                continue
-            lk, rk = first + 2 * i, first + 2 * i + 1
-            small_k, large_k = (lk, rk) if small[SM_LEFT, i] else (rk, lk)
-            slot_of[small_k] = small_slots[i]
-            if plan[i] >= 0:
-                slot_of[large_k] = plan[i]
-            need_l, need_r = need[i]
-            if need_l:
-                to_scan.append(lk)
-            if need_r:
-                to_scan.append(rk)
-            if not (need_l if small_k == lk else need_r):
-                unused.append(small_k)  # built only to be subtracted from its parent
-        self._scan(table, to_scan, pairs)
-        for k in unused:
-            builder.release(slot_of.pop(k))
+        """Split the nodes of ``batch`` and scan their children: the growers stepped from
+        Python define it (histogram trees grow in the compiled loop)."""
+        raise NotImplementedError(f"{type(self).__name__} grows in the compiled loop")
 
     def _scan(self, table, scan, pairs=()):
         """Subtract ``pairs`` (parent slot, child slot), then find the best split of
@@ -527,9 +452,8 @@ class TreeGrower:
             self._drop([k for k in nodes.tolist() if k not in kept])
 
     def _drop(self, nodes):
-        """Nodes that will not be split (a list or array of ids): free their histograms."""
-        for k in list(nodes):
-            self.builder.release(self._slot.pop(int(k)))
+        """Nodes that will not be split (a list or array of ids): the growers stepped from
+        Python hold no histogram for them."""
 
     def finish_tree(self, table):
         p = self.params

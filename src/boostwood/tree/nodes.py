@@ -76,8 +76,7 @@ class NodeTable:
         return first
 
     def grow(self, m):
-        """Add m rows (for a kernel to fill, as :func:`~boostwood._kernels.grow.
-        split_and_build` fills the children it makes); returns the first one's id."""
+        """Add m rows (for a kernel to fill); returns the first one's id."""
         self.reserve(m)
         first = self.n
         self.n += m

@@ -7,7 +7,8 @@ node's best feature, writes it into the leaves' candidate fields and returns a
 (gain ``(B, A)``, the ``pick`` planes of :mod:`boostwood._kernels.nodes` and the
 left child's statistics ``(B, A, W)``), so choosing and recording is shared:
 
-* :class:`HistogramSplitter` -- gradient histograms (``hist`` / global ``approx``);
+* :class:`HistogramSplitter` -- gradient histograms (``hist`` / global ``approx``), whose
+  scan runs inside the compiled expansion loop;
 * :class:`SortedSplitter` -- pre-sorted columns, exact greedy or local proposals;
 * :class:`CriterionSplitter` -- impurity criteria over sorted columns or bins
   (CART, forests, AdaBoost's trees), random thresholds for extra trees.
@@ -28,7 +29,6 @@ from .._kernels.criterion import (SQUARED, compact_rows, criterion_random_scan, 
                                   feature_varies, node_statistics)
 from .._kernels.exact import exact_scan, mark_nodes
 from .._kernels.expand import scan_mask
-from .._kernels.grow import subtract_and_scan
 from .._kernels.levels import choose_splits
 from .._kernels.nodes import (N_PICK, ND_BIN, ND_CAT_LEN, ND_CAT_START, ND_DEFAULT_LEFT,
                               ND_FEATURE, ND_KIND, ND_NEXT, NF_GAIN, NF_RECORDED_GAIN,
@@ -129,36 +129,11 @@ class _ScanBuffers:
         return out
 
 
-#: No histogram subtractions: the (2, 0) pairs array of :func:`subtract_and_scan`.
-NO_PAIRS = np.zeros((2, 0), dtype=np.int64)
-
-
 class HistogramSplitter:
-    """Best splits from the tree's gradient histograms (one slot per node)."""
-
-    def __init__(self):
-        self._buffers = _ScanBuffers(HIST_DTYPE)
-        self._ones = np.ones((8, 0), dtype=np.uint8)
-
-    def find(self, table, nodes, tree, pairs=()):
-        """Subtract ``pairs`` (parent slot, child slot), then scan ``nodes``."""
-        B, A = nodes.shape[0], tree.features.shape[0]
-        gain, pick, left = self._buffers.get(B, A, 3)
-        mask = node_feature_mask(tree, nodes)
-        if mask is None:
-            mask = self._all_features(B, A)
-        pair_arr = np.array([[p for p, _ in pairs], [c for _, c in pairs]], dtype=np.int64) \
-            if pairs else NO_PAIRS
-        slots = np.array([tree.slots[k] for k in nodes.tolist()], dtype=np.int64)
-        return SplitBatch(table, subtract_and_scan(tree.builder.hist, pair_arr, tree.features,
-                                                   slots, tree.n_bins, mask, tree.settings,
-                                                   (gain, pick, left), nodes, table.record))
-
-    def _all_features(self, B, A):
-        """A (B, A) mask of ones, reused across calls."""
-        if self._ones.shape[0] < B or self._ones.shape[1] != A:
-            self._ones = np.ones((max(B, 8), A), dtype=np.uint8)
-        return self._ones[:B]
+    """Best splits from the tree's gradient histograms (``hist``, global ``approx``): the
+    compiled loop's own scan (:func:`boostwood._kernels.split.find_best_splits` inside
+    :func:`boostwood._kernels.expand.expand_tree`, over the slots of the tree's histogram
+    pool), so it has no Python ``find``; a grower holding it grows in that loop."""
 
 
 class SortedSplitter:
