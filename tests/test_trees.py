@@ -542,3 +542,39 @@ def test_forest_predicts_on_its_n_jobs(monkeypatch):
         assert seen == [1, 1, 1] and numba.get_num_threads() == 2
     finally:
         numba.set_num_threads(before)
+
+
+def test_level_growth_takes_its_levels_from_the_one_policy(monkeypatch):
+    """The level-wise criterion growth asks the compiled policy (next_batch) which of a
+    level's nodes to split, as every other growth path does: with a leaf budget that a
+    full level would pass, it splits the nodes of highest gain, the tree of the
+    node-by-node path, and stops at the budget."""
+    from boostwood.data.columns import SortedColumns
+    from boostwood.data.validation import as_feature_matrix
+    from boostwood.tree import GrowerParams
+    from boostwood.tree import levels
+    from boostwood.tree.criterion import CriterionTreeGrower
+    X, y = _data(n=1500, f=5, seed=3)
+    yc = (np.asarray(y) > np.median(y)).astype(np.int32)
+    calls = [0]
+    real = levels.next_batch
+
+    def spy(*args):
+        calls[0] += 1
+        return real(*args)
+
+    monkeypatch.setattr(levels, "next_batch", spy)
+    trees = []
+    for vectorized in (True, False):
+        monkeypatch.setattr(CriterionTreeGrower, "vectorized", vectorized)
+        g = CriterionTreeGrower(SortedColumns(as_feature_matrix(X, "data")),
+                                GrowerParams(grow_policy="depthwise", max_depth=8, max_leaves=11,
+                                             min_child_weight=0.0), 2, "gini")
+        w = np.ones(len(yc))
+        trees.append(g.grow_tree(w, yc, w, None, np.arange(5, dtype=np.int64),
+                                 np.random.default_rng(0))[0])
+    fast, slow = trees
+    assert calls[0] >= 3  # one per level, up to the budget
+    assert fast.n_leaves == slow.n_leaves == 11
+    for f in ("feature", "threshold", "left", "right", "value"):
+        assert np.array_equal(getattr(fast, f), getattr(slow, f)), f

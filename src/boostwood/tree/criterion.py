@@ -99,7 +99,7 @@ class CriterionTreeGrower(ExactTreeGrower):
         self._settings = self.crit_settings  # (the splitter's through the tree state)
         # the policy cells next_batch and retire_next read (which leaves expand next);
         # whether a node may split is can_split_many's rule here
-        self._policy = self._growth_policy(1.0, 0)
+        self._policy = self.growth_policy(1.0, 0)
 
     def _root(self, table, n):
         table.add_root(self.splitter.root_stats(n), n)

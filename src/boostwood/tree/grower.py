@@ -220,10 +220,11 @@ class TreeGrower:
                                         p.min_child_weight, p.min_data_in_leaf,
                                         self.stats.units, row_max)
         self._n_threads = numba.get_num_threads()
-        self._policy = self._growth_policy(self._h_unit, self._ahead_rows(self._n_threads))
+        self._policy = self.growth_policy(self._h_unit, self._ahead_rows(self._n_threads))
 
-    def _growth_policy(self, h_unit, ahead_rows):
-        """The cells P_* of _kernels/expand.py: which leaves are expanded, and may be split."""
+    def growth_policy(self, h_unit, ahead_rows):
+        """The cells P_* of _kernels/expand.py: which leaves are expanded, and may be split
+        (``next_batch``, ``can_split``; the level-wise criterion growth reads it too)."""
         p = self.params
         return (LOSSGUIDE if p.grow_policy == "lossguide" else DEPTHWISE, int(p.max_depth),
                 int(p.max_leaves), int(p.min_data_in_leaf), float(p.min_child_weight),

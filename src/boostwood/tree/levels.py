@@ -11,7 +11,9 @@ levels`), and its scan reads each feature's rows grouped by node
 (:func:`~boostwood._kernels.criterion.regroup`; on histogram bins, each node's
 own rows), so a node pays only for the features it drew. Nodes are
 numbered, and random numbers drawn, in the same order as the generic grower,
-so it grows the same trees (``tests/test_trees.py`` checks it).
+so it grows the same trees (``tests/test_trees.py`` checks it). Which of a level's
+nodes are split is the compiled policy's ``next_batch`` (all of them, or those of
+highest gain where ``max_leaves`` would be passed), as on every other growth path.
 """
 import numba
 import numpy as np
@@ -20,7 +22,9 @@ from .._kernels.criterion import count_by_node, grouped_random_scan, grouped_sca
     grouped_varies, regroup
 from .._kernels.criterion_bins import binned_node_scan, pack_row_stats
 from .._kernels.exact import mark_nodes
+from .._kernels.expand import N_COUNTERS, ST_LEAVES, ST_OPEN, next_batch, take_batch
 from .._kernels.levels import choose_splits, level_children
+from .._kernels.nodes import NF_GAIN
 from .._kernels.partition import partition_nodes
 from ..data.columns import BinnedColumns
 from .grower import PARTITION_BLOCK
@@ -120,6 +124,11 @@ def grow_levels(g, n_root):
     grouped = None if binned else _Grouped(s.columns)
     row_stats = pack_row_stats(s.stat, s.channel, s.weight) if binned else None
     min_decrease = s.min_impurity_decrease * s.root_weight
+    # the one policy: a level's nodes with a split are the open leaves, and next_batch
+    # takes every one of them (those of highest gain where max_leaves would be passed)
+    policy = g.growth_policy(1.0, 0)
+    counters = np.zeros(N_COUNTERS, dtype=np.int64)
+    counters[ST_LEAVES] = 1
     while level.size:
         if binned:
             (gain, pick, left), thr_of = _binned_scan(s, tree, table, level, row_stats, chunks)
@@ -132,8 +141,12 @@ def grow_levels(g, n_root):
         split = drop_constant_targets(s, table, choose_splits(
             gain, pick, left, thr_of, level, tree.features, tree.settings, min_decrease,
             table.ints, table.floats, table.stats, table.cand_left))
+        open_ids = np.ascontiguousarray(split, dtype=np.int64)
+        counters[ST_OPEN] = open_ids.shape[0]
+        split = next_batch(policy, open_ids, counters, table.floats[NF_GAIN])
         if not split.size:
             break
+        take_batch(open_ids, counters, split)
         if not s.random_splits:
             set_sorted_thresholds(table, split, s.columns)
         n_left = np.empty(split.size, dtype=np.int64)
