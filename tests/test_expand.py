@@ -21,7 +21,7 @@ from boostwood.tree import histogram as histogram_module
 from boostwood._kernels.expand import NEED_NODES, NEED_SLOTS
 from boostwood.data.columns import SortedColumns
 from boostwood.data.validation import as_feature_matrix
-from boostwood.tree.exact import ExactTreeGrower
+from boostwood.tree.exact import exact_grower
 from boostwood.tree.histogram import HistogramBuilder
 from boostwood.tree.nodes import NodeTable
 
@@ -176,8 +176,8 @@ def _python_calls_per_tree(max_leaves, exact=False):
     kw = dict(max_depth=0, max_leaves=max_leaves, min_data_in_leaf=1, min_child_weight=0.0)
     if exact:  # a grower stepped from Python
         X, _ = make_classification(20000, 6, seed=0)
-        grower = ExactTreeGrower(SortedColumns(as_feature_matrix(X, "data")),
-                                 GrowerParams(grow_policy="lossguide", **kw))
+        grower = exact_grower(SortedColumns(as_feature_matrix(X, "data")),
+                              GrowerParams(grow_policy="lossguide", **kw))
 
         def grow():
             return grower.grow(gh, None, np.arange(6, dtype=np.int64), np.random.default_rng(1))

@@ -156,6 +156,39 @@ def test_no_tree_module_reads_another_modules_underscore_attributes():
     assert any("booster._start" in r for r in _foreign_underscore_reads(sample))
 
 
+def test_growers_compose_instead_of_subclassing():
+    """One grower class: the exact, local approx and criterion growers are a TreeGrower
+    composed with their splitter and statistics, not subclasses of it (they were a chain
+    of three classes overriding each other's steps). No grower class of tree/ derives
+    from another class of tree/ (the tree methods may: ApproxMethod is HistMethod with
+    per-tree bins), and each growth path's grower is a TreeGrower."""
+    import numpy as np
+    from boostwood.data.columns import SortedColumns
+    from boostwood.data.validation import as_feature_matrix
+    from boostwood.tree import GrowerParams, TreeGrower, exact_grower
+    from boostwood.tree.criterion import CriterionStatistics, criterion_grower
+    from boostwood.tree.splitters import CriterionSplitter, HistogramSplitter, SortedSplitter
+    from boostwood.tree.statistics import GradientStatistics
+    defined, derived = set(), []
+    for path in sorted((PKG / "tree").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                defined.add(node.name)
+                derived += [(path.name, node.name, b.id) for b in node.bases
+                            if isinstance(b, ast.Name)]
+    assert not [d for d in derived if d[2] in defined and "Grower" in d[1] + d[2]], derived
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    cols = SortedColumns(as_feature_matrix(X, "data"))
+    growers = [(TreeGrower(np.zeros((50, 3), np.uint8), np.full(3, 4), 5, GrowerParams()),
+                HistogramSplitter, GradientStatistics),
+               (exact_grower(cols, GrowerParams()), SortedSplitter, GradientStatistics),
+               (criterion_grower(cols, GrowerParams(), 2, "gini"), CriterionSplitter,
+                CriterionStatistics)]
+    for grower, splitter, statistics in growers:
+        assert type(grower) is TreeGrower
+        assert type(grower.splitter) is splitter and type(grower.statistics) is statistics
+
+
 #: Imports one kernel module in a fresh process whose ``boostwood`` package is an empty
 #: stand-in (its ``__init__`` would import half the package) and prints the modules it
 #: brought that are neither numpy, numba, llvmlite, the standard library, ``_config`` nor

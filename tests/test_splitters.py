@@ -11,8 +11,8 @@ from boostwood.data.columns import SortedColumns
 from boostwood.data.validation import as_feature_matrix
 from boostwood.tree import GrowerParams, TreeGrower
 from boostwood.data.columns import BinnedColumns
-from boostwood.tree.criterion import CriterionTreeGrower
-from boostwood.tree.exact import ExactTreeGrower
+from boostwood.tree.criterion import criterion_grower, grow_tree
+from boostwood.tree.exact import exact_grower
 from boostwood.tree.nodes import NodeTable
 from boostwood.tree.splitters import (CriterionSplitter, HistogramSplitter, SortedSplitter,
                                       SplitBatch)
@@ -108,7 +108,7 @@ def test_histogram_splitter_child_totals_are_the_rows_sent_each_way(policy, monk
 def test_sorted_splitter_child_totals_and_raw_thresholds(local_eps, monkeypatch):
     X, y = _data(seed=1)
     cols = SortedColumns(as_feature_matrix(X, "data"))
-    g = ExactTreeGrower(cols, GrowerParams(max_depth=4), local_eps=local_eps)
+    g = exact_grower(cols, GrowerParams(max_depth=4), local_eps=local_eps)
     assert isinstance(g.splitter, SortedSplitter)
     seen = _record_batches(g, monkeypatch)
     gh = np.column_stack([-(y - y.mean()), np.ones_like(y)]).astype(np.float32)
@@ -132,13 +132,13 @@ def test_criterion_splitter_child_totals(binned, monkeypatch):
         cols = BinnedColumns(d.X_binned, m.n_bins, m.bin_thresholds)
     else:
         cols = SortedColumns(as_feature_matrix(X, "data"))
-    g = CriterionTreeGrower(cols, GrowerParams(grow_policy="lossguide", max_depth=0,
-                                               max_leaves=10, min_child_weight=0.0,
-                                               colsample_bynode=1.0), 2, "gini")
+    g = criterion_grower(cols, GrowerParams(grow_policy="lossguide", max_depth=0,
+                                            max_leaves=10, min_child_weight=0.0,
+                                            colsample_bynode=1.0), 2, "gini")
     assert isinstance(g.splitter, CriterionSplitter)
     seen = _record_batches(g, monkeypatch)
     w = np.ones(y.size)
-    g.grow_tree(w, yc.astype(np.int32), w, None, np.arange(5, dtype=np.int64),
+    grow_tree(g, w, yc.astype(np.int32), w, None, np.arange(5, dtype=np.int64),
                 np.random.default_rng(0))
 
     def goes_left(r, f, b, thr, dl):

@@ -229,11 +229,11 @@ def test_bad_parameters_raise():
 def test_level_growth_equals_node_by_node_growth(make, monkeypatch):
     """The vectorised level loop (rows regrouped by node) grows the very trees of the
     generic grower (flat feature lists, one node at a time), NaN included."""
-    from boostwood.tree.criterion import CriterionTreeGrower
+    from boostwood.tree import criterion
     X, y = _data(n=1200, f=6, seed=12)
     X[np.random.default_rng(0).random(X.shape) < 0.05] = np.nan
     fast = make().fit(X, y)
-    monkeypatch.setattr(CriterionTreeGrower, "vectorized", False)
+    monkeypatch.setattr(criterion, "LEVEL_WISE", False)
     slow = make().fit(X, y)
     a = fast.trees_ if hasattr(fast, "trees_") else [fast.tree_]
     b = slow.trees_ if hasattr(slow, "trees_") else [slow.tree_]
@@ -247,12 +247,12 @@ def test_level_growth_with_many_mostly_constant_features(monkeypatch):
     """130 features (the known-constant bitmask spans three words), most of them sparse
     binary ones that become constant in deep nodes: the histogram forest's level path
     still grows the generic grower's trees."""
-    from boostwood.tree.criterion import CriterionTreeGrower
+    from boostwood.tree import criterion
     rng = np.random.default_rng(5)
     X = np.hstack([rng.normal(size=(900, 10)), (rng.random((900, 120)) < 0.03) * 1.0])
     y = (X[:, 0] + X[:, 10:].sum(axis=1) > 0.5).astype(int) + (X[:, 1] > 1)
     fast = bw.RandomForestClassifier(3, random_state=2).fit(X, y)
-    monkeypatch.setattr(CriterionTreeGrower, "vectorized", False)
+    monkeypatch.setattr(criterion, "LEVEL_WISE", False)
     slow = bw.RandomForestClassifier(3, random_state=2).fit(X, y)
     for s, t in zip(fast.trees_, slow.trees_):
         assert s.n_nodes > 50 and np.array_equal(s.feature, t.feature)
@@ -553,7 +553,7 @@ def test_level_growth_takes_its_levels_from_the_one_policy(monkeypatch):
     from boostwood.data.validation import as_feature_matrix
     from boostwood.tree import GrowerParams
     from boostwood.tree import levels
-    from boostwood.tree.criterion import CriterionTreeGrower
+    from boostwood.tree import criterion
     X, y = _data(n=1500, f=5, seed=3)
     yc = (np.asarray(y) > np.median(y)).astype(np.int32)
     calls = [0]
@@ -565,14 +565,15 @@ def test_level_growth_takes_its_levels_from_the_one_policy(monkeypatch):
 
     monkeypatch.setattr(levels, "next_batch", spy)
     trees = []
-    for vectorized in (True, False):
-        monkeypatch.setattr(CriterionTreeGrower, "vectorized", vectorized)
-        g = CriterionTreeGrower(SortedColumns(as_feature_matrix(X, "data")),
-                                GrowerParams(grow_policy="depthwise", max_depth=8, max_leaves=11,
-                                             min_child_weight=0.0), 2, "gini")
+    for level_wise in (True, False):
+        monkeypatch.setattr(criterion, "LEVEL_WISE", level_wise)
+        g = criterion.criterion_grower(SortedColumns(as_feature_matrix(X, "data")),
+                                       GrowerParams(grow_policy="depthwise", max_depth=8,
+                                                    max_leaves=11, min_child_weight=0.0),
+                                       2, "gini")
         w = np.ones(len(yc))
-        trees.append(g.grow_tree(w, yc, w, None, np.arange(5, dtype=np.int64),
-                                 np.random.default_rng(0))[0])
+        trees.append(criterion.grow_tree(g, w, yc, w, None, np.arange(5, dtype=np.int64),
+                                         np.random.default_rng(0))[0])
     fast, slow = trees
     assert calls[0] >= 3  # one per level, up to the budget
     assert fast.n_leaves == slow.n_leaves == 11

@@ -168,7 +168,7 @@ def binned_node_scan(codes_rows, row_stats, n_bins, segments, totals, features, 
     node; position a is visited j-th if its key is the j-th smallest): the
     first ``n_pick`` are the node's draw, of which those constant in the node cannot
     split it; if all of them are constant the walk goes on to the first varying one
-    (Breiman's / scikit-learn's rule, as :meth:`CriterionTreeGrower.feature_mask`).
+    (Breiman's / scikit-learn's rule, as :meth:`boostwood.tree.splitters.CriterionSplitter.feature_mask`).
     A feature constant in a node is constant in its descendants: ``known_const``
     (inherited from the parent) lets a node skip those without reading its rows, as
     scikit-learn's splitter does; the walk fills up to ``n_pick`` candidates per pass.

@@ -79,8 +79,8 @@ class SortedColumns:
 
 
 class BinnedColumns:
-    """Histogram bins presented as sorted columns, so :class:`boostwood.tree.criterion.CriterionTreeGrower`
-    searches bin boundaries (``max_bin`` candidates per feature) instead of every value.
+    """Histogram bins presented as sorted columns, so a criterion grower
+    (:func:`boostwood.tree.criterion.criterion_grower`) searches bin boundaries (``max_bin`` candidates per feature) instead of every value.
 
     Parameters
     ----------

@@ -17,7 +17,7 @@ from .._kernels.predict import mean_leaf_rows, predict_leaf_raw
 from ..data import Dataset
 from ..data.columns import BinnedColumns, SortedColumns
 from ..tree import GrowerParams
-from ..tree.criterion import CriterionTreeGrower
+from ..tree.criterion import criterion_grower, grow_tree
 from ..tree.tree import pack_trees
 
 
@@ -48,15 +48,16 @@ def search_columns(features, splitter, max_bin=255, seed=0, weight=None):
 
 
 def make_grower(columns, spec, n_channels, n_features, random_splits=False):
-    """A :class:`CriterionTreeGrower` for ``spec`` (reused across the trees of a forest)."""
+    """A :func:`~boostwood.tree.criterion.criterion_grower` for ``spec`` (reused across
+    the trees of a forest)."""
     frac = 1.0 if spec.max_features <= 0 else min(1.0, spec.max_features / n_features)
     params = GrowerParams(
         max_depth=spec.max_depth, max_leaves=spec.max_leaf_nodes,
         grow_policy="lossguide" if spec.max_leaf_nodes > 0 else "depthwise",
         reg_lambda=0.0, min_data_in_leaf=spec.min_samples_leaf,
         min_child_weight=spec.min_weight_leaf, colsample_bynode=frac, learning_rate=1.0)
-    return CriterionTreeGrower(columns, params, n_channels, spec.criterion,
-                               spec.min_samples_split, spec.min_impurity_decrease, random_splits)
+    return criterion_grower(columns, params, n_channels, spec.criterion,
+                            spec.min_samples_split, spec.min_impurity_decrease, random_splits)
 
 
 def grow(grower, y_channel, stat, weight, seed):
@@ -66,8 +67,8 @@ def grow(grower, y_channel, stat, weight, seed):
         raise ValueError("sample weights are all zero: nothing to fit")
     rng = np.random.default_rng(seed)
     n_features = grower.columns.codes.shape[0]
-    return grower.grow_tree(stat, y_channel, weight, rows if rows.size < weight.size else None,
-                            np.arange(n_features, dtype=np.int64), rng)
+    return grow_tree(grower, stat, y_channel, weight, rows if rows.size < weight.size else None,
+                     np.arange(n_features, dtype=np.int64), rng)
 
 
 def leaf_ids(trees, X):

@@ -1,7 +1,7 @@
 """Decision trees, random forests, extra trees and AdaBoost as scikit-learn estimators.
 
 All of them grow their trees with boostwood's one tree engine
-(:class:`boostwood.tree.criterion.CriterionTreeGrower`, driven by
+(:func:`boostwood.tree.criterion.criterion_grower`, driven by
 :mod:`boostwood.ensemble`): no second tree builder. Parameter names and
 defaults follow scikit-learn's estimators of the same name; ``splitter`` adds
 ``"hist"`` (search at most ``max_bin`` histogram bin boundaries per feature).

@@ -2,8 +2,8 @@
 
 ``tree`` never imports ``objectives``: the grower sees g and h arrays only.
 """
-from .exact import ExactTreeGrower
+from .exact import exact_grower
 from .grower import GrowerParams, TreeGrower
 from .tree import Tree
 
-__all__ = ["ExactTreeGrower", "GrowerParams", "Tree", "TreeGrower"]
+__all__ = ["GrowerParams", "Tree", "TreeGrower", "exact_grower"]

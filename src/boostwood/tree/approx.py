@@ -9,7 +9,7 @@ values (:class:`boostwood.data.sketch.Summary`'s query rule, compiled as
 :func:`boostwood._kernels.fixed.exact_cuts`) and become that tree's bins; the tree
 is then grown by the histogram grower on them (bucket statistics, subtraction
 trick, the same split scan). Local proposals, re-proposed at every node, are
-:class:`~boostwood.tree.exact.ExactTreeGrower` with ``local_eps``.
+:func:`~boostwood.tree.exact.exact_grower` with ``local_eps``.
 """
 import math
 

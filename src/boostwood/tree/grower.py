@@ -25,21 +25,20 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .._config import HIST_DTYPE, INDEX_DTYPE
+from .._comm import LocalReducer
+from .._config import INDEX_DTYPE
 from .._kernels.binning import feature_major
-from .._kernels.histogram import hist_bins, sum_gradients
+from .._kernels.histogram import hist_bins
 from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOSSGUIDE,
                                N_COUNTERS, NEED_NODES, NEED_PARTIALS, NEED_REDUCE, NEED_SLOTS,
                                P_AHEAD_ROWS, ST_FREE, ST_LEAVES, ST_LOGICAL, ST_NEED, ST_NODES,
-                               ST_OPEN, can_split, child_keys, expand_tree, inherit_mask,
+                               ST_OPEN, child_keys, expand_tree, inherit_mask,
                                next_batch, retire_next, take_batch)
-from .._kernels.nodes import ND_DEPTH, NF_GAIN
-from .._kernels.partition import all_rows
-from .._kernels.split import leaf_values, split_settings
+from .._kernels.nodes import NF_GAIN
+from .._kernels.partition import all_rows, partition_nodes
 from .histogram import HIST_BLOCK, HistogramBuilder
-from .nodes import NodeTable
 from .splitters import HistogramSplitter, TreeState
-from .stats import FixedPointStats
+from .statistics import GradientStatistics
 
 #: Most rows per partition block (smaller batches are cut into one block per thread,
 #: see :func:`boostwood._kernels.partition.partition_block_size`).
@@ -67,7 +66,15 @@ class GrowerParams:
 
 
 class TreeGrower:
-    """Grows trees on one binned training matrix.
+    """Grows trees: one growth policy, node table and partition, composed with a splitter
+    (where a node's candidate splits come from, :mod:`.splitters`) and the statistics of
+    its trees (what a node sums, when it may split, what a leaf is worth:
+    :mod:`.statistics`). No grower subclasses another.
+
+    ``TreeGrower(X_binned, ...)`` grows histogram trees (``hist``, global ``approx``)
+    with gradient statistics, in the compiled loop; :meth:`stepped` composes the growers
+    stepped from Python (:func:`boostwood.tree.exact.exact_grower`,
+    :func:`boostwood.tree.criterion.criterion_grower`).
 
     Parameters
     ----------
@@ -91,35 +98,60 @@ class TreeGrower:
     #: A leaf split ahead keeps its waiting children's histograms:
     #: :meth:`held_histograms` counts ``2 (n_threads - 1)`` more.
     ahead_max_rows = AHEAD_MAX_ROWS
-    #: ``colsample_bynode`` draws each node's features from its key (:meth:`_start_node_keys`);
-    #: the criterion trees keep their own draw (scikit-learn's rule) and set it False.
-    keyed_node_draws = True
 
     def __init__(self, X_binned, n_bins, n_bins_max, params, reducer=None, X_columns=None):
-        self.X_binned = X_binned
+        self.X_binned, self.params, self.columns = X_binned, params, None
         self.n_bins = np.ascontiguousarray(n_bins, dtype=np.int32)
-        self.missing_bins = self.n_bins  # the missing bin id equals n_bins
-        self.params = params
         self._n_shards = 1 if reducer is None else int(reducer.n_shards)
         # size the pool up front for the most histograms held at once (it grows on
         # demand past that)
-        self.builder = HistogramBuilder(X_binned, hist_bins(n_bins_max), reducer,
-                                        initial_slots=int(min(max(self.held_histograms(), 4),
-                                                              512)), n_bins=self.n_bins)
-        self.reducer = self.builder.reducer
-        n_rows = X_binned.shape[0]
+        builder = HistogramBuilder(X_binned, hist_bins(n_bins_max), reducer,
+                                   initial_slots=int(min(max(self.held_histograms(), 4), 512)),
+                                   n_bins=self.n_bins)
         # a feature-major copy for the partition kernel, which reads one feature of many rows
         # (given when the caller re-bins the data between trees and keeps both up to date)
         if X_columns is None:
             X_columns = np.empty(X_binned.shape[::-1], dtype=X_binned.dtype)
             feature_major(X_binned, X_columns)
-        self.X_columns = X_columns
+        n_rows = X_binned.shape[0]
+        self._compose(X_columns, n_bins, params, builder.reducer, builder,
+                      lambda buf: HistogramSplitter(),
+                      lambda splitter, reducer: GradientStatistics(n_rows, reducer))
+
+    @classmethod
+    def stepped(cls, X_columns, n_bins, params, reducer, make_splitter, make_statistics,
+                columns=None):
+        """A grower stepped from Python, with no histogram pool: partition codes
+        ``X_columns`` (n_features, n_rows) with ``n_bins`` values per feature (the missing
+        code equals it), the splitter ``make_splitter(buf)`` makes over the partition
+        buffers and the statistics ``make_statistics(splitter, reducer)`` makes (the
+        reducer: the one given, or a single shard's); ``columns``, the
+        columns the splitter scans, kept for the caller."""
+        g = cls.__new__(cls)
+        g.X_binned, g.params, g.columns = None, params, columns
+        g._n_shards = 1 if reducer is None else int(reducer.n_shards)
+        g._compose(X_columns, n_bins, params, reducer if reducer is not None else LocalReducer(),
+                   None, make_splitter, make_statistics)
+        return g
+
+    def _compose(self, X_columns, n_bins, params, reducer, builder, make_splitter,
+                 make_statistics):
+        self.X_columns, self.params, self.reducer, self.builder = X_columns, params, reducer, builder
+        self.n_bins = np.ascontiguousarray(n_bins, dtype=np.int32)
+        self.missing_bins = self.n_bins  # the missing bin id equals n_bins
+        self.n_rows = n_rows = X_columns.shape[1]
         # two index buffers; a node's rows are a segment of one of them (its side)
         self.buf = np.empty((2, n_rows), dtype=INDEX_DTYPE)
         self.staging = np.empty(n_rows, dtype=np.int32)
-        self.stats = FixedPointStats(n_rows, self.reducer)
-        self.splitter = HistogramSplitter()
+        self.splitter = make_splitter(self.buf)
+        self.statistics = make_statistics(self.splitter, reducer)
         self.tree_state = None  # the TreeState of the tree being grown
+        self._policy = None
+
+    @property
+    def stats(self):
+        """The :class:`~.stats.FixedPointStats` of gradient trees (None for the others)."""
+        return getattr(self.statistics, "fixed", None)
 
     # -- public ------------------------------------------------------------------------
     def held_histograms(self, n_threads=None):
@@ -169,7 +201,7 @@ class TreeGrower:
         tree : Tree (values include the learning rate)
         leaf_segments : (sides, starts, counts, values) of the leaves in ``self.buf``
         """
-        n = self._n_rows() if rows is None else rows.shape[0]
+        n = self.n_rows if rows is None else rows.shape[0]
         if rows is None:
             all_rows(self.buf[0], n)
         else:
@@ -177,7 +209,7 @@ class TreeGrower:
         self._features, self._rng = features, rng
         self._begin_tree(gh)
         self.tree_state = TreeState(features, self._gh, self._settings, rng, self.builder,
-                                    self.n_bins)
+                                    self.n_bins if self.builder is not None else None)
         self._slot = self.tree_state.slots
         self._start_node_keys()
         self._start_node_masks(root_mask)
@@ -200,27 +232,15 @@ class TreeGrower:
                     break
                 take_batch(self._open_ids, self._counters, batch)
                 self._expand(table, batch)
-        for slot in self._slot.values():
-            self.builder.release(slot)
         self._slot.clear()
         return self.finish_tree(table)
 
     def _begin_tree(self, gh):
-        """Per-tree state: fixed-point gradients, their units and the split settings."""
-        if gh is not None and gh.dtype.kind == "f":  # else quantized by self.stats
-            gh = self.stats.quantize(gh)
-        self._gh = gh
-        self._h_unit = float(self.stats.units[1])  # one hessian unit, for min_child_weight
-        p = self.params
-        # a fixed-point row is an int32 (int16 quantized): its magnitude bounds the sums
-        # (the scan converts small ones to float by a shorter route)
-        row_max = 2.0 ** (8 * gh.itemsize - 1) if gh is not None and gh.dtype.kind == "i" \
-            else 0.0
-        self._settings = split_settings(p.reg_lambda, p.reg_alpha, p.max_delta_step, p.gamma,
-                                        p.min_child_weight, p.min_data_in_leaf,
-                                        self.stats.units, row_max)
+        """Per-tree state: the statistics' rows and split settings (fixed-point gradients
+        and their units, for gradient trees) and the growth policy."""
+        self._gh, self._settings, h_unit = self.statistics.begin_tree(gh, self.params)
         self._n_threads = numba.get_num_threads()
-        self._policy = self.growth_policy(self._h_unit, self._ahead_rows(self._n_threads))
+        self._policy = self.growth_policy(h_unit, self._ahead_rows(self._n_threads))
 
     def growth_policy(self, h_unit, ahead_rows):
         """The cells P_* of _kernels/expand.py: which leaves are expanded, and may be split
@@ -242,23 +262,16 @@ class TreeGrower:
         return int(self.ahead_max_rows)
 
     def _new_table(self):
-        p = self.params
-        # a first guess at the size (the table grows when full): never more rows than
-        # a tree of the data's rows can have
-        cap = 2 * p.max_leaves if p.max_leaves > 0 else 2 ** min(max(p.max_depth, 1) + 1, 12)
-        return NodeTable(3, HIST_DTYPE, min(cap, 2 * self._n_rows(), 1 << 14))
-
-    def _n_rows(self):
-        return self.X_binned.shape[0]
+        return self.statistics.new_table(self.params, self.n_rows)
 
     def _root(self, table, n):
-        """Add the root node; True if it may be split (the compiled loop scans it)."""
-        features, gh = self._features, self._gh
-        root_slot = self._root_histogram(n) if features.shape[0] else None
+        """Add the root node. Histogram trees: True if it may be split (the compiled loop
+        scans it); the others scan it here when it may be split (False)."""
+        features = self._features
+        hist = self.builder is not None and features.shape[0] > 0
+        root_slot = self._root_histogram(n) if hist else None
         if root_slot is None:
-            totals = np.empty(3, dtype=HIST_DTYPE)
-            sum_gradients(gh, self.buf[0], 0, n, totals)
-            self.reducer.allreduce_sum(totals)
+            totals = self.statistics.root_totals(self._gh, self.buf, n)
         else:
             # every row is in exactly one bin of any feature: the root totals are
             # the sum of one feature's cells, its value bins and missing bin (no extra
@@ -271,6 +284,8 @@ class TreeGrower:
                 self._slot[0] = root_slot
                 return True
             self.builder.release(root_slot)
+        elif self.builder is None and self._splittable(table, 0):
+            self._scan(table, [0])
         return False
 
     def _root_histogram(self, n):
@@ -356,7 +371,7 @@ class TreeGrower:
         loops draw alike. Else (and for the criterion trees) None. They live in the tree
         state, where the splitters read them."""
         tree = self.tree_state
-        if self.params.colsample_bynode < 1.0 and self.keyed_node_draws:
+        if self.params.colsample_bynode < 1.0 and self.statistics.keyed_node_draws:
             tree.keys = np.zeros(64, dtype=np.uint64)
             tree.keys[0] = np.uint64(self._rng.integers(0, 2 ** 63))
             tree.n_pick = max(1, int(round(self.params.colsample_bynode
@@ -405,13 +420,11 @@ class TreeGrower:
 
     # -- policy: the compiled loop's own (next_batch, retire_next, can_split) ---------------
     def _drop_unreachable(self, gain):
-        """Leaf-wise, open leaves that ``max_leaves`` leaves no step to reach give their
-        histograms back (:func:`boostwood._kernels.expand.retire_next`'s rule)."""
-        while True:
-            k = retire_next(self._policy, gain, self._open_ids, self._counters)
-            if k < 0:
-                return
-            self._drop([k])
+        """Leaf-wise, open leaves that ``max_leaves`` leaves no step to reach leave the
+        open set (:func:`boostwood._kernels.expand.retire_next`'s rule, the compiled
+        loop's, which also gives their histograms back)."""
+        while retire_next(self._policy, gain, self._open_ids, self._counters) >= 0:
+            pass
 
     def _add_candidates(self, found):
         """Open the nodes of a :class:`SplitBatch` (above every open id: kept ascending)."""
@@ -423,50 +436,35 @@ class TreeGrower:
             self._open_ids = grown
         self._open_ids[n:n + m] = nodes
         self._counters[ST_OPEN] = n + m
-        return set(nodes.tolist())
 
     def _splittable(self, table, node):
-        _, hess, count = table.stats[node].tolist()
-        return self._can_split(int(table.ints[ND_DEPTH, node]), count, hess)
-
-    def _can_split(self, depth, count, hess):
-        """May a node of this depth, row count and (fixed-point) hessian sum still be split?
-        (The compiled loop's rule, so both loops stop at the same nodes.)"""
-        return can_split(self._policy, depth, count, hess)
+        """May ``node`` be split? Its statistics' rule (gradient trees: the compiled
+        loop's ``can_split``)."""
+        return self.statistics.splittable(table, node, self._policy)
 
     # -- one expansion (the Python loop) ----------------------------------------------------
     def _expand(self, table, batch):
-        """Split the nodes of ``batch`` and scan their children: the growers stepped from
-        Python define it (histogram trees grow in the compiled loop)."""
-        raise NotImplementedError(f"{type(self).__name__} grows in the compiled loop")
+        """Partition the batch's rows by their candidates, then scan the children that
+        may split (histogram trees expand in the compiled loop instead)."""
+        n_left = np.empty(batch.shape[0], dtype=np.int64)
+        partition_nodes(self.X_columns, self.buf, self.staging, table.ints, batch,
+                        table.cat_bits, self.missing_bins, PARTITION_BLOCK,
+                        numba.get_num_threads(), n_left)
+        first = table.split(batch, n_left)
+        self._child_keys(batch, first)
+        to_scan = [c for c in range(first, table.n) if self._splittable(table, c)]
+        if to_scan:
+            self._scan(table, to_scan)
 
-    def _scan(self, table, scan, pairs=()):
-        """Subtract ``pairs`` (parent slot, child slot), then find the best split of
-        each node of ``scan`` (in node order) and queue those that have one."""
+    def _scan(self, table, scan):
+        """Find the best split of each node of ``scan`` (in node order) and open those
+        that have one."""
         nodes = np.array(sorted(scan), dtype=np.int64)
         if self._features.shape[0] == 0 or nodes.shape[0] == 0:
-            self._drop(nodes)
             return
-        found = self.splitter.find(table, nodes, self.tree_state, pairs)
-        kept = self._add_candidates(found)
-        if len(kept) < nodes.shape[0]:
-            self._drop([k for k in nodes.tolist() if k not in kept])
-
-    def _drop(self, nodes):
-        """Nodes that will not be split (a list or array of ids): the growers stepped from
-        Python hold no histogram for them."""
+        self._add_candidates(self.splitter.find(table, nodes, self.tree_state))
 
     def finish_tree(self, table):
-        p = self.params
-        n = table.n
-        stats = table.stats[:n]
-        ug, uh = (float(u) for u in self.stats.units)
-        G = ug * stats[:, 0].astype(np.float64)
-        H = uh * stats[:, 1].astype(np.float64)
-        value = leaf_values(G, H, float(p.learning_rate), float(p.reg_lambda),
-                            float(p.reg_alpha), float(p.max_delta_step))
-        # thresholds: raw values where the split finder knows them (exact), else
-        # filled in from the bin edges by the caller
-        tree = table.to_tree(value, H, stats[:, 2].copy())
-        (sides, starts, counts), leaves = table.leaf_segments()
-        return tree, (sides, starts, counts, value[leaves])
+        """The finished tree of ``table``, as the statistics make it (gradient trees:
+        (Tree, leaf segments with values); criterion trees: (Tree, node statistics))."""
+        return self.statistics.finish(table, self.params)

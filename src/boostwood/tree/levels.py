@@ -2,8 +2,8 @@
 
 Deep trees (a random forest grows each tree until its leaves are pure: tens of
 thousands of nodes) spend more time in per-node Python bookkeeping than in the
-kernels. :func:`grow_levels` runs exactly the steps of
-:class:`~boostwood.tree.criterion.CriterionTreeGrower` for ``depthwise`` growth
+kernels. :func:`grow_levels` runs exactly the steps of the criterion grower
+(:func:`~boostwood.tree.criterion.criterion_grower`) for ``depthwise`` growth
 -- mark the level's rows, draw the features each node may use (among those that
 vary in it), scan, partition (the same kernel) -- but keeps the nodes in arrays
 and handles a whole level with a few compiled calls (:mod:`boostwood._kernels.
@@ -111,7 +111,7 @@ def _scan_level(s, tree, table, level, grouped):
 
 
 def grow_levels(g, n_root):
-    """Grow one tree depth-wise with grower ``g`` (a CriterionTreeGrower whose splitter
+    """Grow one tree depth-wise with grower ``g`` (a :func:`criterion_grower` whose splitter
     has the tree's statistics, whose ``tree_state`` is set and whose root rows are in
     ``buf[0, :n_root]``). Returns (Tree, node statistics)."""
     s, tree = g.splitter, g.tree_state
@@ -119,7 +119,8 @@ def grow_levels(g, n_root):
                       const_words=(tree.features.shape[0] + 63) // 64)
     chunks = 4 * numba.get_num_threads()  # (this thread's setting: 1 in a forest worker)
     table.add_root(s.root_stats(n_root), n_root)
-    level = np.nonzero(g.can_split_many(table.stats[:1], np.zeros(1)))[0].astype(np.int64)
+    level = np.nonzero(g.statistics.can_split_many(table.stats[:1],
+                                                   np.zeros(1)))[0].astype(np.int64)
     binned = isinstance(s.columns, BinnedColumns) and not s.random_splits
     grouped = None if binned else _Grouped(s.columns)
     row_stats = pack_row_stats(s.stat, s.channel, s.weight) if binned else None

@@ -9,7 +9,7 @@ outside the bag); it never branches on ``tree_method`` itself. What differs:
   (weighted quantile sketch, :class:`~boostwood.tree.approx.GlobalProposal`); raw
   thresholds are the proposed candidates.
 * ``exact`` and ``approx`` with local proposals: sorted columns scanned per node
-  (:class:`~boostwood.tree.exact.ExactTreeGrower`), which sets raw thresholds itself;
+  (:func:`~boostwood.tree.exact.exact_grower`), which sets raw thresholds itself;
   rows outside the bag are placed by walking the tree on raw values. Rows of zero
   weight take no part in growing (their values would otherwise place thresholds).
 """
@@ -20,7 +20,7 @@ from .._kernels.histogram import partials_bound
 from .._kernels.predict import (add_numeric_tree_binned, add_tree_binned, binned_walk,
                                 predict_raw)
 from .approx import GlobalProposal
-from .exact import ExactTreeGrower
+from .exact import exact_grower
 from .grower import TreeGrower
 
 
@@ -150,8 +150,8 @@ class ExactMethod:
 
     def __init__(self, dataset, params, reducer, local_eps=0.0):
         self.features = dataset.features  # checked unchanged once, here
-        self.grower = ExactTreeGrower(dataset.sorted_columns(), params, reducer,
-                                      local_eps=local_eps)
+        self.grower = exact_grower(dataset.sorted_columns(), params, reducer,
+                                   local_eps=local_eps)
 
     @property
     def stats(self):
