@@ -69,15 +69,12 @@ class _ShardReducer:
         self.n_shards = group.n_shards
 
     def allreduce_histograms(self, hist, slots):
-        slots = np.asarray(slots, dtype=np.int64)
-        # one slot (a leaf-wise step's) is handed over as a view, and the sum lands in
-        # the group's buffer: no array is made per call (each is 100s of KB)
-        part = hist[slots[0]] if slots.shape[0] == 1 else hist[slots]
-        total = self._group.collective(self.shard, part, self._group.sum_into_buffer)
-        if slots.shape[0] == 1:
-            np.copyto(hist[slots[0]], total)
-        else:
-            hist[slots] = total
+        # the slots are handed over as views, and their sums land in buffers of the
+        # group: no array is made per call (a slot is 100s of KB)
+        views = [hist[s] for s in np.asarray(slots, dtype=np.int64).tolist()]
+        totals = self._group.collective(self.shard, views, self._group.sum_into_buffers)
+        for view, total in zip(views, totals):
+            np.copyto(view, total)
         return hist
 
     def allreduce_sum(self, array):
@@ -128,26 +125,30 @@ class SimulatedShards:
         self._results = [None, None]  # by the parity of the generation
         self._broken = False
         self._rng = random.Random(seed)
-        self._buffers = [None, None]  # sum_into_buffer's, by the parity of the generation
+        self._buffers = [[], []]  # sum_into_buffers', by the parity of the generation
 
     def reducer(self, shard):
         return _ShardReducer(self, shard)
 
-    def sum_into_buffer(self, parts, rng):
-        """:func:`_shuffled_sum` into a buffer of the group, one per parity of the
-        collective (see :meth:`collective`: a result is read before its cell is reused).
-        The parts may be views of the shards' own arrays: every shard is still waiting
-        in the collective while they are added."""
+    def sum_into_buffers(self, parts, rng):
+        """:func:`_shuffled_sum` of each position of the shards' lists of arrays, into
+        buffers of the group, one set per parity of the collective (see
+        :meth:`collective`: a result is read before its cell is reused). The arrays may
+        be views of the shards' own: every shard is still waiting in the collective while
+        they are added."""
         cell = self._generation % 2
         out = self._buffers[cell]
-        if out is None or out.shape != parts[0].shape or out.dtype != parts[0].dtype:
-            out = self._buffers[cell] = np.empty_like(parts[0])
         order = list(range(len(parts)))
         rng.shuffle(order)
-        np.copyto(out, parts[order[0]])
-        for i in order[1:]:
-            np.add(out, parts[i], out=out)
-        return out
+        for j, first in enumerate(parts[order[0]]):
+            if j == len(out):
+                out.append(np.empty_like(first))
+            elif out[j].shape != first.shape or out[j].dtype != first.dtype:
+                out[j] = np.empty_like(first)
+            np.copyto(out[j], first)
+            for i in order[1:]:
+                np.add(out[j], parts[i][j], out=out[j])
+        return out[:len(parts[0])]
 
     def collective(self, shard, value, combine):
         """Deposit ``value``; once every shard has, one of them computes

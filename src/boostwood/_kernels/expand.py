@@ -26,9 +26,13 @@ their node ids, exactly as one leaf at a time would; a leaf whose turn never com
 tree reached ``max_leaves``) is undone at the end (its rows are still in its segment:
 a partition writes the other buffer), and the table is renumbered in that order. So
 the tree is the same, node for node, as one leaf at a time grows it (and as the naive
-twin of ``tests/naive_tree.py`` does); only idle threads did the work ahead. (Splitting the next leaves for good instead is not the same tree: their
-children would compete for the remaining leaves earlier than one leaf at a time lets
-them.)
+twin of ``tests/naive_tree.py`` does); only idle threads did the work ahead. (Splitting
+the next leaves for good instead is not the same tree: their children would compete for
+the remaining leaves earlier than one leaf at a time lets them.) On data shards every
+leaf-wise batch is split so, a fixed number of leaves wide whatever a shard's rows or
+threads (``sizes[3]``): the histograms of a batch meet in one collective, so a tree
+needs a fraction of the collectives of one leaf at a time, and every shard still
+splits the same batches.
 
 State lives in arrays the caller owns, so the loop can stop when a buffer is
 full, let the caller enlarge it, and go on where it stopped:
@@ -43,10 +47,10 @@ full, let the caller enlarge it, and go on where it stopped:
   the order of one leaf at a time (-1: none yet) and its ``F_*`` bits.
 
 :func:`expand_tree` is compiled serial (it has no parallel loop of its own; the
-kernels it calls are parallel). Not ``parallel=True``: numba's array analysis, which runs on any parallel function,
-takes the shape of an array redefined in a loop (``pairs``, first empty) for a
-constant and drops the branch that uses it, which silently skipped histogram
-subtractions. A cached serial caller of parallel kernels crashes when loaded from
+kernels it calls are parallel). Not ``parallel=True``: numba's array analysis, which
+runs on any parallel function, takes the shape of an array redefined in a loop
+(``pairs``, first empty) for a constant and drops the branch that uses it, which
+silently skipped histogram subtractions. A cached serial caller of parallel kernels crashes when loaded from
 the cache before numba's threads are started (numba #8578); the grower always
 builds the root histogram (a parallel kernel called from Python) first, and
 ``tests/_kernels/test_grow.py`` loads a warm cache in a fresh process.
@@ -404,12 +408,12 @@ def _flags_of(order):
 
 
 @njit(cache=True, nogil=True)
-def _choose_batch(policy, state, order, gain, ints, n_threads):
+def _choose_batch(policy, state, order, gain, ints, width):
     """The next batch: the policy's (:func:`next_batch`), leaf-wise with the leaves split
-    ahead of their turn (:func:`_leafwise_batch`)."""
+    ahead of their turn (:func:`_leafwise_batch`, ``width`` leaves at most)."""
     if order is not None:  # None: no leaves split ahead, one leaf at a time
         if policy[P_GROW] == LOSSGUIDE:
-            return _leafwise_batch(policy, state, order, gain, ints, n_threads)
+            return _leafwise_batch(policy, state, order, gain, ints, width)
     return next_batch(policy, state[2], state[3], gain)
 
 
@@ -419,15 +423,15 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
     """Scan ``start`` (the root, on the first call; what the last call left, after a
     ``NEED_REDUCE``), then expand the tree's open leaves until the policy stops.
 
-    data, gh, features, n_bins, settings : as in :mod:`.grow`'s drivers; bufs : (buf,
-    staging); table : the node table record; hists : (hist, partial); policy : the
-    cells ``P_*``; sizes : (partition_block, hist_block, n_threads)
+    data : (X_columns, X_binned); gh, features, n_bins, settings : fixed-point rows, the
+    tree's features, bins, split settings; bufs : (buf, staging); table : the node table
+    record; hists : (hist, partial); policy : ``P_*``; sizes : (partition_block,
+    hist_block, n_threads, most leaves of a leaf-wise batch split ahead)
     state : (slot_of, free, open_ids, counters), see the module docstring   # IN/OUT
     order : (logical, flags), see the module docstring   # IN/OUT; None where no leaf
         is split ahead (numba then compiles none of that code)
-    start : (to_scan (m,), pairs (2, p), unused (u,)), int64: leaves holding histograms
-        to scan first (ascending), (parent, built child) slots to subtract before, nodes
-        whose slots are given back after
+    start : (to_scan (m,), pairs (2, p), unused (u,)) int64: leaves to scan first (ascending),
+        (parent, built child) slots to subtract before, nodes whose slots go back after
     reduce_each : bool, stop with ``NEED_REDUCE`` after each batch's build (shards)
     bynode : None, or (node keys (n_capacity,) uint64, n_pick): ``colsample_bynode``
         (:func:`node_features`); node_mask : None, or (n_capacity, n_active) uint8, the
@@ -436,7 +440,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
     clock : None, or a profile from :func:`new_clock` (IN/OUT; None reads no counter).
     Returns (status, start, slots): DONE, or the NEED_* code of the buffer to enlarge
     (call again with an empty ``start``); NEED_REDUCE: sum ``slots`` across shards,
-    then call again with the ``start`` returned. It calls :mod:`.grow`'s kernels itself.
+    then call again with the ``start`` returned.
     """
     (X_columns, X_binned), (buf, staging), (hist, partial) = data, bufs, hists
     ints, floats, stats, cand_left, cat_bits = table
@@ -464,7 +468,7 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
             _release(free, counters, slot_of[k])
             slot_of[k] = -1
         retire_beyond_budget(policy, floats[NF_GAIN], state, ints, flags)
-        batch = _choose_batch(policy, state, order, floats[NF_GAIN], ints, sizes[2])
+        batch = _choose_batch(policy, state, order, floats[NF_GAIN], ints, sizes[3])
         B = batch.shape[0]
         if B == 0 and order is not None:
             _in_order(table, order, counters)

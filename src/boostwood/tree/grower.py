@@ -40,6 +40,12 @@ from .histogram import HIST_BLOCK, HistogramBuilder
 from .splitters import HistogramSplitter, TreeState
 from .statistics import GradientStatistics
 
+#: Leaves of a leaf-wise batch on data shards (:attr:`TreeGrower.shard_ahead_width`), and
+#: the rows rule there (every leaf qualifies). Two shards x 1 thread, 100k rows, 255
+#: leaves: see the note of [R1].
+SHARD_AHEAD_WIDTH = 8
+SHARD_AHEAD_ROWS = 1 << 62
+
 #: Most rows per partition block (smaller batches are cut into one block per thread,
 #: see :func:`boostwood._kernels.partition.partition_block_size`).
 PARTITION_BLOCK = 4096
@@ -98,6 +104,11 @@ class TreeGrower:
     #: A leaf split ahead keeps its waiting children's histograms:
     #: :meth:`held_histograms` counts ``2 (n_threads - 1)`` more.
     ahead_max_rows = AHEAD_MAX_ROWS
+    #: On data shards a leaf-wise batch splits this many leaves (the best and the next
+    #: ones, ahead of their turn; any size, on any threads, so every shard splits the
+    #: same): their histograms meet in one collective, where one leaf at a time needs
+    #: one per leaf (0 or 1: one leaf at a time). The tree is the same either way.
+    shard_ahead_width = SHARD_AHEAD_WIDTH
 
     def __init__(self, X_binned, n_bins, n_bins_max, params, reducer=None, X_columns=None):
         self.X_binned, self.params, self.columns = X_binned, params, None
@@ -164,7 +175,8 @@ class TreeGrower:
           :func:`boostwood._kernels.expand.retire_beyond_budget`);
         * leaf-wise with only ``max_depth``: every leaf of that depth may be open;
         * leaf-wise, plus ``2 (n_threads - 1)`` where leaves are split ahead of their
-          turn (:attr:`ahead_max_rows`: their waiting children's histograms);
+          turn (:attr:`ahead_max_rows`: their waiting children's histograms;
+          ``2 (shard_ahead_width - 1)`` on data shards);
         * depth-wise: one level's smaller children and their parents, ``2**(max_depth -
           1)``, and never more than ``max_leaves``.
 
@@ -173,7 +185,8 @@ class TreeGrower:
         depth = min(p.max_depth, 12) if p.max_depth > 0 else 12
         if p.grow_policy == "lossguide":
             n_threads = numba.get_num_threads() if n_threads is None else n_threads
-            ahead = 2 * (n_threads - 1) if self._ahead_rows(n_threads) > 0 else 0
+            ahead = 2 * (self._ahead_width(n_threads) - 1) \
+                if self._ahead_rows(n_threads) > 0 else 0
             if p.max_leaves > 0:
                 return p.max_leaves // 2 + 2 + ahead
             return 2 ** depth + 2 + ahead
@@ -251,15 +264,21 @@ class TreeGrower:
                 float(h_unit), int(ahead_rows))
 
     def _ahead_rows(self, n_threads=None):
-        """``ahead_max_rows`` where leaves are split ahead of their turn (leaf-wise, on
-        ``AHEAD_MIN_THREADS`` threads or more), else 0."""
+        """The most rows of a best leaf split with others ahead of their turn: leaf-wise,
+        ``ahead_max_rows`` on ``AHEAD_MIN_THREADS`` threads or more; on data shards any
+        leaf (a shard's rows and threads must not decide which leaves go ahead: every
+        shard splits the same batches) where ``shard_ahead_width`` > 1; else 0."""
         n_threads = numba.get_num_threads() if n_threads is None else n_threads
-        # not on shards: which leaves go ahead depends on a shard's own rows and threads,
-        # and the shards must split the same batches
-        if self.params.grow_policy != "lossguide" or n_threads < AHEAD_MIN_THREADS \
-                or self._n_shards > 1:
+        if self.params.grow_policy != "lossguide":
             return 0
-        return int(self.ahead_max_rows)
+        if self._n_shards > 1:
+            return SHARD_AHEAD_ROWS if self.shard_ahead_width > 1 else 0
+        return int(self.ahead_max_rows) if n_threads >= AHEAD_MIN_THREADS else 0
+
+    def _ahead_width(self, n_threads):
+        """How many leaves a leaf-wise batch splits at most where leaves are split ahead:
+        one per thread, or ``shard_ahead_width`` on data shards."""
+        return int(self.shard_ahead_width) if self._n_shards > 1 else int(n_threads)
 
     def _new_table(self):
         return self.statistics.new_table(self.params, self.n_rows)
@@ -320,7 +339,8 @@ class TreeGrower:
         ahead = self._policy[P_AHEAD_ROWS] > 0
         logical, flags = np.full(cap, -1, dtype=np.int64), np.zeros(cap, dtype=np.uint8)
         logical[:table.n] = np.arange(table.n)
-        sizes = (PARTITION_BLOCK, HIST_BLOCK, self._n_threads)
+        sizes = (PARTITION_BLOCK, HIST_BLOCK, self._n_threads,
+                 self._ahead_width(self._n_threads))
         # what the loop scans first: the root; after a NEED_REDUCE, what it was about to
         start = (np.zeros(1, dtype=np.int64), np.zeros((2, 0), dtype=np.int64),
                  np.zeros(0, dtype=np.int64))
