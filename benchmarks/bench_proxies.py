@@ -43,7 +43,6 @@ from boostwood.tree import grower, histogram, stats  # noqa: E402
 KERNELS = {
     "compiled expansion loop (expand_tree)": (grower, "expand_tree"),
     "root/level histograms (build_histograms)": (histogram, "build_histograms"),
-    "histogram subtraction (subtract_histograms)": (histogram, "subtract_histograms"),
     "quantize gradients (quantize_gh)": (stats, "quantize_gh"),
     "update scores (add_leaf_values)": (_state, "add_leaf_values"),
     "predict (predict_raw)": (booster_mod, "predict_raw"),

@@ -281,3 +281,15 @@ def test_sharded_leafwise_batches_split_ahead_to_meet_less_often(monkeypatch):
         stops[width] = statuses.count(NEED_REDUCE)
     assert stops[1] >= 2 * 4 * 50, stops  # one per split: 2 shards, 4 trees, 50+ splits
     assert stops[8] <= 0.6 * stops[1], stops
+
+
+def test_shards_that_all_reduce_different_slots_stop_with_an_error():
+    """The simulated reducer is a divergence detector: shards that hand it different
+    numbers of histogram slots at one collective get an error, never a partial sum."""
+    hists = [np.zeros((4, 2, 3, 3), dtype=np.int64) for _ in range(2)]
+
+    def shard(reducer, s):
+        reducer.allreduce_histograms(hists[s], [1] if s == 0 else [1, 2])
+
+    with pytest.raises(ValueError, match="different numbers of histogram slots"):
+        SimulatedShards(2).run(shard)

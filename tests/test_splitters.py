@@ -31,11 +31,11 @@ def _record_batches(grower, monkeypatch):
     seen = []
     find = grower.splitter.find
 
-    def spy(table, nodes, tree, pairs=()):
+    def spy(table, nodes, tree):
         rows = {int(k): grower.buf[table.ints[ND_SIDE, k],
                                    table.ints[ND_START, k]:table.ints[ND_START, k]
                                    + table.ints[ND_COUNT, k]].copy() for k in nodes}
-        batch = find(table, nodes, tree, pairs)
+        batch = find(table, nodes, tree)
         seen.append((rows, batch, {f: getattr(batch, f).copy() for f in
                                    ("feature", "bin", "threshold", "default_left", "left",
                                     "right", "gain", "recorded_gain", "kind")}))

@@ -136,6 +136,9 @@ class SimulatedShards:
         :meth:`collective`: a result is read before its cell is reused). The arrays may
         be views of the shards' own: every shard is still waiting in the collective while
         they are added."""
+        if len({len(p) for p in parts}) > 1:  # the shards diverged: never a partial sum
+            raise ValueError("shards all-reduced different numbers of histogram slots: "
+                             + ", ".join(str(len(p)) for p in parts))
         cell = self._generation % 2
         out = self._buffers[cell]
         order = list(range(len(parts)))

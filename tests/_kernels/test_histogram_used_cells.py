@@ -117,7 +117,7 @@ def test_models_do_not_read_cells_above_the_bins(params, monkeypatch):
     """Models grown with every histogram cell junk to begin with (so every cell above a
     feature's bins holds junk through the fit, the root totals' feature included) are the
     models grown on zeroed pools, byte for byte: on columns of 2 to 256 bins, with missing
-    values, in both loops and with the bins re-proposed per tree (approx)."""
+    values, leaf-wise and depth-wise, and with the bins re-proposed per tree (approx)."""
     r = np.random.default_rng(4)
     n = 4000
     X = np.column_stack([r.integers(0, 2, n), r.integers(0, 5, n), r.normal(size=n),

@@ -144,7 +144,8 @@ def _size_class(ints, batch):
 @njit(cache=True, nogil=True)
 def can_split(policy, depth, count, hess):
     """May a node of this depth, row count and fixed-point hessian sum be split? (The one
-    rule: :meth:`TreeGrower._can_split` calls it for the growers stepped from Python.)"""
+    rule: the gradient statistics' ``splittable`` calls it for the growers stepped from
+    Python, :mod:`boostwood.tree.statistics`.)"""
     max_depth = policy[P_MAX_DEPTH]
     if max_depth > 0 and depth >= max_depth:
         return False
@@ -203,7 +204,7 @@ def retire_beyond_budget(policy, gain, state, ints, flags):
     children can only join the queue, never shorten it. Retiring it changes no tree;
     it only frees its histogram, so a tree holds at most about ``max_leaves / 2``
     histograms at once (the open leaves and the steps left cannot both pass half of
-    it; plus up to ``2 (n_threads - 1)`` for leaves split ahead), where it had held one
+    it; plus up to ``2 (width - 1)`` for leaves split ahead), where it had held one
     per open leaf: up to ``max_leaves`` (255 leaves of 28 features and 256 bins: 44 MB
     of histograms, now about half). A retired leaf that was
     split ahead of its turn (``F_AHEAD``, see the module docstring) also frees its
@@ -611,14 +612,14 @@ def _remove_open(open_ids, counters, gone):
 
 
 @njit(cache=True, nogil=True)
-def _leafwise_batch(policy, state, order, gain, ints, n_threads):
+def _leafwise_batch(policy, state, order, gain, ints, width):
     """The leaf-wise step: leaves split ahead take their turns while the best open leaf is
     one (no work: their children were scanned then, and now open in turn; after each turn
     the leaves it puts out of ``max_leaves``' reach are retired); then the best
     open leaf, and, when it is small (``policy[P_AHEAD_ROWS]`` rows or fewer), the next
-    ``n_threads - 1`` open leaves not yet split, to split ahead, as long as no more than
-    ``2 (n_threads - 1)`` leaves split ahead wait for their turn. Empty: the tree is
-    finished.
+    ``width - 1`` open leaves not yet split, to split ahead, as long as no more than
+    ``2 (width - 1)`` leaves split ahead wait for their turn (``width``: the threads on
+    one shard, a fixed width on several). Empty: the tree is finished.
 
     One leaf at a time is what decides: the leaves that take turns, their order and so
     the node ids are those of one leaf at a time (:func:`_in_order` renumbers the table
@@ -652,8 +653,8 @@ def _leafwise_batch(policy, state, order, gain, ints, n_threads):
         if open_ids[j] == k or flags[open_ids[j]] & F_AHEAD:
             taken[j] = 1
             waiting += open_ids[j] != k
-    # at most 2 (n_threads - 1) of them at once: the bound held_histograms counts
-    n_ahead = max(0, min(n_threads - 1, 2 * (n_threads - 1) - waiting)) \
+    # at most 2 (width - 1) of them at once: the bound held_histograms counts
+    n_ahead = max(0, min(width - 1, 2 * (width - 1) - waiting)) \
         if ints[ND_COUNT, k] <= policy[P_AHEAD_ROWS] else 0
     batch = np.empty(1 + n_ahead, dtype=np.int64)
     batch[0] = k

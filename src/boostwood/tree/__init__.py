@@ -6,4 +6,8 @@ from .exact import exact_grower
 from .grower import GrowerParams, TreeGrower
 from .tree import Tree
 
-__all__ = ["GrowerParams", "Tree", "TreeGrower", "exact_grower"]
+#: The name ``exact_grower`` had when the exact grower was a subclass (it takes the same
+#: arguments and returns a composed TreeGrower).
+ExactTreeGrower = exact_grower
+
+__all__ = ["ExactTreeGrower", "GrowerParams", "Tree", "TreeGrower", "exact_grower"]

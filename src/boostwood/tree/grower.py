@@ -211,8 +211,10 @@ class TreeGrower:
 
         Returns
         -------
-        tree : Tree (values include the learning rate)
-        leaf_segments : (sides, starts, counts, values) of the leaves in ``self.buf``
+        What the statistics make of the finished table (:meth:`finish_tree`): for gradient
+        trees, tree : Tree (values include the learning rate) and leaf_segments : (sides,
+        starts, counts, values) of the leaves in ``self.buf``; for criterion trees, the
+        Tree and the node statistics.
         """
         n = self.n_rows if rows is None else rows.shape[0]
         if rows is None:
@@ -267,12 +269,14 @@ class TreeGrower:
         """The most rows of a best leaf split with others ahead of their turn: leaf-wise,
         ``ahead_max_rows`` on ``AHEAD_MIN_THREADS`` threads or more; on data shards any
         leaf (a shard's rows and threads must not decide which leaves go ahead: every
-        shard splits the same batches) where ``shard_ahead_width`` > 1; else 0."""
+        shard splits the same batches) where ``shard_ahead_width`` > 1 (and
+        ``ahead_max_rows`` is not 0); else 0."""
         n_threads = numba.get_num_threads() if n_threads is None else n_threads
         if self.params.grow_policy != "lossguide":
             return 0
         if self._n_shards > 1:
-            return SHARD_AHEAD_ROWS if self.shard_ahead_width > 1 else 0
+            return SHARD_AHEAD_ROWS if self.shard_ahead_width > 1 and self.ahead_max_rows > 0 \
+                else 0
         return int(self.ahead_max_rows) if n_threads >= AHEAD_MIN_THREADS else 0
 
     def _ahead_width(self, n_threads):

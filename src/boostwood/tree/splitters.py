@@ -111,24 +111,6 @@ def scan_outputs(B, A, W, dtype=np.float64):
             np.empty((B, A, W), dtype=dtype))
 
 
-class _ScanBuffers:
-    """Output arrays of a scan kernel for B nodes, reused across calls with the same B
-    (each C-contiguous, so the kernels see one array layout)."""
-
-    def __init__(self, dtype):
-        self.dtype = dtype
-        self._by_size = {}
-
-    def get(self, B, A, W):
-        key = (B, A, W)
-        out = self._by_size.get(key)
-        if out is None:
-            if len(self._by_size) > 64:
-                self._by_size.clear()
-            out = self._by_size[key] = scan_outputs(B, A, W, self.dtype)
-        return out
-
-
 class HistogramSplitter:
     """Best splits from the tree's gradient histograms (``hist``, global ``approx``): the
     compiled loop's own scan (:func:`boostwood._kernels.split.find_best_splits` inside
@@ -145,7 +127,7 @@ class SortedSplitter:
         self.columns, self.buf, self.node_of = columns, buf, node_of
         self.local_eps = float(local_eps)
 
-    def find(self, table, nodes, tree, pairs=()):
+    def find(self, table, nodes, tree):
         B, A = nodes.shape[0], tree.features.shape[0]
         mark_batch(self.buf, self.node_of, table, nodes)
         mask = node_feature_mask(tree, nodes)
@@ -207,7 +189,7 @@ class CriterionSplitter:
         self.root_weight = out[0, self.K]
         return out[0]
 
-    def find(self, table, nodes, tree, pairs=()):
+    def find(self, table, nodes, tree):
         B, A, K = nodes.shape[0], tree.features.shape[0], self.K
         counts = mark_batch(self.buf, self.node_of, table, nodes)
         self._compact(int(counts.sum()))
