@@ -54,3 +54,19 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # two workers of 2 numba threads share the cores: a thread waiting at the end of a
     # parallel region sleeps rather than spinning on a core the other worker needs
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def record_loop_statuses(monkeypatch):
+    """Spy on the compiled expansion loop: the list it returns gets the status of every
+    ``expand_tree`` call (DONE, or the NEED_* it stopped for) while the patch holds."""
+    import boostwood.tree.grower as grower_module
+    statuses = []
+    real = grower_module.expand_tree
+
+    def spy(*args):
+        out = real(*args)
+        statuses.append(int(out[0]))
+        return out
+
+    monkeypatch.setattr(grower_module, "expand_tree", spy)
+    return statuses

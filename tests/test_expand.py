@@ -25,7 +25,7 @@ from boostwood.tree.exact import exact_grower
 from boostwood.tree.histogram import HistogramBuilder
 from boostwood.tree.nodes import NodeTable
 
-from conftest import make_classification
+from conftest import make_classification, record_loop_statuses
 from naive_tree import assert_twin, twin_of
 
 TREE_FIELDS = ("feature", "threshold_bin", "left", "right", "default_left", "value", "gain",
@@ -106,15 +106,7 @@ def test_the_loop_with_a_row_bag_and_wide_bins():
 @pytest.mark.parametrize("policy,kw", [CONFIGS[0], CONFIGS[3]])
 def test_compiled_loop_stops_for_room_and_goes_on(policy, kw, monkeypatch):
     d, gh = _data()
-    statuses = []
-    real = grower_module.expand_tree
-
-    def spy(*args):
-        out = real(*args)
-        statuses.append(out[0])
-        return out
-
-    monkeypatch.setattr(grower_module, "expand_tree", spy)
+    statuses = record_loop_statuses(monkeypatch)
     # no partial buffers reserved by the root's build (it then takes one run; it would
     # otherwise reserve all the loop asks for), so that the loop must stop for partial
     # histograms too: one per thread after the first, so this needs two threads (set
@@ -129,7 +121,6 @@ def test_compiled_loop_stops_for_room_and_goes_on(policy, kw, monkeypatch):
         _assert_twin(d, gh, policy, kw, small=True)
     finally:
         numba.set_num_threads(before)
-    monkeypatch.setattr(grower_module, "expand_tree", real)
     # every kind of stop happened, and the tree is the twin's and the one grown with
     # room to spare
     assert set(statuses) == {0, 1, 2, 3}
@@ -151,18 +142,10 @@ def test_models_are_byte_identical_with_room_or_without(params, monkeypatch, tmp
     if params["objective"].startswith("multi"):
         y = (np.abs(X[:, 0] * 3).astype(int) % 3).astype(float)
     params = dict(params, seed=7, learning_rate=0.3)
-    statuses = []
-    real = grower_module.expand_tree
-
-    def spy(*args):
-        out = real(*args)
-        statuses.append(int(out[0]))
-        return out
-
     files = []
     for small in (False, True):
         if small:  # room for almost nothing
-            monkeypatch.setattr(grower_module, "expand_tree", spy)
+            statuses = record_loop_statuses(monkeypatch)
             monkeypatch.setattr(TreeGrower, "_new_table", lambda self: NodeTable(3, np.int64, 4))
             monkeypatch.setattr(TreeGrower, "held_histograms", lambda self, n_threads=None: 1)
         files.append(tmp_path / f"small_{small}.json")

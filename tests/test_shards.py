@@ -16,7 +16,7 @@ import boostwood as bw
 from boostwood._comm import LocalReducer, SimulatedShards
 from boostwood._comm import exact_sums
 
-from conftest import make_classification
+from conftest import make_classification, record_loop_statuses
 
 
 def _split(n, k, kind, seed=0):
@@ -226,13 +226,6 @@ def test_sharded_histogram_trees_grow_in_the_compiled_loop(monkeypatch):
     process's, byte for byte."""
     import boostwood.tree.grower as grower_module
     from boostwood._kernels.expand import NEED_REDUCE
-    statuses = []
-    real = grower_module.expand_tree
-
-    def spy(*args):
-        out = real(*args)
-        statuses.append(int(out[0]))
-        return out
 
     def python_step(*args):
         raise AssertionError("the Python expansion loop ran")
@@ -241,7 +234,7 @@ def test_sharded_histogram_trees_grow_in_the_compiled_loop(monkeypatch):
     X, y = _data(params["objective"])
     Xv, yv = _data(params["objective"], n=800, seed=1)
     expected = _single(params, 6, X, y, Xv, yv)
-    monkeypatch.setattr(grower_module, "expand_tree", spy)
+    statuses = record_loop_statuses(monkeypatch)
     monkeypatch.setattr(grower_module.TreeGrower, "_expand", python_step)
     got = _sharded(params, 6, X, y, Xv, yv, 3, "skewed")
     assert got == expected
@@ -258,21 +251,13 @@ def test_sharded_leafwise_batches_split_ahead_to_meet_less_often(monkeypatch):
     either way."""
     import boostwood.tree.grower as grower_module
     from boostwood._kernels.expand import NEED_REDUCE
-    statuses = []
-    real = grower_module.expand_tree
-
-    def spy(*args):
-        out = real(*args)
-        statuses.append(int(out[0]))
-        return out
-
     params = {"objective": "binary:logistic", "grow_policy": "lossguide", "max_leaves": 63,
               "max_depth": 0, "min_data_in_leaf": 5, "seed": 5,
               "bin_construct_sample_cnt": 1500}
     X, y = _data(params["objective"])
     Xv, yv = _data(params["objective"], n=800, seed=1)
     expected = _single(params, 4, X, y, Xv, yv)
-    monkeypatch.setattr(grower_module, "expand_tree", spy)
+    statuses = record_loop_statuses(monkeypatch)
     stops = {}
     for width in (1, 8):
         monkeypatch.setattr(grower_module.TreeGrower, "shard_ahead_width", width)

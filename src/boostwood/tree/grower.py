@@ -139,7 +139,7 @@ class TreeGrower:
         reducer: the one given, or a single shard's); ``columns``, the
         columns the splitter scans, kept for the caller."""
         g = cls.__new__(cls)
-        g.X_binned, g.params, g.columns = None, params, columns
+        g.X_binned, g.columns = None, columns
         g._n_shards = 1 if reducer is None else int(reducer.n_shards)
         g._compose(X_columns, n_bins, params, reducer if reducer is not None else LocalReducer(),
                    None, make_splitter, make_statistics)
