@@ -271,11 +271,20 @@ def test_continued_training_keeps_the_margin_scale_and_the_feature_types():
     squared = bw.train({"objective": "reg:squarederror"}, d, 3)
     assert bw.train({"objective": "reg:pseudohubererror"}, d, 2,
                     init_model=squared).num_boosted_rounds() == 5
-    logistic.feature_types = ["categorical", "numeric", "numeric"]
-    logistic.category_dictionaries = {0: ["red", "blue"]}
-    more = bw.train({"objective": "binary:logistic"}, d, 2, init_model=logistic)
-    assert more.feature_types == logistic.feature_types
-    assert more.category_dictionaries == {0: ["red", "blue"]}
+    pd = pytest.importorskip("pandas")
+    colour = np.where(X[:, 0] > 0.3, "red", "blue").astype(object)
+    frame = pd.DataFrame({"c": colour, "x1": X[:, 1], "x2": X[:, 2]})
+    dc = bw.Dataset(frame, label=y)
+    coloured = bw.train({"objective": "binary:logistic"}, dc, 3)
+    assert coloured.feature_types == ["categorical", "numeric", "numeric"]
+    more = bw.train({"objective": "binary:logistic"}, dc, 2, init_model=coloured)
+    assert more.feature_types == coloured.feature_types
+    assert more.category_dictionaries == {0: ["blue", "red"]}
+    # numbers where the model learned categories: its sets would test codes of nothing
+    with pytest.raises(ValueError, match="categorical features or their categories differ"):
+        bw.train({"objective": "binary:logistic"},
+                 bw.Dataset(X, label=y, feature_names=["c", "x1", "x2"]), 2,
+                 init_model=coloured)
 
 
 @pytest.mark.parametrize("extra", [{}, {"use_quantized_grad": True},
@@ -414,7 +423,8 @@ def test_copy_num_features_and_slices_keep_the_feature_types(multiclass_model):
     assert s.feature_types == c.feature_types and s.category_dictionaries == {0: ["red", "blue"]}
     s.category_dictionaries[0].append("green")
     assert c.category_dictionaries == {0: ["red", "blue"]}
-    np.testing.assert_array_equal(s.predict(X), b.predict(X, iteration_range=(2, 7)))
+    # (s's feature 0 now learned the categories "red" and "blue": numbers are refused)
+    np.testing.assert_array_equal(b[2:7].predict(X), b.predict(X, iteration_range=(2, 7)))
 
 
 def _twins(tmp_path, params, twin, X, y, rounds=4):

@@ -73,8 +73,12 @@ def test_arrow_tables_and_polars_frames_are_named_features(rng):
                       "c": pa.array([None, None, None])})
     want = np.array([[1, 1, np.nan], [np.nan, np.nan, np.nan], [3, 0, np.nan]])
     np.testing.assert_array_equal(bw.Dataset(nulls, [0, 1, 2]).features.dense, want)
-    with pytest.raises(TypeError, match=r"non-numeric columns .*'colour \(string\)'"):
-        bw.Dataset(pa.table({"x": [1.0, 2.0], "colour": ["red", "blue"]}), [0, 1])
+    # strings are categorical features now ([Q2]); a type neither numbers nor categories is
+    # still refused by name
+    with pytest.raises(TypeError, match=r"not supported: .*'when \(date32"):
+        bw.Dataset(pa.table({"x": [1.0, 2.0], "when": pa.array([1, 2], pa.date32())}), [0, 1])
+    assert bw.Dataset(pa.table({"x": [1.0, 2.0], "colour": ["red", "blue"]}),
+                      [0, 1]).feature_types == ["numeric", "categorical"]
     with pytest.raises(ValueError, match="label contains 1 NaN"):
         bw.Dataset(X, pa.array(np.where(np.arange(400) == 7, None, y).tolist()))
     got = bw.Dataset(X, pa.chunked_array([y[:100], y[100:]])).label
@@ -111,9 +115,12 @@ def test_bad_input_gives_a_clear_error(kwargs, error, match):
 
 def test_non_numeric_dataframe_column_is_named():
     pd = pytest.importorskip("pandas")
+    when = pd.DataFrame({"x": [1.0, 2.0], "when": pd.to_datetime(["2020-01-01", "2021-01-01"])})
+    with pytest.raises(TypeError, match="not supported: .*when"):
+        bw.Dataset(when, [0, 1])
+    # strings are categorical features now ([Q2])
     df = pd.DataFrame({"x": [1.0, 2.0], "colour": ["red", "blue"]})
-    with pytest.raises(TypeError, match="colour"):
-        bw.Dataset(df, [0, 1])
+    assert bw.Dataset(df, [0, 1]).feature_types == ["numeric", "categorical"]
 
 
 def test_reference_reuses_training_bins_and_checks_width(rng):

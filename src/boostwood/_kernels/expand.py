@@ -58,6 +58,7 @@ builds the root histogram (a parallel kernel called from Python) first, and
 import numpy as np
 from numba import njit
 
+from .categorical import choose_categorical
 from .grow import SM_LEFT, SM_SLOT, built_children, node_totals
 from .histogram import build_histograms, partials_bound
 from .intrinsics import cycle_count
@@ -420,7 +421,7 @@ def _choose_batch(policy, state, order, gain, ints, width):
 
 @njit(cache=True, nogil=True)
 def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy, sizes, state,
-                order, start, reduce_each, bynode, node_mask, clock=None):
+                order, start, reduce_each, bynode, node_mask, clock=None, cats=None):
     """Scan ``start`` (the root, on the first call; what the last call left, after a
     ``NEED_REDUCE``), then expand the tree's open leaves until the policy stops.
 
@@ -439,6 +440,10 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         features each node may split on (row 0 the caller's; :func:`inherit_mask`). A node
         splits on what both allow (None: all features)   # keys, mask rows IN/OUT
     clock : None, or a profile from :func:`new_clock` (IN/OUT; None reads no counter).
+    cats : None (no categorical feature: numba compiles none of that code), or
+        (categorical (n_features,) uint8, category settings, words per table row of the
+        table's ``cat_bits``): categorical features' scans and sets
+        (:mod:`.categorical`)
     Returns (status, start, slots): DONE, or the NEED_* code of the buffer to enlarge
     (call again with an empty ``start``); NEED_REDUCE: sum ``slots`` across shards,
     then call again with the ``start`` returned.
@@ -454,16 +459,9 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
     while True:
         m = to_scan.shape[0]
         if m > 0:
-            scan_slots = _slots_of(slot_of, to_scan)
-            gain = np.empty((m, n_active))
-            pick = np.empty((N_PICK, m, n_active), dtype=np.int64)
-            left = np.empty((m, n_active, stats.shape[1]), dtype=stats.dtype)
-            find_best_splits(hist, scan_slots, pairs, node_totals(stats, to_scan), n_bins,
-                             features, scan_mask(bynode, node_mask, to_scan, n_active), settings,
-                             (gain, pick, left))  # subtracting the pairs first
+            found = _scan(hist, slot_of, to_scan, pairs, table, n_bins, features,
+                          scan_mask(bynode, node_mask, to_scan, n_active), settings, cats)
             t = _lap(clock, C_SCAN, size_class, t)
-            found = choose_gradient(gain, pick, left, to_scan, features, ints, floats,
-                                    cand_left)
             open_found(to_scan, found, state, flags)
         for k in unused:
             _release(free, counters, slot_of[k])
@@ -499,6 +497,30 @@ def expand_tree(data, gh, bufs, table, hists, features, n_bins, settings, policy
         to_scan, unused = place_children(small, need, pairs, first, state)
         if reduce_each and b_slots.shape[0] > 0:  # the shards' histograms must meet first
             return NEED_REDUCE, (to_scan.copy(), pairs, unused.copy()), b_slots.copy()
+
+
+@njit(cache=True, nogil=True)
+def _scan(hist, slot_of, to_scan, pairs, table, n_bins, features, mask, settings, cats):
+    """Scan the nodes ``to_scan`` (subtracting ``pairs`` first) and record each one's
+    candidate split in the table; returns the nodes that have one."""
+    ints, floats, stats, cand_left, cat_bits = table
+    m, n_active = to_scan.shape[0], features.shape[0]
+    scan_slots = _slots_of(slot_of, to_scan)
+    gain = np.empty((m, n_active))
+    pick = np.empty((N_PICK, m, n_active), dtype=np.int64)
+    left = np.empty((m, n_active, stats.shape[1]), dtype=stats.dtype)
+    totals = node_totals(stats, to_scan)
+    if cats is None:
+        find_best_splits(hist, scan_slots, pairs, totals, n_bins, features, mask, settings,
+                         (gain, pick, left))
+    else:
+        find_best_splits(hist, scan_slots, pairs, totals, n_bins, features, mask, settings,
+                         (gain, pick, left), (cats[0], cats[1]))
+    found = choose_gradient(gain, pick, left, to_scan, features, ints, floats, cand_left)
+    if cats is not None:
+        choose_categorical(cats, hist, scan_slots, totals, n_bins, settings, to_scan, ints,
+                           cat_bits)
+    return found
 
 
 @njit(cache=True, nogil=True)

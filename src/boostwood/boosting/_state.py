@@ -31,7 +31,9 @@ def _grower_params(p):
         reg_lambda=p["lambda"], reg_alpha=p["alpha"], max_delta_step=p["max_delta_step"],
         gamma=p["gamma"], min_child_weight=p["min_child_weight"],
         min_data_in_leaf=p["min_data_in_leaf"], colsample_bynode=p["colsample_bynode"],
-        learning_rate=p["eta"])
+        learning_rate=p["eta"], max_cat_to_onehot=p["max_cat_to_onehot"],
+        cat_smooth=p["cat_smooth"], cat_l2=p["cat_l2"], max_cat_threshold=p["max_cat_threshold"],
+        min_data_per_group=p["min_data_per_group"])
 
 
 def _record_binning(booster, mapper):
@@ -209,6 +211,8 @@ class TrainingState:
             base = self.obj.init_score(self.info, self.reducer)
         if init_model is None:
             booster._start(base, dtrain.feature_names)
+            booster.feature_types = dtrain.feature_types
+            booster.category_dictionaries = {f: list(d) for f, d in dtrain.categories.items()}
         self.raw = self._initial_raw(dtrain, base)
         self.gh = np.empty((K, n, 2), dtype=G_H_DTYPE)
         self._columns = None  # see _class_columns
@@ -297,6 +301,11 @@ class TrainingState:
             raise ValueError(f"init_model was trained on features {init.feature_names[:5]}... "
                              f"but dtrain {given}: its columns would be matched by position; "
                              "give dtrain the model's columns and names")
+        if dtrain.categories != init.category_dictionaries:
+            # the model's category sets are codes of its own dictionaries
+            raise ValueError("init_model's categorical features or their categories differ "
+                             "from dtrain's; continue training on data whose categorical "
+                             "columns hold the same categories")
         self.booster._start(init.base_score, dtrain.feature_names)
         self.booster.trees = list(init.trees)
         self.booster._take_feature_types(init)

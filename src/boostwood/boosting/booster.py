@@ -9,6 +9,7 @@ from .._config import threads_given_back
 from .._kernels.predict import predict_leaf_raw, predict_levels, predict_raw
 from .._kernels.predict_binned import predict_binned
 from ..data import Dataset, as_feature_matrix
+from ..data.categories import recode
 from ..data.validation import check_vector
 from ..data.dataset import default_feature_names
 from ..data.checks import Param, check_value
@@ -173,8 +174,15 @@ class Booster:
         if fm.shape[1] != self.n_features:
             raise ValueError(f"data has {fm.shape[1]} features but the model was trained on "
                              f"{self.n_features}")
-        if not validate_features:
-            return fm, base_margin
+        if validate_features:
+            self._check_names(fm)
+        if self.category_dictionaries or fm.categories:  # by name, then by value
+            fm = recode(fm, self.category_dictionaries, self.params["unseen_category"],
+                        names=self.feature_names)
+        return fm, base_margin
+
+    def _check_names(self, fm):
+        """Refuse data whose columns could only be matched to the model's by a guess."""
         if fm.feature_names is None:
             # columns matched by position to named features would be a guess: an error,
             # as XGBoost's DMatrix gives (only names f0, f1, ... mean "no names")
@@ -186,7 +194,6 @@ class Booster:
                     "validate_features=False to match the columns by position")
         elif list(fm.feature_names) != self.feature_names:
             raise ValueError(self._names_differ(list(fm.feature_names)))
-        return fm, base_margin
 
     def _names_differ(self, names):
         """The error for data whose feature names are not the model's: how they differ,

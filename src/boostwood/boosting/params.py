@@ -153,6 +153,22 @@ PARAMS = {
                               aliases=("feature_fraction_bynode",),
                               doc="fraction of the tree's features drawn per node"),
     **BINNING_PARAMS,  # (the Dataset's: it owns the binning)
+    # categorical features (LightGBM's names and defaults; see _kernels/categorical.py)
+    "max_cat_to_onehot": Param(4, "int", 1, 1 << 16,
+                               doc="categorical features of at most this many categories "
+                                   "split one category against the rest; larger ones by a "
+                                   "set (categories sorted by G / (H + cat_smooth))"),
+    "cat_smooth": Param(10.0, "float", 0.0, doc="set splits: added to each category's hessian "
+                                                 "sum in the sort key (damps rare categories)"),
+    "cat_l2": Param(10.0, "float", 0.0, doc="set splits: L2 penalty added to lambda in the "
+                                             "children's scores"),
+    "max_cat_threshold": Param(32, "int", 1, 1 << 16,
+                               doc="set splits: most categories on the smaller side"),
+    "min_data_per_group": Param(100, "int", 0,
+                                doc="set splits: fewest rows the categories of each side hold"),
+    "unseen_category": Param("missing", "str", choices=("missing", "error"),
+                             doc="prediction on a category training never saw: 'missing' "
+                                 "(it follows each split's missing direction) or 'error'"),
     "use_quantized_grad": Param(False, "bool",
                                 doc="hist/approx: round gradients and hessians to a few levels "
                                     "per tree (num_grad_quant_bins) for faster histograms"),

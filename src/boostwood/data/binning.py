@@ -7,6 +7,10 @@ values, so a threshold never coincides with a training value. The last edge is
 ``+inf``; ``-inf`` lands in bin 0 and ``+inf`` in the last bin; NaN gets the
 missing bin ``n_bins[f]``. See :mod:`boostwood._kernels.binning` for the
 convention that makes raw-value and binned prediction agree.
+
+A categorical feature of k categories (codes 0..k-1, :mod:`.categories`) is binned by
+identity: category c in bin c (edges c + 1/2), so that a split's category set is a set
+of codes and of bins alike; it has k bins whatever ``max_bin``.
 """
 import numpy as np
 
@@ -85,6 +89,7 @@ class BinMapper:
     missing_bins : ndarray of shape (n_features,), int32, id of the missing bin (= n_bins)
     edges_flat, edge_offsets : all edges concatenated, and where each feature's start
     dtype : numpy dtype of binned values (uint8 up to 256 bins incl. missing, else uint16)
+    categorical : ndarray of shape (n_features,), uint8, 1 for a categorical feature
     """
 
     def __init__(self, max_bin=255, sample_cnt=200000, seed=0):
@@ -110,6 +115,7 @@ class BinMapper:
         every shard fits the same edges on them.
         """
         n_rows = features.shape[0]
+        categories = {f: len(d) for f, d in features.categories.items()}
         row_ids = np.arange(n_rows, dtype=np.int64) if row_ids is None else row_ids
         keep = None if weight is None or np.all(weight > 0) else np.nonzero(weight > 0)[0]
         # the same rows, the same edges for dense and sparse input
@@ -130,7 +136,11 @@ class BinMapper:
                 for f in range(features.shape[1])]
         else:
             edges = self._sparse_edges(features.csc, weighted)
+        for f, k in categories.items():  # category c in bin c
+            edges[f] = np.concatenate([np.arange(max(k - 1, 0)) + 0.5, [np.inf]])
         self._set_edges(edges)
+        self.categorical = np.zeros(len(edges), dtype=np.uint8)
+        self.categorical[list(categories)] = 1
         return self
 
     def _sample_rows(self, n_rows, keep, row_ids, reducer):

@@ -5,6 +5,7 @@ from .._config import HIST_CHANNELS
 from .._kernels.binning import missing_features
 from .._kernels.checksum import fingerprint_words
 from .binning import BinMapper
+from .categories import recode, unify
 from .columns import SortedColumns
 from .queries import queries_from
 from .rowinfo import RowInfo, unit_weights
@@ -66,6 +67,15 @@ class Dataset:
     position : array-like of int of shape (n_rows,), optional
         Learning to rank from clicks: the position each row was shown at in its query
         (0 = first), which ``lambdarank_unbiased`` estimates the position bias from.
+    categorical_feature : list of str or int, optional
+        Features to treat as categorical (LightGBM's argument), by name or index, beyond
+        those categorical by type: pandas ``category``, string and object columns, and
+        Arrow / polars string and dictionary columns always are. A categorical feature's
+        values (strings or numbers) are coded under a dictionary of the values the rows
+        hold, stored in the model; later data is coded by value (see
+        :mod:`boostwood.data.categories`). With ``reference``, the reference's
+        categorical features and dictionaries apply (a category the reference never saw
+        is missing).
 
     A Dataset never copies a float numpy array it is given, and a later change of
     that array by the caller never changes what the Dataset holds:
@@ -88,9 +98,10 @@ class Dataset:
     def __init__(self, data, label=None, weight=None, base_margin=None,
                  feature_names=None, reference=None, max_bin=255,
                  bin_construct_sample_cnt=200000, seed=0, row_ids=None, group=None,
-                 qid=None, group_weight=None, position=None):
+                 qid=None, group_weight=None, position=None, categorical_feature=None):
         self._features = as_feature_matrix(data, "data", feature_names,
-                                           allow_empty_rows=row_ids is not None)
+                                           allow_empty_rows=row_ids is not None,
+                                           categorical_feature=categorical_feature)
         dense = self._features.dense
         self._print = None  # fingerprint of the caller's array, held by reference
         if dense is not None and isinstance(data, np.ndarray) and np.shares_memory(dense, data):
@@ -132,6 +143,8 @@ class Dataset:
                     f"data has {n_features} features but the reference Dataset has "
                     f"{reference.num_feature()}")
         self.reference = reference
+        if reference is not None and (reference.categories or self._features.categories):
+            self._features = recode(self._features, reference.categories)
         self.max_bin = check_value("max_bin", max_bin, _ARGS["max_bin"])
         self.bin_construct_sample_cnt = check_value(
             "bin_construct_sample_cnt", bin_construct_sample_cnt, _ARGS["bin_construct_sample_cnt"])
@@ -154,6 +167,18 @@ class Dataset:
         if self._features.feature_names is not None:
             return list(self._features.feature_names)
         return default_feature_names(self.num_feature())
+
+    @property
+    def categories(self):
+        """Feature index -> the category dictionary of each categorical feature (its
+        values; code c is entry c); empty when every feature is numeric."""
+        return self._features.categories
+
+    @property
+    def feature_types(self):
+        """"numeric" or "categorical", per feature."""
+        return ["categorical" if f in self.categories else "numeric"
+                for f in range(self.num_feature())]
 
     @property
     def features(self):
@@ -244,7 +269,8 @@ class Dataset:
         rows = np.asarray(rows, dtype=np.int64)
         pick = (lambda a: None if a is None else a[rows])  # noqa: E731
         f = self.features.take_rows(rows)
-        out = Dataset(f.dense if f.dense is not None else f.csc, pick(self.label),
+        out = Dataset(f if f.categories else f.dense if f.dense is not None else f.csc,
+                      pick(self.label),
                       weight=pick(self.weight), base_margin=pick(self.base_margin),
                       feature_names=self.feature_names, reference=reference,
                       max_bin=self.max_bin, bin_construct_sample_cnt=self.bin_construct_sample_cnt,
@@ -277,6 +303,7 @@ class Dataset:
         if self.reference is not None:
             self.bin_mapper = self.reference._bin().bin_mapper
         else:
+            self._features = features = unify(features, reducer)
             self.bin_mapper = BinMapper(self.max_bin, self.bin_construct_sample_cnt,
                                         self.seed).fit(features, self.weight,
                                                        self.global_row_ids(), reducer)

@@ -4,7 +4,9 @@ Accepted feature containers: numpy arrays of any real or integer dtype (C or
 F order), pandas DataFrames with numeric / boolean columns, Arrow tables
 (pyarrow ``Table`` / ``RecordBatch``) and polars DataFrames of integer, floating,
 decimal, boolean or null columns (nulls are missing values, as NaN), and scipy sparse
-CSR / CSC matrices (absent entries are zeros, as in scipy and LightGBM).
+CSR / CSC matrices (absent entries are zeros, as in scipy and LightGBM). Category,
+string and object columns of frames and tables are categorical features
+(:mod:`.categories`).
 """
 import os
 import sys
@@ -28,26 +30,40 @@ def _is_arrow_table(obj):
                 and hasattr(obj, "columns")))
 
 
-def _arrow_to_array(table, name):
+def _arrow_to_array(table, name, categorical=None):
     """Float64 column-major copy of an Arrow table's (or polars frame's) columns; nulls
-    become NaN. Other column types (strings, dictionaries, dates, ...) are an error."""
+    become NaN; string and dictionary columns (polars ``Categorical`` / ``Enum`` /
+    ``String``), and the columns ``categorical`` names, become category codes
+    (:mod:`.categories`). Other column types (dates, lists, ...) are an error."""
     try:
         import pyarrow as pa
     except ImportError:
         raise ImportError(f"{name}: reading an Arrow table or a polars DataFrame needs "
                           "pyarrow (pip install boostwood[arrow])") from None
+    from .categories import encode_arrow, encode_numbers, is_arrow_categorical, \
+        resolve_categorical
     if (type(table).__module__ or "").startswith("polars"):
         table = table.to_arrow()
+    names = [str(n) for n in table.column_names]
+    declared = set(resolve_categorical(categorical, names, table.num_columns))
     numeric = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean,
                pa.types.is_null, pa.types.is_decimal)
-    bad = [f"{f.name} ({f.type})" for f in table.schema if not any(t(f.type) for t in numeric)]
+    bad = [f"{f.name} ({f.type})" for f in table.schema
+           if not any(t(f.type) for t in numeric) and not is_arrow_categorical(f.type)]
     if bad:
-        raise TypeError(f"{name}: non-numeric columns are not supported: {bad[:10]}; encode "
-                        "them as numbers first")
+        raise TypeError(f"{name}: columns of these types are not supported: {bad[:10]}; "
+                        "encode them as numbers or strings first")
     out = np.empty((table.num_rows, table.num_columns), dtype=np.float64, order="F")
-    for j in range(table.num_columns):
-        out[:, j] = _arrow_vector(table.column(j), name)
-    return out, [str(n) for n in table.column_names]
+    categories = {}
+    for j, field in enumerate(table.schema):
+        if is_arrow_categorical(field.type):
+            out[:, j], categories[j] = encode_arrow(table.column(j), names[j])
+        elif j in declared:
+            out[:, j], categories[j] = encode_numbers(_arrow_vector(table.column(j), name),
+                                                      names[j])
+        else:
+            out[:, j] = _arrow_vector(table.column(j), name)
+    return out, names, categories
 
 
 def _arrow_vector(values, name):
@@ -76,10 +92,13 @@ class FeatureMatrix:
     feature_names : list of str or None
     """
 
-    def __init__(self, dense=None, csc=None, feature_names=None):
+    def __init__(self, dense=None, csc=None, feature_names=None, categories=None):
         self.dense = dense
         self.csc = csc
         self.feature_names = feature_names
+        #: feature index -> the column's category dictionary (its codes are in ``dense``),
+        #: for the categorical features (:mod:`.categories`)
+        self.categories = {} if categories is None else categories
 
     @property
     def shape(self):
@@ -91,8 +110,13 @@ class FeatureMatrix:
         ``value`` 0 is refused for one."""
         if self.dense is not None:
             dense = self.dense.copy()
-            dense[dense == dense.dtype.type(value)] = np.nan  # float32 data: its float32
-            return FeatureMatrix(dense=dense, feature_names=self.feature_names)
+            numeric = np.ones(dense.shape[1], dtype=bool)
+            numeric[list(self.categories)] = False  # codes are not values
+            block = dense[:, numeric]
+            block[block == dense.dtype.type(value)] = np.nan  # float32 data: its float32
+            dense[:, numeric] = block
+            return FeatureMatrix(dense=dense, feature_names=self.feature_names,
+                                 categories=self.categories)
         if value == 0:
             raise ValueError("missing=0 cannot apply to a sparse matrix, whose absent "
                              "entries are zeros; pass the data dense, or store NaN")
@@ -103,7 +127,8 @@ class FeatureMatrix:
     def take_rows(self, rows):
         """A FeatureMatrix of the given rows (same names)."""
         if self.dense is not None:
-            return FeatureMatrix(dense=self.dense[rows], feature_names=self.feature_names)
+            return FeatureMatrix(dense=self.dense[rows], feature_names=self.feature_names,
+                                 categories=self.categories)
         return FeatureMatrix(csc=self.csc[rows].tocsc(), feature_names=self.feature_names)
 
     def row_chunks(self, chunk_rows=65536):
@@ -122,21 +147,59 @@ class FeatureMatrix:
             yield start, np.ascontiguousarray(csr[start:start + chunk_rows].toarray())
 
 
-def _frame_to_array(frame, name):
+def _frame_to_array(frame, name, categorical=None):
+    """(float64 matrix, names, categories) of a pandas DataFrame: numeric and boolean
+    columns as numbers; ``category``, string and object columns, and the columns
+    ``categorical`` names, as category codes (:mod:`.categories`). The frame is read,
+    never changed."""
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-    bad = [str(c) for c, dt in zip(frame.columns, frame.dtypes)
-           if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
+    from .categories import encode_pandas, is_category_like, resolve_categorical
+    names = [str(c) for c in frame.columns]
+    declared = set(resolve_categorical(categorical, names, len(names)))
+    kinds = [is_category_like(dt) or j in declared for j, dt in enumerate(frame.dtypes)]
+    bad = [str(c) for c, dt, cat in zip(frame.columns, frame.dtypes, kinds)
+           if not (cat or is_numeric_dtype(dt) or is_bool_dtype(dt))]
     if bad:
         raise TypeError(
-            f"{name}: non-numeric DataFrame columns are not supported: {bad[:10]}; "
-            "encode them as numbers first")
-    names = [str(c) for c in frame.columns]
-    return frame.to_numpy(dtype=np.float64, na_value=np.nan), names
+            f"{name}: DataFrame columns of these types are not supported: {bad[:10]}; "
+            "encode them as numbers or strings first")
+    if not any(kinds):
+        return frame.to_numpy(dtype=np.float64, na_value=np.nan), names, {}
+    out = np.empty(frame.shape, dtype=np.float64, order="F")
+    categories = {}
+    for j, cat in enumerate(kinds):
+        column = frame.iloc[:, j]
+        if cat:
+            out[:, j], categories[j] = encode_pandas(column, names[j])
+        else:
+            out[:, j] = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    return out, names, categories
 
 
-def as_feature_matrix(data, name="data", feature_names=None, allow_empty_rows=False):
+def _declared_numbers(data, categorical, names, name):
+    """A numpy matrix whose columns ``categorical`` names are category codes: a copy
+    (the caller's array is never changed), and the dictionaries."""
+    from .categories import encode_numbers, resolve_categorical
+    declared = resolve_categorical(categorical, names, data.shape[1])
+    if not declared:
+        return data, {}
+    out = np.array(data, dtype=np.float64, order="F")
+    categories = {}
+    for j in declared:
+        out[:, j], categories[j] = encode_numbers(out[:, j], names[j] if names else f"f{j}")
+    return out, categories
+
+
+def as_feature_matrix(data, name="data", feature_names=None, allow_empty_rows=False,
+                      categorical_feature=None):
     """Validate a feature container and return a :class:`FeatureMatrix`.
+
+    Categorical columns (pandas ``category``, string and object columns; Arrow and polars
+    string and dictionary columns; and the features ``categorical_feature`` names, by
+    name or index) become codes under their own sorted dictionaries
+    (:attr:`FeatureMatrix.categories`); :func:`.categories.recode` codes them by a
+    model's.
 
     Raises
     ------
@@ -146,13 +209,19 @@ def as_feature_matrix(data, name="data", feature_names=None, allow_empty_rows=Fa
         For a wrong number of dimensions or empty data.
     """
     names = None
-    if _is_pandas_frame(data):
-        arr, names = _frame_to_array(data, name)
+    categories = {}
+    if isinstance(data, FeatureMatrix):  # validated already (a subset's rows)
+        fm, names, categories = data, data.feature_names, data.categories
+    elif _is_pandas_frame(data):
+        arr, names, categories = _frame_to_array(data, name, categorical_feature)
         fm = FeatureMatrix(dense=arr)
     elif _is_arrow_table(data):
-        arr, names = _arrow_to_array(data, name)
+        arr, names, categories = _arrow_to_array(data, name, categorical_feature)
         fm = FeatureMatrix(dense=arr)
     elif _is_sparse(data):
+        if categorical_feature:
+            raise TypeError(f"{name}: categorical features need dense data (a DataFrame, "
+                            "an Arrow table or a numpy array), not a sparse matrix")
         if not (np.issubdtype(data.dtype, np.number) or data.dtype == np.bool_) \
                 or np.issubdtype(data.dtype, np.complexfloating):
             raise TypeError(f"{name} must have a real numeric dtype, got {data.dtype}")
@@ -174,8 +243,14 @@ def as_feature_matrix(data, name="data", feature_names=None, allow_empty_rows=Fa
             if np.issubdtype(data.dtype, np.floating):
                 data = data.astype(np.float64)
             else:
-                raise TypeError(f"{name} must have a numeric dtype, got {data.dtype}")
+                raise TypeError(f"{name} must have a numeric dtype, got {data.dtype}"
+                                + ("; string columns can be categorical features: pass a "
+                                   "DataFrame" if data.dtype.kind in "OUS" else ""))
+        if categorical_feature and data.ndim == 2:
+            names = None if feature_names is None else [str(n) for n in feature_names]
+            data, categories = _declared_numbers(data, categorical_feature, names, name)
         fm = FeatureMatrix(dense=data)
+    fm.categories = categories
     shape = fm.shape
     if len(shape) != 2:
         raise ValueError(f"{name} must be 2-dimensional (n_rows, n_features), got shape {shape}")

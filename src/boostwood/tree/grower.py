@@ -28,6 +28,7 @@ import numpy as np
 from .._comm import LocalReducer
 from .._config import INDEX_DTYPE
 from .._kernels.binning import feature_major
+from .._kernels.categorical import category_settings
 from .._kernels.histogram import hist_bins
 from .._kernels.expand import (AHEAD_MAX_ROWS, AHEAD_MIN_THREADS, DEPTHWISE, LOSSGUIDE,
                                N_COUNTERS, NEED_NODES, NEED_PARTIALS, NEED_REDUCE, NEED_SLOTS,
@@ -69,6 +70,11 @@ class GrowerParams:
     min_data_in_leaf: int = 1
     colsample_bynode: float = 1.0
     learning_rate: float = 0.3
+    max_cat_to_onehot: int = 4
+    cat_smooth: float = 10.0
+    cat_l2: float = 10.0
+    max_cat_threshold: int = 32
+    min_data_per_group: int = 100
 
 
 class TreeGrower:
@@ -110,8 +116,10 @@ class TreeGrower:
     #: one per leaf (0 or 1: one leaf at a time). The tree is the same either way.
     shard_ahead_width = SHARD_AHEAD_WIDTH
 
-    def __init__(self, X_binned, n_bins, n_bins_max, params, reducer=None, X_columns=None):
+    def __init__(self, X_binned, n_bins, n_bins_max, params, reducer=None, X_columns=None,
+                 categorical=None):
         self.X_binned, self.params, self.columns = X_binned, params, None
+        self._cats = self._category_inputs(categorical, n_bins, params)
         self.n_bins = np.ascontiguousarray(n_bins, dtype=np.int32)
         self._n_shards = 1 if reducer is None else int(reducer.n_shards)
         # size the pool up front for the most histograms held at once (it grows on
@@ -284,8 +292,25 @@ class TreeGrower:
         one per thread, or ``shard_ahead_width`` on data shards."""
         return int(self.shard_ahead_width) if self._n_shards > 1 else int(n_threads)
 
+    @staticmethod
+    def _category_inputs(categorical, n_bins, params):
+        """The compiled loop's ``cats`` (:func:`~boostwood._kernels.expand.expand_tree`):
+        None without categorical features (``categorical``: 1 per categorical feature)."""
+        if categorical is None or not np.any(categorical):
+            return None
+        is_cat = np.ascontiguousarray(categorical, dtype=np.uint8)
+        most = int(np.max(np.asarray(n_bins)[is_cat > 0]))
+        p = params
+        cs = category_settings(p.max_cat_to_onehot, p.cat_smooth, p.cat_l2,
+                               p.max_cat_threshold, p.min_data_per_group)
+        return is_cat, cs, max((most + 31) // 32, 1)
+
     def _new_table(self):
-        return self.statistics.new_table(self.params, self.n_rows)
+        table = self.statistics.new_table(self.params, self.n_rows)
+        cats = getattr(self, "_cats", None)
+        if cats is not None:
+            table.hold_categories(cats[2])
+        return table
 
     def _root(self, table, n):
         """Add the root node. Histogram trees: True if it may be split (the compiled loop
@@ -359,7 +384,7 @@ class TreeGrower:
                 table.record, (builder.hist, builder.partial), self._features, self.n_bins,
                 self._settings, self._policy, sizes, (slot_of, free, open_ids, counters),
                 (logical, flags) if ahead else None, start, reduce_each, bynode, masks,
-                self.profile_clock)
+                self.profile_clock, self._cats)
             builder.set_free_stack(free, counters[ST_FREE])
             table.n = int(counters[ST_NODES])
             need = int(counters[ST_NEED])

@@ -19,6 +19,8 @@ from .._config import GQ_DTYPE, GQ_LOW_DTYPE
 from .._kernels.histogram import partials_bound
 from .._kernels.predict import (add_numeric_tree_binned, add_tree_binned, binned_walk,
                                 predict_raw)
+from .._kernels.splits import NUMERIC
+from ..data.categories import recode
 from .approx import GlobalProposal
 from .exact import exact_grower
 from .grower import TreeGrower
@@ -35,7 +37,9 @@ class HistMethod:
     def __init__(self, dataset, params, reducer):
         m = dataset.bin_mapper
         self.mapper = m
-        self.grower = TreeGrower(dataset.X_binned, m.n_bins, m.n_bins_max, params, reducer)
+        self.categories = dataset.categories  # the dictionaries other data is coded by
+        self.grower = TreeGrower(dataset.X_binned, m.n_bins, m.n_bins_max, params, reducer,
+                                 categorical=getattr(m, "categorical", None))
 
     @property
     def stats(self):
@@ -50,8 +54,10 @@ class HistMethod:
         histograms and statistics of its own: it grows trees while this one does."""
         other = object.__new__(HistMethod)
         other.mapper, g = self.mapper, self.grower
+        other.categories = self.categories
         other.grower = TreeGrower(g.X_binned, g.n_bins, self.mapper.n_bins_max, g.params,
-                                  g.reducer, X_columns=g.X_columns)
+                                  g.reducer, X_columns=g.X_columns,
+                                  categorical=getattr(self.mapper, "categorical", None))
         other.grower.stats.low_bits = g.stats.low_bits
         return other
 
@@ -72,7 +78,7 @@ class HistMethod:
         """Grow one tree from fixed-point ``gh`` (see :meth:`TreeGrower.grow`); its raw
         thresholds are set. Returns (tree, leaf segments)."""
         tree, segments = self.grower.grow(gh, rows, features, rng)
-        split = tree.feature >= 0
+        split = (tree.feature >= 0) & (tree.split_kind == NUMERIC)  # sets need no threshold
         tree.threshold[split] = self._thresholds(tree.feature[split], tree.threshold_bin[split])
         return tree, segments
 
@@ -93,7 +99,10 @@ class HistMethod:
             X_binned, missing_bins = dataset.X_binned, self.mapper.missing_bins
             return lambda tree, raw, group: _add_binned(X_binned, missing_bins, tree, raw,
                                                         group)
-        return _raw_adder(dataset.features)
+        features = dataset.features
+        if self.categories or features.categories:  # coded by value, as predict does
+            features = recode(features, self.categories)
+        return _raw_adder(features)
 
 
 def _add_binned(X_binned, missing_bins, tree, raw, group, rows=None):
@@ -127,6 +136,7 @@ class ApproxMethod(HistMethod):
     grows_side_by_side = False  # its trees re-bin the one shared matrix
 
     def __init__(self, dataset, params, reducer, eps):
+        self.categories = {}  # categorical features are refused (make_tree_method)
         self.proposal = prop = GlobalProposal(dataset.sorted_columns(), eps, reducer)
         self.grower = TreeGrower(prop.X_binned, prop.n_bins, prop.n_bins_max, params, reducer,
                                  X_columns=prop.X_columns)
@@ -199,6 +209,10 @@ def make_tree_method(name, dataset, params, reducer=None, approx_proposal="globa
                      sketch_eps=0.03):
     """The tree method object for ``tree_method`` ``name`` (a constructed Dataset,
     GrowerParams and the run's reducer)."""
+    if dataset.categories and name != "hist":
+        names = [dataset.feature_names[f] for f in sorted(dataset.categories)]
+        raise ValueError(f"tree_method={name!r} cannot split categorical features yet "
+                         f"({names[:5]}); use tree_method='hist', or encode them as numbers")
     if name == "exact":
         return ExactMethod(dataset, params, reducer)
     if name == "approx" and approx_proposal == "local":

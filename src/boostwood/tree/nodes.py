@@ -10,10 +10,11 @@ path, and :meth:`NodeTable.to_tree` makes the finished :class:`~.tree.Tree`.
 """
 import numpy as np
 
-from .._kernels.nodes import (N_NODE_FLOATS, N_NODE_INTS, ND_BIN, ND_COUNT, ND_DEFAULT_LEFT,
-                              ND_FEATURE, ND_LEFT, ND_RIGHT, ND_SIDE, ND_START, NF_RECORDED_GAIN,
-                              NF_THRESHOLD, clear_node, split_nodes)
-from .._kernels.splits import NO_CATEGORIES
+from .._kernels.nodes import (N_NODE_FLOATS, N_NODE_INTS, ND_BIN, ND_CAT_LEN, ND_CAT_START,
+                              ND_COUNT, ND_DEFAULT_LEFT, ND_FEATURE, ND_KIND, ND_LEFT, ND_RIGHT,
+                              ND_SIDE, ND_START, NF_RECORDED_GAIN, NF_THRESHOLD, clear_node,
+                              split_nodes)
+from .._kernels.splits import CATEGORICAL, NO_CATEGORIES, categories_of
 from .tree import Tree
 
 
@@ -27,9 +28,11 @@ class NodeTable:
     capacity : int, initial number of rows (the table doubles when full)
     const_words : int, 64-bit words per node of a "known constant feature" bitset
         (the level-wise criterion path; 0 = none)
+    cat_words : int, 32-bit words per node of a category set (row k's at ``k *
+        cat_words`` of ``cat_bits``; 0: no categorical feature)
     """
 
-    def __init__(self, width, dtype, capacity=64, const_words=0):
+    def __init__(self, width, dtype, capacity=64, const_words=0, cat_words=0):
         capacity = max(int(capacity), 4)
         self.n = 0
         self.ints = np.zeros((N_NODE_INTS, capacity), dtype=np.int64)
@@ -37,7 +40,9 @@ class NodeTable:
         self.stats = np.zeros((capacity, width), dtype=dtype)
         self.cand_left = np.zeros((capacity, width), dtype=dtype)
         self.const = np.zeros((capacity, const_words), dtype=np.uint64)
-        self.cat_bits = NO_CATEGORIES  # category words of categorical splits (none yet)
+        self.cat_words = int(cat_words)
+        self.cat_bits = np.zeros(capacity * self.cat_words, dtype=np.uint32) \
+            if self.cat_words else NO_CATEGORIES  # category words of categorical splits
 
     # -- growth ------------------------------------------------------------------------
     def reserve(self, m):
@@ -52,6 +57,13 @@ class NodeTable:
         self.stats = _grow(self.stats, cap, axis=0)
         self.cand_left = _grow(self.cand_left, cap, axis=0)
         self.const = _grow(self.const, cap, axis=0)
+        if self.cat_words:
+            self.cat_bits = _grow(self.cat_bits, cap * self.cat_words, axis=0)
+
+    def hold_categories(self, words):
+        """Room for a category set of ``words`` 32-bit words per node (before any split)."""
+        self.cat_words = int(words)
+        self.cat_bits = np.zeros(self.stats.shape[0] * self.cat_words, dtype=np.uint32)
 
     def add_root(self, stats, count):
         """The root: a leaf holding ``count`` rows at the start of buffer 0."""
@@ -101,6 +113,11 @@ class NodeTable:
                     np.where(is_split, ints[ND_DEFAULT_LEFT], 0),
                     value, np.where(is_split, floats[NF_RECORDED_GAIN], 0.0), weight, count,
                     threshold_bin=np.where(is_split, ints[ND_BIN], -1))
+        for k in np.nonzero(is_split & (ints[ND_KIND] == CATEGORICAL))[0]:
+            start = ints[ND_CAT_START, k]
+            tree.set_categorical(k, categories_of(self.cat_bits[start:start
+                                                                + ints[ND_CAT_LEN, k]]))
+            tree.threshold[k] = 0.0
         return tree
 
     def leaf_segments(self):

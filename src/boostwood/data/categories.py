@@ -1,0 +1,272 @@
+"""Categorical features at the boundary: each categorical column's dictionary, and codes
+looked up by value.
+
+A categorical column enters training as float codes ``0 .. k-1`` (NaN: missing) under
+its *dictionary*: the distinct values the training rows hold (strings, or numbers),
+sorted. Sorting makes the dictionary, hence the model, independent of the order in which
+a frame declares its categories or lists its rows, and categories a dtype declares but
+no row holds are left out. The model stores the dictionaries (category values, never
+codes), and every later frame -- evaluation sets, prediction, a reloaded model -- is
+coded by looking its *values* up in them (:func:`recode`), after its columns were
+matched by name: a frame whose categories are declared in another order, or that lacks
+some, codes the same rows the same way.
+
+Missing values (NaN, None, ``pd.NA``, nulls) are missing, in every container. A value
+the dictionary does not hold is *unseen*: with ``unseen_category="missing"`` (the
+default) it is coded as missing, so it follows each split's learned missing direction,
+in binned evaluation and in ``predict`` alike; ``"error"`` raises a ``ValueError`` naming
+the column and the values. Booleans are numbers here (numeric features), as before.
+"""
+import sys
+
+import numpy as np
+
+#: What an unseen category becomes (``unseen_category``).
+UNSEEN_POLICIES = ("missing", "error")
+#: Most categories of one feature: binned codes are uint16, the missing bin included.
+MAX_CATEGORIES = 65535
+
+
+def _pandas():
+    return sys.modules.get("pandas")
+
+
+def is_category_like(dtype):
+    """Is a pandas column of this dtype categorical by its type (``category``, strings,
+    objects)? Numbers and booleans are numeric features."""
+    pd = _pandas()
+    if isinstance(dtype, pd.CategoricalDtype) or isinstance(dtype, pd.StringDtype):
+        return True
+    return dtype == object or getattr(dtype, "kind", "") in ("O", "U", "S")
+
+
+def _python_value(v, column):
+    """A category value as JSON holds it: str, int or float (numpy scalars unwrapped)."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        raise TypeError(f"column {column!r}: category values must be strings or numbers, got "
+                        f"{v!r} ({type(v).__name__}); convert the column first")
+    if isinstance(v, float) and not np.isfinite(v):
+        raise ValueError(f"column {column!r}: {v!r} cannot be a category value")
+    return v
+
+
+def _kind(values):
+    """'str', 'number', or 'mixed' (or None for no values)."""
+    kinds = {isinstance(v, str) for v in values}
+    if not kinds:
+        return None
+    return "mixed" if len(kinds) == 2 else ("str" if kinds == {True} else "number")
+
+
+def _factorize(values):
+    """(codes int64, -1 for a missing value, and the distinct values as a list) of a 1-D
+    array; pandas' factorize when pandas is there, else a dictionary of Python values."""
+    pd = _pandas()
+    if pd is not None:
+        codes, uniques = pd.factorize(pd.Series(values, copy=False), use_na_sentinel=True)
+        return np.asarray(codes, dtype=np.int64), list(np.asarray(uniques, dtype=object))
+    index, uniques = {}, []
+    codes = np.empty(len(values), dtype=np.int64)
+    for i, v in enumerate(values):
+        if v is None or (isinstance(v, float) and v != v):
+            codes[i] = -1
+            continue
+        c = index.get(v)
+        if c is None:
+            c = index[v] = len(uniques)
+            uniques.append(v)
+        codes[i] = c
+    return codes, uniques
+
+
+def _coded(codes, uniques, column):
+    """Float codes under the sorted dictionary of ``uniques``, and the dictionary."""
+    values = [_python_value(v, column) for v in uniques]
+    if _kind(values) == "mixed":
+        some = sorted({type(v).__name__ for v in values})
+        raise TypeError(f"column {column!r} mixes strings and numbers as categories "
+                        f"({', '.join(some)}); give it one type")
+    order = sorted(range(len(values)), key=values.__getitem__)
+    dictionary = [values[i] for i in order]
+    if len(set(dictionary)) != len(dictionary):  # 1 and 1.0 are one category
+        raise ValueError(f"column {column!r} holds one category under two values (e.g. 1 "
+                         "and 1.0); give it one type")
+    if len(dictionary) > MAX_CATEGORIES:
+        raise ValueError(f"column {column!r} has {len(dictionary)} categories; at most "
+                         f"{MAX_CATEGORIES} are supported")
+    rank = np.empty(len(values), dtype=np.float64)
+    rank[order] = np.arange(len(values))
+    out = np.full(codes.shape[0], np.nan)
+    seen = codes >= 0
+    out[seen] = rank[codes[seen]]
+    return out, dictionary
+
+
+def encode_pandas(series, column):
+    """(float codes, dictionary) of a pandas column (``category``, strings, objects or
+    numbers declared categorical)."""
+    pd = _pandas()
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        codes = np.asarray(series.cat.codes, dtype=np.int64)
+        used = np.unique(codes[codes >= 0])
+        remap = np.full(len(series.cat.categories), -1, dtype=np.int64)
+        remap[used] = np.arange(used.size)
+        codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
+        return _coded(codes, [series.cat.categories[i] for i in used], column)
+    if series.dtype.kind in "fiub":
+        return encode_numbers(series.to_numpy(dtype=np.float64, na_value=np.nan), column)
+    return _coded(*_factorize(series.to_numpy(dtype=object, na_value=None)), column)
+
+
+def encode_numbers(values, column):
+    """(float codes, dictionary) of a numeric column declared categorical."""
+    values = np.asarray(values, dtype=np.float64)
+    seen = ~np.isnan(values)
+    uniques, inverse = np.unique(values[seen], return_inverse=True)
+    codes = np.full(values.shape[0], -1, dtype=np.int64)
+    codes[seen] = inverse
+    return _coded(codes, [float(u) if not float(u).is_integer() else int(u) for u in uniques],
+                  column)
+
+
+def encode_arrow(column_values, column):
+    """(float codes, dictionary) of an Arrow column of strings or a dictionary array
+    (polars ``Categorical`` / ``Enum`` / ``String`` arrive as these)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if not pa.types.is_dictionary(column_values.type):
+        column_values = pc.dictionary_encode(column_values)
+    if isinstance(column_values, pa.ChunkedArray):
+        column_values = column_values.combine_chunks() if column_values.num_chunks else \
+            pa.array([], type=column_values.type)
+    codes = pc.fill_null(column_values.indices.cast(pa.int64()), -1).to_numpy(
+        zero_copy_only=False)
+    values = column_values.dictionary.to_pylist()
+    used = np.unique(codes[codes >= 0])
+    remap = np.full(len(values), -1, dtype=np.int64)
+    remap[used] = np.arange(used.size)
+    codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
+    return _coded(codes, [values[i] for i in used], column)
+
+
+def is_arrow_categorical(arrow_type):
+    """Does an Arrow column of this type hold categories (strings, dictionaries)?"""
+    import pyarrow as pa
+    return (pa.types.is_dictionary(arrow_type) or pa.types.is_string(arrow_type)
+            or pa.types.is_large_string(arrow_type)
+            or getattr(pa.types, "is_string_view", lambda t: False)(arrow_type))
+
+
+def resolve_categorical(categorical_feature, names, n_features):
+    """The feature indices ``categorical_feature`` names (names or indices, LightGBM's
+    argument), sorted; an unknown name or an index out of range is an error."""
+    if categorical_feature is None:
+        return []
+    if isinstance(categorical_feature, (str, int, np.integer)):
+        categorical_feature = [categorical_feature]
+    out = set()
+    for c in categorical_feature:
+        if isinstance(c, (bool, np.bool_)):
+            raise TypeError("categorical_feature lists feature names or indices, got a bool")
+        if isinstance(c, (int, np.integer)):
+            if not 0 <= int(c) < n_features:
+                raise ValueError(f"categorical_feature index {int(c)} is out of range for "
+                                 f"{n_features} features")
+            out.add(int(c))
+        elif isinstance(c, str):
+            if names is None or c not in names:
+                raise ValueError(f"categorical_feature names {c!r}, which is not a feature "
+                                 "name of the data" + ("" if names is not None else
+                                                       " (the data has no names; give indices)"))
+            out.add(names.index(c))
+        else:
+            raise TypeError(f"categorical_feature lists feature names or indices, got {c!r}")
+    return sorted(out)
+
+
+def recode(features, dictionaries, unseen="missing", names=None):
+    """``features`` (a FeatureMatrix) coded by ``dictionaries`` (feature index -> list of
+    values, a model's or a reference Dataset's), looked up by value: columns that came
+    with their own dictionary are mapped code to code, numeric columns value to code.
+    Unseen values are missing (``unseen="missing"``) or a ``ValueError``. A column with
+    categories where the dictionaries say numeric, or values of the wrong type, is an
+    error naming the column. Returns a new FeatureMatrix (the input is not changed)."""
+    from .validation import FeatureMatrix
+    own = features.categories
+    names = names or features.feature_names or [f"f{j}" for j in range(features.shape[1])]
+    wrong = sorted(set(own) - set(dictionaries))
+    if wrong:
+        raise TypeError(f"column {names[wrong[0]]!r} holds categories, but the model's "
+                        "feature of that name is numeric")
+    if not dictionaries:
+        return features
+    if features.dense is None:
+        raise TypeError("categorical features need dense data (a DataFrame, an Arrow table "
+                        "or a numpy array), not a sparse matrix")
+    dense = np.array(features.dense, dtype=np.float64, order="F")
+    for f, dictionary in dictionaries.items():
+        col = dense[:, f]
+        if f in own:
+            table = _lookup(own[f], dictionary, names[f], unseen)
+            coded = np.full(col.shape[0], np.nan)
+            seen = ~np.isnan(col)
+            coded[seen] = table[col[seen].astype(np.int64)]
+        else:
+            coded = _lookup_numbers(col, dictionary, names[f], unseen)
+        dense[:, f] = coded
+    out = FeatureMatrix(dense=dense, feature_names=features.feature_names)
+    out.categories = {f: list(d) for f, d in dictionaries.items()}
+    return out
+
+
+def _unseen(column, values, unseen):
+    if unseen == "error" and len(values):
+        some = ", ".join(repr(v) for v in list(values)[:5])
+        raise ValueError(f"column {column!r} holds {len(values)} categories not seen in "
+                         f"training: {some}{' ...' if len(values) > 5 else ''} "
+                         "(unseen_category='error'; 'missing' sends them the missing way)")
+
+
+def _lookup(theirs, dictionary, column, unseen):
+    """Per code of ``theirs``, the code of the same value in ``dictionary`` (NaN: unseen)."""
+    if theirs and dictionary and _kind(theirs) != _kind(dictionary):
+        raise TypeError(f"column {column!r} holds {_kind(theirs)} categories, but the model "
+                        f"learned {_kind(dictionary)} ones")
+    index = {v: i for i, v in enumerate(dictionary)}
+    table = np.array([index.get(v, np.nan) for v in theirs], dtype=np.float64)
+    _unseen(column, [v for v in theirs if v not in index], unseen)
+    return table
+
+
+def _lookup_numbers(col, dictionary, column, unseen):
+    """Numeric values coded by a numeric ``dictionary`` (NaN: missing or unseen)."""
+    if dictionary and _kind(dictionary) != "number":
+        raise TypeError(f"column {column!r} holds numbers, but the model learned string "
+                        "categories for it: give the column's values, not codes")
+    keys = np.asarray(dictionary, dtype=np.float64)
+    seen = ~np.isnan(col)
+    pos = np.searchsorted(keys, col[seen]) if keys.size else np.zeros(int(seen.sum()), np.int64)
+    pos = np.minimum(pos, max(keys.size - 1, 0))
+    hit = keys[pos] == col[seen] if keys.size else np.zeros(pos.shape[0], dtype=bool)
+    _unseen(column, np.unique(col[seen][~hit]).tolist(), unseen)
+    coded = np.full(col.shape[0], np.nan)
+    coded[np.nonzero(seen)[0][hit]] = pos[hit]
+    return coded
+
+
+def unify(features, reducer):
+    """Data shards: every shard's dictionaries merged (the sorted union of their values),
+    and this shard's codes moved to it in place, so that every shard codes a value alike
+    and the dictionaries are those a single process holding every row would build."""
+    if not features.categories or reducer is None or reducer.n_shards <= 1:
+        return features
+    parts = reducer.allgather(features.categories)
+    merged = {}
+    for f in features.categories:
+        values = {v for part in parts for v in part.get(f, [])}
+        merged[f] = sorted(values)
+        if _kind(merged[f]) == "mixed":
+            raise TypeError(f"feature {f} holds strings on one shard and numbers on another")
+    return recode(features, merged)

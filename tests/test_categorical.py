@@ -1,0 +1,235 @@
+"""Native categorical features ([Q2]): input, the set splits against naive searches,
+unseen and missing categories, round trips, shards and threads."""
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+import boostwood as bw
+from boostwood._comm import SimulatedShards
+from boostwood._kernels.categorical import category_settings, scan_categorical
+from boostwood._kernels.gain import split_settings
+
+pd = pytest.importorskip("pandas")
+
+# one split, squared error, no regularisation but what a test names
+PLAIN = {"max_depth": 1, "eta": 1.0, "lambda": 0.0, "min_child_weight": 0.0,
+         "base_score": 0.0, "cat_smooth": 0.0, "cat_l2": 0.0, "min_data_per_group": 0,
+         "max_cat_threshold": 64}
+
+
+def _frame(n=3000, k=12, seed=0, missing=0.05):
+    rng = np.random.default_rng(seed)
+    names = np.array([f"v{i:02d}" for i in range(k)], dtype=object)
+    effect = rng.normal(size=k) * 2
+    c = rng.integers(0, k, n)
+    x = rng.normal(size=n)
+    y = effect[c] + 0.5 * x + rng.normal(size=n) * 0.3
+    col = names[c].copy()
+    col[rng.random(n) < missing] = None
+    return pd.DataFrame({"x": x, "c": col}), y
+
+
+def _json(booster):
+    """The saved model, but for the thread count it records."""
+    m = booster._to_dict()
+    m["params"].pop("nthread", None)
+    m.pop("boostwood_version", None)
+    return json.dumps(m, sort_keys=True)
+
+
+def _gain(G, H, lam=0.0):
+    return G * G / (H + lam) if H + lam > 0 else 0.0
+
+
+def _brute_force(g, h, codes, k, singletons):
+    """The best gain over every set of categories (or every single category) sent left,
+    squared error (h = 1): the naive twin of the scan."""
+    Gt, Ht = g.sum(), h.sum()
+    Gc = np.bincount(codes, g, k)
+    Hc = np.bincount(codes, h, k)
+    held = [c for c in range(k) if Hc[c] > 0]
+    sets = [(c,) for c in held] if singletons else [
+        s for r in range(1, len(held)) for s in itertools.combinations(held, r)]
+    best = max(sets, key=lambda s: _gain(Gc[list(s)].sum(), Hc[list(s)].sum())
+               + _gain(Gt - Gc[list(s)].sum(), Ht - Hc[list(s)].sum()))
+    GL, HL = Gc[list(best)].sum(), Hc[list(best)].sum()
+    return 0.5 * (_gain(GL, HL) + _gain(Gt - GL, Ht - HL) - _gain(Gt, Ht)), set(best)
+
+
+@pytest.mark.parametrize("k,onehot", [(3, True), (4, True), (6, False), (9, False)])
+def test_the_root_split_is_the_best_set_a_brute_force_search_finds(k, onehot):
+    """Squared error: many-vs-many picks the best of all 2^(k-1) - 1 partitions (Fisher's
+    ordering theorem), one-vs-rest the best single category; gain and set (or its
+    complement) equal the naive search's."""
+    rng = np.random.default_rng(k)
+    n = 400
+    codes = rng.integers(0, k, n)
+    y = rng.normal(size=k)[codes] * 3 + rng.normal(size=n)
+    df = pd.DataFrame({"c": pd.Categorical([f"q{c}" for c in codes])})
+    params = dict(PLAIN, max_cat_to_onehot=4)
+    b = bw.train(params, bw.Dataset(df, label=y), 1)
+    tree = b.trees[0]
+    assert tree.split_kind[0] == 1
+    chosen = set(tree.categories(0).tolist())
+    want_gain, want_set = _brute_force(-y, np.ones(n), codes, k, onehot)
+    assert tree.gain[0] == pytest.approx(want_gain, rel=1e-6)  # float32 gradients
+    if onehot:
+        assert chosen == want_set
+    else:
+        assert chosen in (want_set, set(range(k)) - want_set)
+
+
+def test_scan_kernel_takes_missing_rows_the_better_way_and_its_bits_match():
+    """The kernel alone, on a hand-made histogram: NaN rows with large positive gradients
+    go with the categories of positive gradient; the bits written are the set."""
+    cell = np.zeros((5, 3), dtype=np.int64)
+    # categories 0..3: G, H, count; missing bin 4
+    cell[:4] = [[-50, 10, 10], [40, 10, 10], [-45, 10, 10], [35, 10, 10]]
+    cell[4] = [60, 10, 10]
+    Gt, Ht, Ct = cell.sum(axis=0)
+    s = split_settings(0.0, 0.0, 0.0, 0.0, 0.0, 1)
+    cs = category_settings(1, 0.0, 0.0, 64, 0)
+    left = np.zeros(3, dtype=np.int64)
+    bits = np.zeros(1, dtype=np.uint32)
+    gain, dl = scan_categorical(cell, 4, Gt, Ht, Ct, s, cs, left, bits)
+    chosen = {c for c in range(4) if bits[0] >> c & 1}
+    assert chosen == {0, 2} and not dl  # negative gradients left, NaN with the positives
+    assert left.tolist() == [-95, 20, 20]
+    want = 0.5 * (95 ** 2 / 20 + 135 ** 2 / 30 - 40 ** 2 / 50)
+    assert gain == pytest.approx(want)
+
+
+def test_categories_beat_their_codes_as_numbers():
+    """A target driven by 12 unordered categories: trees with set splits predict held-out
+    rows better, in the same rounds of the same depth, than trees on the category codes."""
+    df, y = _frame(n=4000)
+    train, test = np.arange(3000), np.arange(3000, 4000)
+    codes = df.assign(c=df["c"].astype("category").cat.codes.replace(-1, np.nan)
+                      .astype(float))
+    params = {"max_depth": 2, "eta": 0.3}
+    rmse = lambda p: float(np.sqrt(np.mean((p - y[test]) ** 2)))  # noqa: E731
+    errors, models = [], []
+    for frame in (df, codes):
+        models.append(bw.train(params, bw.Dataset(frame.iloc[train], label=y[train]), 10))
+        errors.append(rmse(models[-1].predict(frame.iloc[test])))
+    assert errors[0] < 0.8 * errors[1]
+    assert any(np.any(t.split_kind == 1) for t in models[0].trees)
+
+
+def test_predictions_follow_values_not_codes_or_declared_categories(tmp_path):
+    """Save, load, predict: categories declared in another order, a frame holding only
+    some of them, strings as object or category dtype, Arrow dictionary and polars
+    Categorical columns: the same predictions row for row. The caller's frame is not
+    changed."""
+    df, y = _frame()
+    b = bw.train({"max_depth": 3, "eta": 0.3, "max_cat_to_onehot": 1}, bw.Dataset(df, label=y),
+                 10)
+    want = b.predict(df)
+    path = tmp_path / "m.json"
+    b.save_model(path)
+    loaded = bw.Booster(model_file=path)
+    before = df.copy()
+    cat = df.assign(c=pd.Categorical(df["c"], categories=sorted(set(df["c"].dropna()),
+                                                                  reverse=True)))
+    assert np.array_equal(loaded.predict(df), want)
+    assert np.array_equal(loaded.predict(cat), want)
+    part = df[df["c"].isin(["v01", "v05"])]
+    one = part.assign(c=pd.Categorical(part["c"], categories=["v05", "v01"]))
+    assert np.array_equal(loaded.predict(one), want[part.index])
+    pd.testing.assert_frame_equal(df, before)
+    pa = pytest.importorskip("pyarrow")
+    table = pa.Table.from_pandas(cat, preserve_index=False)
+    assert np.array_equal(loaded.predict(table), want)
+    pl = pytest.importorskip("polars")
+    assert np.array_equal(loaded.predict(pl.from_pandas(df).with_columns(
+        pl.col("c").cast(pl.Categorical))), want)
+
+
+def test_an_unseen_category_goes_the_missing_way_or_is_an_error():
+    """Golden: category a -> +5, b -> -5, missing rows with b's target. An unseen category
+    predicts what NaN predicts (the learned missing direction, here b's side), or with
+    unseen_category='error' raises naming the column and the value."""
+    n = 300
+    c = np.array(["a", "b", None] * (n // 3), dtype=object)
+    y = np.where(c == "a", 5.0, -5.0)
+    df = pd.DataFrame({"c": c})
+    b = bw.train(dict(PLAIN, max_cat_to_onehot=4), bw.Dataset(df, label=y), 1)
+    pred = b.predict(pd.DataFrame({"c": ["a", "b", None, "zzz"]}))
+    assert pred.tolist() == pytest.approx([5.0, -5.0, -5.0, -5.0])
+    strict = bw.train(dict(PLAIN, unseen_category="error"), bw.Dataset(df, label=y), 1)
+    with pytest.raises(ValueError, match=r"column 'c' holds 1 categories not seen in "
+                                         r"training: 'zzz'"):
+        strict.predict(pd.DataFrame({"c": ["a", "zzz"]}))
+
+
+def test_numbers_declared_categorical_and_wrong_inputs():
+    """categorical_feature= on a numpy array codes the values (not the array: it is not
+    changed); codes for a string-category model, a categorical column for a numeric
+    feature, and mixed types are errors naming the column."""
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(size=500), rng.integers(10, 20, 500).astype(float)])
+    y = np.where(np.isin(X[:, 1], [11, 14, 17]), 3.0, 0.0) + X[:, 0]
+    given = X.copy()
+    b = bw.train({"max_depth": 2, "max_cat_to_onehot": 1, "min_data_per_group": 10},
+                 bw.Dataset(X, label=y, categorical_feature=[1]), 5)
+    assert np.array_equal(X, given)
+    assert b.feature_types == ["numeric", "categorical"]
+    assert b.category_dictionaries[1] == list(range(10, 20))
+    assert np.array_equal(b.predict(X), b.predict(X[::-1])[::-1])
+    df, y2 = _frame(n=400)
+    sb = bw.train({"max_depth": 2}, bw.Dataset(df, label=y2), 2)
+    codes = df.assign(c=df["c"].astype("category").cat.codes.astype(float))
+    with pytest.raises(TypeError, match=r"column 'c' holds numbers, but the model learned "
+                                        r"string categories"):
+        sb.predict(codes)
+    numeric = bw.train({"max_depth": 2}, bw.Dataset(codes, label=y2), 2)
+    with pytest.raises(TypeError, match=r"column 'c' holds categories, but the model's "
+                                        "feature of that name is numeric"):
+        numeric.predict(df)
+    with pytest.raises(TypeError, match=r"column 'c' mixes strings and numbers"):
+        bw.Dataset(pd.DataFrame({"c": ["a", 1, "b"]}), label=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"categorical_feature names 'nope'"):
+        bw.Dataset(df, label=y2, categorical_feature=["nope"])
+    with pytest.raises(ValueError, match=r"tree_method='exact' cannot split categorical"):
+        bw.train({"tree_method": "exact"}, bw.Dataset(df, label=y2), 1)
+
+
+def test_eval_sets_with_or_without_reference_score_like_predict():
+    """An evaluation set made with reference= (binned by the training bins) and one made
+    without (its own dictionary, recoded by value) log what predict's margins give."""
+    df, y = _frame(n=2000, seed=1)
+    va, yv = _frame(n=600, seed=2)
+    va = va[va["c"] != "v03"]  # its own dictionary lacks a category: other codes
+    yv = yv[va.index]
+    dtrain = bw.Dataset(df, label=y)
+    evals_result = {}
+    b = bw.train({"max_depth": 3, "eval_metric": "rmse"}, dtrain, 8,
+                 evals=[(bw.Dataset(va, label=yv, reference=dtrain), "ref"),
+                        (bw.Dataset(va, label=yv), "own")], evals_result=evals_result)
+    rmse = float(np.sqrt(np.mean((b.predict(va) - yv) ** 2)))
+    assert evals_result["ref"]["rmse"][-1] == pytest.approx(rmse, rel=1e-12)
+    assert evals_result["own"]["rmse"][-1] == pytest.approx(rmse, rel=1e-12)
+
+
+@pytest.mark.parametrize("n_shards", [2, 3])
+def test_shards_and_threads_give_the_single_process_model(n_shards):
+    """Data shards, each holding some of the categories (one shard none of 'v00'), merge
+    their dictionaries and grow the single process's model, byte for byte; so does one
+    thread."""
+    df, y = _frame(n=1500, seed=4)
+    params = {"max_depth": 4, "eta": 0.3, "max_cat_to_onehot": 1, "min_data_per_group": 20,
+              "subsample": 0.8, "nthread": 2}
+    want = _json(bw.train(params, bw.Dataset(df, label=y), 6))
+    assert _json(bw.train(dict(params, nthread=1), bw.Dataset(df, label=y), 6)) == want
+    order = np.argsort((df["c"] == "v00").to_numpy(), kind="stable")  # v00 rows last
+    parts = np.array_split(order, n_shards)
+
+    def shard(reducer, rank):
+        rows = np.sort(parts[rank])
+        d = bw.Dataset(df.iloc[rows].reset_index(drop=True), label=y[rows], row_ids=rows)
+        return _json(bw.train(params, d, 6, reducer=reducer))
+
+    models = SimulatedShards(n_shards).run(shard)
+    assert all(m == want for m in models)
