@@ -233,3 +233,71 @@ def test_shards_and_threads_give_the_single_process_model(n_shards):
 
     models = SimulatedShards(n_shards).run(shard)
     assert all(m == want for m in models)
+
+
+def _naive_partition(cell, nb, s, cs):
+    """The set scan written out: every held category sorted by (G / (H + cat_smooth),
+    code), every prefix of L categories with min(L, n - L) <= max_cat_threshold (and all
+    of them, missing rows right, when there are some), missing rows right then left, the
+    first candidate kept on ties; float64 scores of the exact sums."""
+    from boostwood._kernels.gain import TIE_RTOL
+    lam, mcw, mdl = s[0], s[4], s[5]
+    smooth, l2, T, group = cs[1], cs[2], cs[3], cs[4]
+    held = [c for c in range(nb) if cell[c, 2] > 0]
+    key = {c: cell[c, 0] / (cell[c, 1] + smooth) if cell[c, 1] + smooth > 0 else 0.0
+           for c in held}
+    order = sorted(held, key=lambda c: (key[c], c))
+    n = len(order)
+    Gt, Ht, Ct = cell[:nb + 1].sum(axis=0)
+    Gm, Hm, Cm = cell[nb]
+    score = lambda g, h, lm: g * g / (h + lm) if h + lm > 0 else 0.0  # noqa: E731
+    parent = score(Gt, Ht, lam)
+    best, best_set, best_t = -np.inf, None, 0
+    for L in range(1, n + 1 if Cm > 0 else n):
+        if min(L, n - L) > T:
+            continue
+        left = order[:L]
+        GL, HL, CL = cell[left].sum(axis=0)
+        if CL < group or (L < n and (Ct - Cm) - CL < group):
+            continue
+        for t in (0, 1) if Cm > 0 else (0,):
+            g, h, c = GL + Gm * t, HL + Hm * t, CL + Cm * t
+            if c < mdl or Ct - c < mdl or h < mcw or Ht - h < mcw:
+                continue
+            delta = score(g, h, lam + l2) + score(Gt - g, Ht - h, lam + l2) - parent
+            if 0.5 * delta <= 1e-10 * abs(parent):
+                continue
+            gain = 0.5 * delta
+            if best_set is None or gain > best + TIE_RTOL * abs(best):
+                best, best_set, best_t = gain, set(left), t
+    return best, best_set, best_t
+
+
+@pytest.mark.parametrize("nb,T,seed", [(300, 5, 0), (300, 40, 1), (40, 3, 2), (7, 32, 3),
+                                       (1000, 32, 4), (200, 7, -1), (200, 30, -2)])
+def test_set_scan_equals_a_full_sort_of_every_category(nb, T, seed):
+    """The kernel finds the first and last max_cat_threshold categories of the order
+    without sorting them all; a naive twin sorts them all: same gain, same set, same
+    missing side, on wide features with empty categories, tied keys and missing rows."""
+    rng = np.random.default_rng(abs(seed))
+    cell = np.zeros((nb + 1, 3), dtype=np.int64)
+    counts = rng.integers(0, 40, nb + 1)
+    counts[rng.random(nb + 1) < 0.2] = 0
+    cell[:, 2] = counts
+    cell[:, 1] = counts * 4  # hessian 4 per row
+    cell[:, 0] = rng.integers(-30, 30, nb + 1) * counts
+    cell[rng.integers(0, nb, 10), 0] = 0  # some tied keys
+    if seed < 0:  # (key, count) from a few values: ties decide which categories go left
+        cell[:nb, 2] = 10
+        cell[:nb, 1] = 40
+        cell[:nb, 0] = rng.choice([-60, -30, 30, 60], nb) * 10
+    s = split_settings(1.0, 0.0, 0.0, 0.0, 1.0, 1)
+    cs = category_settings(1, 10.0, 5.0, T, 20)
+    left = np.zeros(3, dtype=np.int64)
+    bits = np.zeros((nb + 31) // 32, dtype=np.uint32)
+    gain, dl = scan_categorical(cell, nb, *cell.sum(axis=0), s, cs, left, bits)
+    want, want_set, want_t = _naive_partition(cell.astype(np.float64), nb, s, cs)
+    assert gain == pytest.approx(want, rel=1e-12)
+    chosen = {c for c in range(nb) if bits[c >> 5] >> (c & 31) & 1}
+    assert chosen == want_set
+    assert dl == (want_t == 1)

@@ -49,24 +49,50 @@ def category_settings(max_cat_to_onehot, cat_smooth, cat_l2, max_cat_threshold,
     return cs
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _key(cell, c, ug, uh, smooth):
+    """The sort key of category c: G / (H + smooth) (0 where that has no denominator)."""
+    d = cell[c, 1] * uh + smooth
+    return (cell[c, 0] * ug) / d if d > 0.0 else 0.0
+
+
 @njit(cache=True, nogil=True)
-def _order(cell, nb, ug, uh, smooth, onehot):
-    """The categories the node holds (count > 0): ascending codes for one-vs-rest, else
-    sorted by ``G / (H + smooth)`` (stable: ties keep code order)."""
-    used = np.empty(nb, dtype=np.int64)
-    n = 0
+def _extremes(cell, nb, ug, uh, smooth, m):
+    """The node's categories (count > 0) of the ``m`` smallest and of the ``m`` largest
+    sort keys, each list ascending in the order (key, code) -- the first and the last
+    ``m`` of the stable sort of every category, without sorting them all: a category
+    enters a list only when it beats its worst entry (O(nb) compares, few inserts).
+    Returns (small codes, small count, large codes, large count, categories held)."""
+    small = np.empty(m, dtype=np.int64)
+    large = np.empty(m, dtype=np.int64)
+    sk = np.empty(m)
+    lk = np.empty(m)
+    ns = nl = n = 0
     for c in range(nb):
-        if cell[c, 2] > 0:
-            used[n] = c
-            n += 1
-    used = used[:n]
-    if onehot or n < 2:
-        return used
-    key = np.empty(n)
-    for i in range(n):
-        c = used[i]
-        key[i] = (cell[c, 0] * ug) / (cell[c, 1] * uh + smooth)
-    return used[np.argsort(key, kind="mergesort")]
+        if cell[c, 2] <= 0:
+            continue
+        n += 1
+        k = _key(cell, c, ug, uh, smooth)
+        # codes arrive ascending, so a tie on the key puts c after the entries it ties with
+        if ns < m or k < sk[ns - 1]:
+            i = min(ns, m - 1)
+            while i > 0 and sk[i - 1] > k:
+                sk[i], small[i] = sk[i - 1], small[i - 1]
+                i -= 1
+            sk[i], small[i] = k, c
+            ns = min(ns + 1, m)
+        if nl < m or k >= lk[0]:
+            if nl == m:  # drop the smallest entry, shift the rest down to make room
+                for i in range(m - 1):
+                    lk[i], large[i] = lk[i + 1], large[i + 1]
+                nl -= 1
+            i = nl
+            while i > 0 and lk[i - 1] > k:
+                lk[i], large[i] = lk[i - 1], large[i - 1]
+                i -= 1
+            lk[i], large[i] = k, c
+            nl += 1
+    return small, ns, large, nl, n
 
 
 @njit(cache=True, nogil=True)
@@ -83,90 +109,161 @@ def scan_categorical(cell, nb, Gt, Ht, Ct, s, cs, best_left, bits):
         best left set, one bit per category (other words zeroed)
     Returns (gain, default_left); gain -inf when no candidate is valid.
     """
-    lam, alpha, mds = s[S_LAMBDA], s[S_ALPHA], s[S_MAX_DELTA_STEP]
-    gamma, mcw, mdl = s[S_GAMMA], s[S_MIN_CHILD_WEIGHT], s[S_MIN_DATA_IN_LEAF]
-    ug, uh = s[S_G_UNIT], s[S_H_UNIT]
-    onehot = nb <= cs[CS_ONEHOT_MAX]
-    lam_kids = lam if onehot else lam + cs[CS_L2]
+    if nb <= cs[CS_ONEHOT_MAX]:
+        return _one_vs_rest(cell, nb, Gt, Ht, Ct, s, best_left, bits)
+    return _partition(cell, nb, Gt, Ht, Ct, s, cs, best_left, bits)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _try(GL, HL, CL, Gm, Hm, Cm, Gt, Ht, Ct, s, lam_kids, score_parent, tol, best,
+         best_found, best_left):
+    """Score a left set with the missing rows right, then left; returns (best gain, 0 or
+    1 for the missing side of the best, whether this set took the lead)."""
+    alpha, mds, gamma = s[S_ALPHA], s[S_MAX_DELTA_STEP], s[S_GAMMA]
+    mcw, mdl, ug, uh = s[S_MIN_CHILD_WEIGHT], s[S_MIN_DATA_IN_LEAF], s[S_G_UNIT], s[S_H_UNIT]
     plain = alpha == 0.0 and mds <= 0.0
-    score_parent = leaf_score(Gt * ug, Ht * uh, lam, alpha, mds)
-    tol = 1e-10 * abs(score_parent)
-    order = _order(cell, nb, ug, uh, cs[CS_SMOOTH], onehot)
-    n = order.shape[0]
-    Gm, Hm, Cm = cell[nb, 0], cell[nb, 1], cell[nb, 2]
-    C_cats = Ct - Cm
-    best, best_j, best_t = -np.inf, -1, 0
-    GL = HL = CL = cell[0, 0] - cell[0, 0]
-    # one-vs-rest: candidate j is {order[j]}; many-vs-many: the prefix order[:j + 1]
-    n_cand = n if onehot else n - 1
-    if not onehot and Cm > 0:
-        n_cand = n  # every category left, the missing rows right
-    for j in range(n_cand):
-        c = order[j]
-        if onehot:
-            GL, HL, CL = cell[c, 0], cell[c, 1], cell[c, 2]
-        else:
-            GL += cell[c, 0]
-            HL += cell[c, 1]
-            CL += cell[c, 2]
-            small_side = min(j + 1, n - j - 1)
-            if small_side > cs[CS_MAX_THRESHOLD]:
-                continue
-            if CL < cs[CS_MIN_GROUP] or (j < n - 1 and C_cats - CL < cs[CS_MIN_GROUP]):
-                continue
-        for t in range(2):
-            if t == 1 and Cm <= 0:
-                break
-            gq, hq, cl = GL + Gm * t, HL + Hm * t, CL + Cm * t
-            if cl < mdl or Ct - cl < mdl:
-                continue
-            hl, hr = hq * uh, (Ht - hq) * uh
-            if hl < mcw or hr < mcw:
-                continue
-            delta = _children_score(gq * ug, hl, (Gt - gq) * ug, hr, lam_kids, alpha, mds,
-                                    plain) - score_parent
-            if 0.5 * delta <= tol:
-                continue
-            gain = 0.5 * delta - gamma
-            if best_j < 0 or gain > best + TIE_RTOL * abs(best):
-                best, best_j, best_t = gain, j, t
-                best_left[0], best_left[1], best_left[2] = gq, hq, cl
-    if best_j < 0:
-        return -np.inf, False
+    side, took = 0, False
+    for t in range(2):
+        if t == 1 and Cm <= 0:
+            break
+        gq, hq, cl = GL + Gm * t, HL + Hm * t, CL + Cm * t
+        if cl < mdl or Ct - cl < mdl:
+            continue
+        hl, hr = hq * uh, (Ht - hq) * uh
+        if hl < mcw or hr < mcw:
+            continue
+        delta = _children_score(gq * ug, hl, (Gt - gq) * ug, hr, lam_kids, alpha, mds,
+                                plain) - score_parent
+        if 0.5 * delta <= tol:
+            continue
+        gain = 0.5 * delta - gamma
+        if not (best_found or took) or gain > best + TIE_RTOL * abs(best):
+            best, side, took = gain, t, True
+            best_left[0], best_left[1], best_left[2] = gq, hq, cl
+    return best, side, took
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _parent(Gt, Ht, s):
+    """(the parent's score, the rounding tolerance of a decrease)."""
+    score = leaf_score(Gt * s[S_G_UNIT], Ht * s[S_H_UNIT], s[S_LAMBDA], s[S_ALPHA],
+                       s[S_MAX_DELTA_STEP])
+    return score, 1e-10 * abs(score)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _default_left(Cm, side, best_left, Ht, uh):
+    """Missing rows' side: learned when the node has some, else the heavier child."""
     if Cm > 0:
-        dl = best_t == 1
-    else:
-        dl = best_left[1] * uh >= (Ht - best_left[1]) * uh
-    if bits.shape[0] > 0:
-        bits[:] = 0
-        lo = best_j if onehot else 0
-        for i in range(lo, best_j + 1):
-            c = order[i]
-            bits[c >> 5] |= np.uint32(1) << np.uint32(c & 31)
-    return best, dl
+        return side == 1
+    return best_left[1] * uh >= (Ht - best_left[1]) * uh
 
 
 @njit(cache=True, nogil=True)
-def choose_categorical(cats, hist, slots, totals, n_bins, settings, nodes, ints, cat_bits):
-    """The category sets of the nodes of a scan whose chosen candidate is categorical:
-    the scan of that feature again, now writing its set to the node's words of
-    ``cat_bits`` (``words`` per table row, row k's at ``k * words``), and the node's
-    split kind and set recorded in its table row.
+def _one_vs_rest(cell, nb, Gt, Ht, Ct, s, best_left, bits):
+    """Each category the node holds, alone, against the rest (ascending codes)."""
+    score_parent, tol = _parent(Gt, Ht, s)
+    Gm, Hm, Cm = cell[nb, 0], cell[nb, 1], cell[nb, 2]
+    best, best_c, best_side = -np.inf, -1, 0
+    for c in range(nb):
+        if cell[c, 2] <= 0:
+            continue
+        best, side, took = _try(cell[c, 0], cell[c, 1], cell[c, 2], Gm, Hm, Cm, Gt, Ht, Ct,
+                                s, s[S_LAMBDA], score_parent, tol, best, best_c >= 0,
+                                best_left)
+        if took:
+            best_c, best_side = c, side
+    if best_c < 0:
+        return -np.inf, False
+    if bits.shape[0] > 0:
+        bits[:] = 0
+        bits[best_c >> 5] |= np.uint32(1) << np.uint32(best_c & 31)
+    return best, _default_left(Cm, best_side, best_left, Ht, s[S_H_UNIT])
 
-    cats : (categorical (n_features,) uint8, category settings, words)   # IN
-    hist, slots, totals, n_bins, settings : what the scan read, per node of ``nodes``
+
+@njit(cache=True, nogil=True)
+def _partition(cell, nb, Gt, Ht, Ct, s, cs, best_left, bits):
+    """Prefixes of the categories sorted by G / (H + cat_smooth): L categories left for
+    L = 1, 2, ..., n - 1 (and n, the missing rows right, when there are some), of which
+    only those with at most ``max_cat_threshold`` categories on the smaller side are
+    candidates -- so only the first and the last ``max_cat_threshold`` of the order are
+    needed (:func:`_extremes`); a long prefix's sums are the categories' total minus its
+    complement's (exact integers)."""
+    score_parent, tol = _parent(Gt, Ht, s)
+    lam_kids = s[S_LAMBDA] + cs[CS_L2]
+    T = np.int64(min(cs[CS_MAX_THRESHOLD], nb))
+    small, ns, large, nl, n = _extremes(cell, nb, s[S_G_UNIT], s[S_H_UNIT], cs[CS_SMOOTH], T)
+    Gm, Hm, Cm = cell[nb, 0], cell[nb, 1], cell[nb, 2]
+    Gu, Hu, Cu = Gt - Gm, Ht - Hm, Ct - Cm  # the categories' totals
+    zero = cell[0, 0] - cell[0, 0]
+    GS = HS = CS = zero  # sums of small[:L]
+    best, best_L, best_side = -np.inf, -1, 0
+    last = n if Cm > 0 else n - 1
+    for L in range(1, last + 1):
+        if L <= ns:
+            c = small[L - 1]
+            GS += cell[c, 0]
+            HS += cell[c, 1]
+            CS += cell[c, 2]
+            GL, HL, CL = GS, HS, CS
+        elif n - L <= nl:
+            GL, HL, CL = Gu, Hu, Cu  # every category but the n - L largest
+            for i in range(nl - (n - L), nl):
+                c = large[i]
+                GL -= cell[c, 0]
+                HL -= cell[c, 1]
+                CL -= cell[c, 2]
+        else:
+            continue
+        if CL < cs[CS_MIN_GROUP] or (L < n and Cu - CL < cs[CS_MIN_GROUP]):
+            continue
+        best, side, took = _try(GL, HL, CL, Gm, Hm, Cm, Gt, Ht, Ct, s, lam_kids,
+                                score_parent, tol, best, best_L >= 0, best_left)
+        if took:
+            best_L, best_side = L, side
+    if best_L < 0:
+        return -np.inf, False
+    if bits.shape[0] > 0:
+        _write_set(cell, nb, small, ns, large, nl, n, best_L, bits)
+    return best, _default_left(Cm, best_side, best_left, Ht, s[S_H_UNIT])
+
+
+@njit(cache=True, nogil=True)
+def _write_set(cell, nb, small, ns, large, nl, n, L, bits):
+    """The bits of the first L categories of the order."""
+    bits[:] = 0
+    if L <= ns:
+        for i in range(L):
+            bits[small[i] >> 5] |= np.uint32(1) << np.uint32(small[i] & 31)
+        return
+    for c in range(nb):
+        if cell[c, 2] > 0:
+            bits[c >> 5] |= np.uint32(1) << np.uint32(c & 31)
+    for i in range(nl - (n - L), nl):
+        c = large[i]
+        bits[c >> 5] &= ~(np.uint32(1) << np.uint32(c & 31))
+
+
+@njit(cache=True, nogil=True)
+def choose_categorical(is_cat, sets, features, nodes, ints, cat_bits):
+    """Record the category set of each node of a scan whose chosen candidate is
+    categorical: the set its scan wrote (``sets[r, a]`` for node ``nodes[r]`` and its
+    feature ``features[a]``) copied to the node's words of ``cat_bits`` (``W`` per table
+    row, row k's at ``k * W``), and the split kind and words in its table row.
+
+    is_cat : (n_features,) uint8; sets : (n_nodes, n_active, W) uint32   # IN
     ints : the node table's ints   # IN/OUT; cat_bits : the table's words   # OUT
     """
-    is_cat, cs, words = cats
-    left = np.empty(3, dtype=hist.dtype)
+    W = sets.shape[2]
     for r in range(nodes.shape[0]):
         k = nodes[r]
         f = ints[ND_FEATURE, k]
         if f < 0 or is_cat[f] == 0:
             continue
-        start = k * words
-        scan_categorical(hist[slots[r], f], n_bins[f], totals[r, 0], totals[r, 1],
-                         totals[r, 2], settings, cs, left, cat_bits[start:start + words])
+        a = np.searchsorted(features, f)  # features ascending
+        start = k * W
+        for w in range(W):
+            cat_bits[start + w] = sets[r, a, w]
         ints[ND_KIND, k] = CATEGORICAL
         ints[ND_CAT_START, k] = start
-        ints[ND_CAT_LEN, k] = words
+        ints[ND_CAT_LEN, k] = W

@@ -514,12 +514,12 @@ def _scan(hist, slot_of, to_scan, pairs, table, n_bins, features, mask, settings
         find_best_splits(hist, scan_slots, pairs, totals, n_bins, features, mask, settings,
                          (gain, pick, left))
     else:
+        sets = np.empty((m, n_active, cats[2]), dtype=np.uint32)
         find_best_splits(hist, scan_slots, pairs, totals, n_bins, features, mask, settings,
-                         (gain, pick, left), (cats[0], cats[1]))
+                         (gain, pick, left), (cats[0], cats[1], sets))
     found = choose_gradient(gain, pick, left, to_scan, features, ints, floats, cand_left)
     if cats is not None:
-        choose_categorical(cats, hist, scan_slots, totals, n_bins, settings, to_scan, ints,
-                           cat_bits)
+        choose_categorical(cats[0], sets, features, to_scan, ints, cat_bits)
     return found
 
 

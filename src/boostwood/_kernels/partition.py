@@ -219,14 +219,24 @@ def _stage(col, src, staging, lo, hi, missing_bin, kind, threshold_bin, default_
     1.05-1.17x the speed on 1 and 2 threads)."""
     lp = lo
     rp = hi - 1
-    prefetching = kind != NUMERIC or _sparse(src, lo, hi)
-    if not prefetching:
-        # two loops, not a test in one: a loop-invariant test left in the row loop cost
-        # back the whole gain of leaving dense reads to the hardware prefetcher
+    if not _sparse(src, lo, hi):
+        # separate loops, not a test in one: a loop-invariant test left in the row loop
+        # cost back the whole gain of leaving dense reads to the hardware prefetcher
+        if kind == NUMERIC:
+            for i in range(lo, hi):
+                r = src[i]
+                m = np.int64(goes_left_binned(col[np.uint64(r)], missing_bin, NUMERIC,
+                                              threshold_bin, default_left, cat_bits, 0, 0))
+                staging[np.uint64(lp)] = r
+                staging[np.uint64(rp)] = r
+                lp += m
+                rp -= 1 - m
+            return lp - lo
         for i in range(lo, hi):
             r = src[i]
-            m = np.int64(goes_left_binned(col[np.uint64(r)], missing_bin, NUMERIC,
-                                          threshold_bin, default_left, cat_bits, 0, 0))
+            m = np.int64(goes_left_binned(col[np.uint64(r)], missing_bin, kind,
+                                          threshold_bin, default_left, cat_bits, cat_start,
+                                          cat_len))
             staging[np.uint64(lp)] = r
             staging[np.uint64(rp)] = r
             lp += m
@@ -261,5 +271,5 @@ def _place(staging, dst, lo, hi, n_left, lp, rp):
 def _sparse(indices, lo, hi):
     """Are rows ``indices[lo:hi]`` (ascending) spread over ``DENSE_SPAN`` times their
     count or more? Only such rows get software prefetches of their column reads in
-    :func:`_stage` (categorical splits, rarer, always prefetch)."""
+    :func:`_stage`."""
     return hi > lo and indices[hi - 1] - indices[lo] >= DENSE_SPAN * (hi - lo)

@@ -406,11 +406,9 @@ def find_best_splits(hist, slots, pairs, totals, n_bins, features, feature_mask,
         (:mod:`boostwood._kernels.nodes`): gain (n_nodes, n_active) float64, -inf = none;
         pick (N_PICK, n_nodes, n_active) int64: the last bin left, -1 (no next code)
         and missing-go-left; left (n_nodes, n_active, 3) int64, fixed-point left sums
-    cats : None (every feature numeric: numba compiles no categorical code), or
-        (categorical (n_features,) uint8, category settings): the features marked 1 are
-        scanned by :func:`~boostwood._kernels.categorical.scan_categorical` (their pick
-        bin is 0; :func:`~boostwood._kernels.categorical.choose_categorical` finds the set
-        of the feature a node chooses)
+    cats : None (no categorical code is compiled), or (categorical (n_features,) uint8,
+        category settings, sets (n_nodes, n_active, W) uint32 OUT): :func:`~boostwood.
+        _kernels.categorical.scan_categorical` scans the features marked 1 (pick bin 0)
     """
     out_gain, out_pick, out_left = out
     n_nodes = slots.shape[0]
@@ -420,12 +418,18 @@ def find_best_splits(hist, slots, pairs, totals, n_bins, features, feature_mask,
     # chunks on any machine); every task writes only its own outputs
     n_chunks = (n_tasks + SCAN_CHUNK - 1) // SCAN_CHUNK
     minus = _minus_slots(hist, slots, pairs, features, n_bins)
+    # feature-major tasks; node-major with categorical features (dear scans, spread out)
+    node_major = False
+    if cats is not None:
+        node_major = True
     for chunk in prange(n_chunks):
         sums = np.empty((3, hist.shape[2]), hist.dtype)
         work = np.empty((4, hist.shape[2]))
         for task in range(chunk * n_tasks // n_chunks, (chunk + 1) * n_tasks // n_chunks):
             a = task // n_nodes
             node = task % n_nodes
+            if node_major:
+                node, a = task // n_active, task % n_active
             if minus[node] >= 0:
                 _subtract_feature(hist, slots[node], minus[node], features[a], n_bins)
             out_gain[node, a] = -np.inf
@@ -435,19 +439,16 @@ def find_best_splits(hist, slots, pairs, totals, n_bins, features, feature_mask,
             if feature_mask[node, a] == 0:
                 continue
             f = features[a]
-            done = False
             if cats is not None:
-                if cats[0][f] != 0:
+                if cats[0][f] != 0:  # (outputs written here: a callee's writes may reorder)
                     gain_c, dl_c = scan_categorical(
                         hist[slots[node], f], n_bins[f], totals[node, 0], totals[node, 1],
                         totals[node, 2], settings, cats[1], out_left[node, a],
-                        np.empty(0, dtype=np.uint32))
+                        cats[2][node, a])
                     out_gain[node, a] = gain_c
                     out_pick[P_BIN, node, a] = 0
                     out_pick[P_DEFAULT_LEFT, node, a] = 1 if dl_c else 0
-                    done = True
-            if done:
-                continue
+                    continue
             gain, b, dl = scan_feature_into(hist[slots[node], f], n_bins[f], totals[node, 0],
                                             totals[node, 1], totals[node, 2], settings,
                                             out_left[node, a], sums, work)

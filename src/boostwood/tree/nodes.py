@@ -10,11 +10,11 @@ path, and :meth:`NodeTable.to_tree` makes the finished :class:`~.tree.Tree`.
 """
 import numpy as np
 
-from .._kernels.nodes import (N_NODE_FLOATS, N_NODE_INTS, ND_BIN, ND_CAT_LEN, ND_CAT_START,
+from .._kernels.nodes import (N_NODE_FLOATS, N_NODE_INTS, ND_BIN, ND_CAT_START,
                               ND_COUNT, ND_DEFAULT_LEFT, ND_FEATURE, ND_KIND, ND_LEFT, ND_RIGHT,
                               ND_SIDE, ND_START, NF_RECORDED_GAIN, NF_THRESHOLD, clear_node,
                               split_nodes)
-from .._kernels.splits import CATEGORICAL, NO_CATEGORIES, categories_of
+from .._kernels.splits import CATEGORICAL, NO_CATEGORIES
 from .tree import Tree
 
 
@@ -113,12 +113,26 @@ class NodeTable:
                     np.where(is_split, ints[ND_DEFAULT_LEFT], 0),
                     value, np.where(is_split, floats[NF_RECORDED_GAIN], 0.0), weight, count,
                     threshold_bin=np.where(is_split, ints[ND_BIN], -1))
-        for k in np.nonzero(is_split & (ints[ND_KIND] == CATEGORICAL))[0]:
-            start = ints[ND_CAT_START, k]
-            tree.set_categorical(k, categories_of(self.cat_bits[start:start
-                                                                + ints[ND_CAT_LEN, k]]))
-            tree.threshold[k] = 0.0
+        cat = np.nonzero(is_split & (ints[ND_KIND] == CATEGORICAL))[0]
+        if cat.size:
+            self._sets_to(tree, cat)
         return tree
+
+    def _sets_to(self, tree, nodes):
+        """Give ``tree`` the category sets of ``nodes``: each node's words, without the
+        zero words after its last category, one after the other."""
+        W = self.cat_words
+        words = self.cat_bits.reshape(-1, W)[self.ints[ND_CAT_START, nodes] // W]
+        nonzero = words != 0
+        lengths = W - np.argmax(nonzero[:, ::-1], axis=1)
+        if not np.all(nonzero.any(axis=1)):
+            raise AssertionError("a categorical split with an empty set")
+        keep = np.arange(W)[None, :] < lengths[:, None]
+        tree.cat_bits = words[keep].astype(np.uint32)
+        tree.cat_len[nodes] = lengths
+        tree.cat_start[nodes] = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        tree.split_kind[nodes] = CATEGORICAL
+        tree.threshold[nodes] = 0.0
 
     def leaf_segments(self):
         """(sides, starts, counts) of the leaves, in node order."""
