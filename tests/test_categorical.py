@@ -301,3 +301,34 @@ def test_set_scan_equals_a_full_sort_of_every_category(nb, T, seed):
     chosen = {c for c in range(nb) if bits[c >> 5] >> (c & 31) & 1}
     assert chosen == want_set
     assert dl == (want_t == 1)
+
+
+def test_scikit_learn_estimators_take_categorical_frames():
+    """GBDTRegressor / GBDTClassifier on a DataFrame with category and string columns
+    (categorical_features="from_dtype", scikit-learn HGB's default): the booster's feature
+    types, predictions equal to native training on the same frame, early stopping's
+    holdout, cross_val_score, a list and a mask naming more columns; a numpy array, or
+    categorical_features=None, refuses the strings with a clear error."""
+    sklearn = pytest.importorskip("sklearn")  # noqa: F841
+    from sklearn.model_selection import cross_val_score
+    df, y = _frame(n=1500, seed=5)
+    df["s"] = df["c"].astype("category")
+    est = bw.GBDTRegressor(n_estimators=15, learning_rate=0.3, max_depth=3).fit(df, y)
+    assert est.booster_.feature_types == ["numeric", "categorical", "categorical"]
+    assert list(est.feature_names_in_) == ["x", "c", "s"]
+    native = bw.train({"eta": 0.3, "max_depth": 3, "nthread": 0, "seed": 0,
+                       "min_child_weight": 1.0}, bw.Dataset(df, label=y), 15)
+    np.testing.assert_allclose(est.predict(df), native.predict(df), rtol=1e-12)
+    labels = (y > np.median(y)).astype(int)
+    clf = bw.GBDTClassifier(n_estimators=30, early_stopping_rounds=3).fit(df, labels)
+    assert clf.score(df, labels) > 0.8 and clf.best_iteration_ is not None
+    assert np.all(cross_val_score(bw.GBDTRegressor(n_estimators=10), df, y, cv=3) > 0.5)
+    for spec in (["x"], [True, False, False]):
+        m = bw.GBDTRegressor(n_estimators=2, categorical_features=spec).fit(df, y)
+        assert m.booster_.feature_types == ["categorical"] * 3
+    with pytest.raises(TypeError, match="must hold numbers only"):
+        est.predict(df.to_numpy())
+    with pytest.raises(TypeError, match="categorical_features='from_dtype'"):
+        bw.GBDTRegressor(categorical_features=None).fit(df, y)
+    pl = pytest.importorskip("polars")
+    np.testing.assert_array_equal(est.predict(pl.from_pandas(df)), est.predict(df))

@@ -66,7 +66,9 @@ def test_feature_names_from_dataframe():
 def test_native_params_map_every_estimator_parameter():
     """Changing any estimator parameter changes the parameters train() receives."""
     from boostwood.boosting.params import resolve_params
-    not_train = {"n_estimators", "early_stopping_rounds", "validation_fraction", "importance_type"}
+    # (categorical_features goes to the Dataset: tests/test_categorical.py checks it)
+    not_train = {"n_estimators", "early_stopping_rounds", "validation_fraction", "importance_type",
+                 "categorical_features"}
     new_values = {"grow_policy": "lossguide", "tree_method": "exact", "eval_metric": "mae",
                   "base_score": 0.3, "random_state": 5, "n_jobs": 1, "verbose": True,
                   "max_bin": 63, "boosting": "gradient", "line_search": "global",

@@ -39,8 +39,10 @@ def checked_data(est, X, y="no_validation", **kwargs):
             name = "X"
         except Exception:  # a sparse matrix or frame numpy cannot read: X was fine
             pass
-        raise TypeError(f"{name} must hold numbers only: {exc} (categorical and string "
-                        "features are not supported yet: encode them as numbers)") from None
+        raise TypeError(f"{name} must hold numbers only: {exc} (string and categorical "
+                        "columns: the GBDT estimators take them in a DataFrame or Arrow "
+                        "table, categorical_features='from_dtype'; a numpy array, and the "
+                        "other estimators, take numbers only)") from None
 
 
 class FittedAttributes:

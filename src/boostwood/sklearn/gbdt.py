@@ -98,6 +98,14 @@ _COMMON_DOC = """
         "total_gain", "gain" (mean gain per split, XGBoost's default and meaning;
         LightGBM's "gain" is "total_gain" here), "split" or "weight" (number of
         splits), "total_cover", "cover".
+    categorical_features : "from_dtype", None, or list, default="from_dtype"
+        Categorical features of a DataFrame (pandas, polars) or Arrow table X:
+        "from_dtype" (scikit-learn's HistGradientBoosting default) takes pandas
+        ``category``, string and object columns and Arrow / polars string and dictionary
+        columns; a list of feature names or indices, or a boolean mask, adds numeric
+        columns to them (``Dataset``'s ``categorical_feature``); None takes numbers only.
+        The model keeps each feature's categories and codes later frames by value (see
+        docs/guide.md); numpy arrays are numbers only.
 """
 
 
@@ -118,7 +126,8 @@ class _GBDTBase(FittedAttributes, BaseEstimator):
                  boosting="newton", line_search="leaf",
                  early_stopping_rounds=None, validation_fraction=0.1, eval_metric=None,
                  base_score=None, random_state=None, n_jobs=None, verbose=False,
-                 importance_type="total_gain"):
+                 importance_type="total_gain", categorical_features="from_dtype"):
+        self.categorical_features = categorical_features
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -170,8 +179,37 @@ class _GBDTBase(FittedAttributes, BaseEstimator):
         return check_vector(y, y.shape[0] if y.ndim else 1, "y")
 
     def _check_X(self, X):
+        if self._categorical(X) is not None:
+            return self._frame(X, reset=False)
         return checked_data(self, X, reset=False, accept_sparse=["csr", "csc"],
                              ensure_all_finite=False, dtype=[np.float64, np.float32])
+
+    def _categorical(self, X):
+        """The ``categorical_feature`` list a frame ``X`` trains with ([] for "from_dtype":
+        the Dataset reads the types), or None where X goes the numeric way (not a frame,
+        or ``categorical_features=None``, or no categorical column)."""
+        spec = self.categorical_features
+        if spec is None or not _is_frame(X):
+            return None
+        if isinstance(spec, str):
+            if spec != "from_dtype":
+                raise ValueError(f"categorical_features must be 'from_dtype', None, or a list "
+                                 f"of feature names, indices or a boolean mask; got {spec!r}")
+            return [] if _has_categories(X) else None
+        spec = np.asarray(spec)
+        if spec.dtype == bool:
+            if spec.shape != (len(X.columns),):
+                raise ValueError(f"categorical_features as a boolean mask needs one entry per "
+                                 f"feature ({len(X.columns)}), got {spec.shape[0]}")
+            return np.nonzero(spec)[0].tolist()
+        return spec.tolist()
+
+    def _frame(self, X, reset):
+        """A frame with categorical columns, its names checked as scikit-learn checks
+        them, and passed on as it is (the Dataset codes its categories)."""
+        from sklearn.utils.validation import validate_data
+        validate_data(self, X, reset=reset, skip_check_array=True)
+        return X
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
             init_model=None, xgb_model=None):
@@ -198,8 +236,14 @@ class _GBDTBase(FittedAttributes, BaseEstimator):
 
     def _fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, init):
         _hyper.check_hyperparameters(self)
-        X, y = checked_data(self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False,
-                             dtype=[np.float64, np.float32], y_numeric=self._objective != "_clf")
+        categorical = self._categorical(X)
+        if categorical is None:
+            X, y = checked_data(self, X, y, accept_sparse=["csr", "csc"],
+                                 ensure_all_finite=False, dtype=[np.float64, np.float32],
+                                 y_numeric=self._objective != "_clf")
+        else:
+            X = self._frame(X, reset=True)
+            y = _labels(y, len(X))
         y = self._encode_y(y)
         sample_weight = self._weigh_classes(y, _check_sample_weight(sample_weight, X,
                                                                     dtype=np.float64))
@@ -224,7 +268,7 @@ class _GBDTBase(FittedAttributes, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         names = None if names is None else [str(n) for n in names]
         dtrain = Dataset(X, y, weight=sample_weight, feature_names=names, max_bin=self.max_bin,
-                         seed=params["seed"])
+                         seed=params["seed"], categorical_feature=categorical or None)
         # every X of evals is checked (the split of X already was: checking it again
         # warned that it has no feature names)
         dsets = [(Dataset(Xe, ye, weight=we, feature_names=names, reference=dtrain), name)
@@ -625,3 +669,28 @@ class LeafEncoder(FittedAttributes, TransformerMixin, BaseEstimator):
                 raise ValueError("input_features is not equal to feature_names_in_")
         return np.array([f"tree{t}_leaf{j}" for t, k in enumerate(self.n_leaves_)
                          for j in range(k)], dtype=object)
+
+
+def _is_frame(X):
+    """A pandas or polars DataFrame or an Arrow table (whose columns carry types)."""
+    module = type(X).__module__ or ""
+    return module.startswith(("pandas", "polars", "pyarrow")) and hasattr(X, "columns")
+
+
+def _has_categories(X):
+    """Does the frame hold a column categorical by its type?"""
+    from ..data.validation import as_feature_matrix
+    try:
+        return bool(as_feature_matrix(X.head(1) if hasattr(X, "head") else X.slice(0, 1),
+                                      "X", allow_empty_rows=True).categories)
+    except (TypeError, ValueError):
+        return False
+
+
+def _labels(y, n):
+    """y as a 1-d array of n entries (the numeric path's checks come after)."""
+    from sklearn.utils.validation import column_or_1d
+    y = column_or_1d(y, warn=True)
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
+    return y
