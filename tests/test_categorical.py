@@ -119,8 +119,8 @@ def test_categories_beat_their_codes_as_numbers():
 
 
 def test_predictions_follow_values_not_codes_or_declared_categories(tmp_path):
-    """Save, load, predict: categories declared in another order, a frame holding only
-    some of them, strings as object or category dtype, Arrow dictionary and polars
+    """Save, load, predict: categories declared in another order, columns in another
+    order, a frame holding only some of the categories, strings as object or category dtype, Arrow dictionary and polars
     Categorical columns: the same predictions row for row. The caller's frame is not
     changed."""
     df, y = _frame()
@@ -135,6 +135,7 @@ def test_predictions_follow_values_not_codes_or_declared_categories(tmp_path):
                                                                   reverse=True)))
     assert np.array_equal(loaded.predict(df), want)
     assert np.array_equal(loaded.predict(cat), want)
+    assert np.array_equal(loaded.predict(cat[["c", "x"]]), want)  # columns by name
     part = df[df["c"].isin(["v01", "v05"])]
     one = part.assign(c=pd.Categorical(part["c"], categories=["v05", "v01"]))
     assert np.array_equal(loaded.predict(one), want[part.index])

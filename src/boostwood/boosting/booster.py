@@ -175,14 +175,16 @@ class Booster:
             raise ValueError(f"data has {fm.shape[1]} features but the model was trained on "
                              f"{self.n_features}")
         if validate_features:
-            self._check_names(fm)
+            fm = self._check_names(fm)
         if self.category_dictionaries or fm.categories:  # by name, then by value
             fm = recode(fm, self.category_dictionaries, self.params["unseen_category"],
                         names=self.feature_names)
         return fm, base_margin
 
     def _check_names(self, fm):
-        """Refuse data whose columns could only be matched to the model's by a guess."""
+        """``fm`` with its columns in the model's order, selected by name when it has the
+        model's names in another order; data whose columns could only be matched to the
+        model's by a guess is refused."""
         if fm.feature_names is None:
             # columns matched by position to named features would be a guess: an error,
             # as XGBoost's DMatrix gives (only names f0, f1, ... mean "no names")
@@ -193,7 +195,11 @@ class Booster:
                     "DataFrame with those columns, or Dataset(feature_names=...)), or pass "
                     "validate_features=False to match the columns by position")
         elif list(fm.feature_names) != self.feature_names:
-            raise ValueError(self._names_differ(list(fm.feature_names)))
+            if sorted(fm.feature_names) != sorted(self.feature_names):
+                raise ValueError(self._names_differ(list(fm.feature_names)))
+            where = {name: j for j, name in enumerate(fm.feature_names)}
+            return fm.take_columns([where[name] for name in self.feature_names])
+        return fm
 
     def _names_differ(self, names):
         """The error for data whose feature names are not the model's: how they differ,
@@ -203,12 +209,6 @@ class Booster:
         if unnamed:
             how = (f"the model was trained without feature names, and the data's columns "
                    f"are named {_some(names)}; matching them by position would be a guess")
-        elif theirs == ours:
-            j = next(i for i, (a, b) in enumerate(zip(names, self.feature_names)) if a != b)
-            return (f"data's feature names differ from the model's: the data has the "
-                    f"model's features in another order (column {j} is {names[j]!r}, the "
-                    f"model's is {self.feature_names[j]!r}); select them in the model's "
-                    f"order, data[booster.feature_names]")
         else:
             missing = [n for n in self.feature_names if n not in theirs]
             extra = [n for n in names if n not in ours]

@@ -131,6 +131,17 @@ class FeatureMatrix:
                                  categories=self.categories)
         return FeatureMatrix(csc=self.csc[rows].tocsc(), feature_names=self.feature_names)
 
+    def take_columns(self, order):
+        """A FeatureMatrix of the columns ``order`` (a list of indices), in that order,
+        with their names and category dictionaries."""
+        order = list(order)
+        names = None if self.feature_names is None else [self.feature_names[j] for j in order]
+        cats = {i: self.categories[j] for i, j in enumerate(order) if j in self.categories}
+        if self.dense is not None:
+            return FeatureMatrix(dense=self.dense[:, order], feature_names=names, categories=cats)
+        return FeatureMatrix(csc=self.csc[:, order].tocsc(), feature_names=names,
+                             categories=cats)
+
     def row_chunks(self, chunk_rows=65536):
         """Yield (start, dense block) of at most ``chunk_rows`` rows, float: the dense
         matrix itself in one block (row- or column-major, as given), or, for sparse input,
