@@ -333,3 +333,39 @@ def test_scikit_learn_estimators_take_categorical_frames():
         bw.GBDTRegressor(categorical_features=None).fit(df, y)
     pl = pytest.importorskip("polars")
     np.testing.assert_array_equal(est.predict(pl.from_pandas(df)), est.predict(df))
+
+
+def test_dumps_plots_and_report_print_category_values():
+    """A trained model's text and JSON dumps, export_text, trees_to_dataframe, the
+    graphviz source and the report's drawing write its sets as category values; the JSON
+    dump's categories evaluate the rows' values to the model's predictions."""
+    df = pd.DataFrame({"colour": ["red", "green", "blue", "red", None] * 60})
+    y = np.where(df["colour"] == "red", 3.0, np.where(df["colour"] == "blue", -2.0, 0.0))
+    b = bw.train(dict(PLAIN, max_depth=2, max_cat_to_onehot=1), bw.Dataset(df, label=y), 1)
+    text = b.dump_model()
+    assert "colour in {'red'}" in text or "colour in {'blue'," in text, text
+    assert "'" in b.export_text() and "colour" in b.export_text()
+    frame = b.trees_to_dataframe()
+    sets = [c for c in frame["Category"] if isinstance(c, list)]
+    assert sets and all(isinstance(v, str) for s in sets for v in s)
+    tree = json.loads(b.dump_model(format="json"))[0]
+
+    def walk(node, value):
+        while "leaf" not in node:
+            if value is None or value != value:  # (pandas 3 strings hold NaN)
+                go = node["missing"] == node["yes"]
+            else:
+                go = value in node["categories"]
+            node = next(c for c in node["children"]
+                        if c["nodeid"] == (node["yes"] if go else node["no"]))
+        return node["leaf"]
+
+    values = df["colour"].tolist()
+    np.testing.assert_allclose([walk(tree, v) for v in values],
+                               b.predict(df, output_margin=True) - b.base_score[0])
+    from boostwood import plotting
+    from boostwood.cli.svg import tree_drawing
+    assert "'red'" in plotting.to_graphviz(b, 0)
+    assert "&#x27;red&#x27;" in tree_drawing(b.trees[0], b.feature_names,
+                                             labels=b.category_dictionaries) or \
+        "'red'" in tree_drawing(b.trees[0], b.feature_names, labels=b.category_dictionaries)

@@ -121,10 +121,10 @@ def _percentiles(percentiles):
     return lo, hi
 
 
-def _node_label(tree, node, names, precision):
+def _node_label(tree, node, names, precision, labels=None):
     if tree.feature[node] < 0:
         return f"leaf {tree.value[node]:.{precision}g}\ncover {tree.cover[node]:.{precision}g}"
-    rule = condition(tree, node, names or None, sep=" ", precision=precision)
+    rule = condition(tree, node, names or None, sep=" ", precision=precision, labels=labels)
     return f"{rule}\ngain {tree.gain[node]:.{precision}g}"
 
 
@@ -153,7 +153,8 @@ def plot_tree(model, tree_index=0, ax=None, precision=4, fontsize=8, figsize=Non
                     bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none"))
     for node in range(tree.n_nodes):
         leaf = tree.feature[node] < 0
-        ax.text(x[node], -depth[node], _node_label(tree, node, names, precision),
+        ax.text(x[node], -depth[node],
+                _node_label(tree, node, names, precision, booster.category_dictionaries),
                 ha="center", va="center", fontsize=fontsize, zorder=2,
                 bbox=dict(boxstyle="round,pad=0.3", fc="#e8f4e8" if leaf else "#e8eef8",
                           ec="0.4"))
@@ -172,7 +173,8 @@ def to_graphviz(model, tree_index=0, precision=4):
     names = booster.feature_names
     lines = ["digraph tree {", '  node [shape=box, style="rounded,filled", fontsize=10];']
     for node in range(tree.n_nodes):
-        label = _node_label(tree, node, names, precision).replace("\n", "\\n")
+        label = _node_label(tree, node, names, precision,
+                            booster.category_dictionaries).replace("\n", "\\n")
         color = "#e8f4e8" if tree.feature[node] < 0 else "#e8eef8"
         lines.append(f'  {node} [label="{label}", fillcolor="{color}"];')
         if tree.feature[node] >= 0:

@@ -428,7 +428,8 @@ class Booster:
         """Tree ``tree_index`` as indented rules (scikit-learn's ``export_text`` style)."""
         check_value("tree_index", tree_index, Param(0, "int", 0, len(self.trees), high_open=True))
         check_value("decimals", decimals, Param(3, "int", 0, 17))
-        return dump.export_text(self.trees[tree_index], self.feature_names, decimals)
+        return dump.export_text(self.trees[tree_index], self.feature_names, decimals,
+                                labels=self.category_dictionaries)
 
     def partial_dependence(self, feature, grid, iteration_range=None):
         """Partial dependence of the margin on one feature at the values ``grid``, by the

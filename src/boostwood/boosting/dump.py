@@ -22,18 +22,31 @@ def _feature_name(names, f):
     return names[f] if names is not None else f"f{f}"
 
 
-def _category_text(tree, node):
-    return "{" + ",".join(str(c) for c in tree.categories(node)) + "}"
+def category_values(tree, node, labels=None):
+    """The categories going left at categorical split ``node``: their values where
+    ``labels`` (a model's ``category_dictionaries``) has the feature's, else their codes."""
+    codes = tree.categories(node).tolist()
+    values = (labels or {}).get(int(tree.feature[node]))
+    if values is None:
+        return codes
+    return [values[c] if c < len(values) else c for c in codes]
 
 
-def condition(tree, node, names=None, decimals=None, negate=False, sep="", precision=None):
+def _category_text(tree, node, labels=None):
+    return "{" + ",".join(repr(v) if isinstance(v, str) else str(v)
+                          for v in category_values(tree, node, labels)) + "}"
+
+
+def condition(tree, node, names=None, decimals=None, negate=False, sep="", precision=None,
+              labels=None):
     """The rule sending a row left at split ``node``, as text: ``f1<=0.5`` or ``f3 in {1,4}``
     (``negate``: the rule of the right branch, ``f1>0.5`` / ``f3 not in {1,4}``; ``sep`` is
     put around a numeric comparison; ``decimals`` or ``precision`` (significant digits)
-    format the threshold)."""
+    format the threshold; with ``labels``, the model's category dictionaries, a set is
+    written as its values, ``colour in {'blue','red'}``)."""
     name = _feature_name(names, tree.feature[node])
     if tree.split_kind[node] == CATEGORICAL:
-        return f"{name} {'not in' if negate else 'in'} {_category_text(tree, node)}"
+        return f"{name} {'not in' if negate else 'in'} {_category_text(tree, node, labels)}"
     op = ">" if negate else "<="
     thr = tree.threshold[node]
     number = f"{thr:.{precision}g}" if precision is not None else _fmt(thr, decimals)
@@ -62,7 +75,7 @@ def _preorder(tree):
     return order
 
 
-def tree_to_text(tree, names=None, with_stats=True):
+def tree_to_text(tree, names=None, with_stats=True, labels=None):
     """One tree in XGBoost's text dump style: ``id:[feature<=threshold] yes=..,no=..,missing=..``
     for splits, ``id:leaf=value`` for leaves, indented one tab per depth."""
     depth = _depths(tree)
@@ -74,13 +87,13 @@ def tree_to_text(tree, names=None, with_stats=True):
             lines.append(f"{pad}{node}:leaf={_fmt(tree.value[node])}{stats}")
             continue
         gain = f",gain={_fmt(tree.gain[node])}" if with_stats else ""
-        lines.append(f"{pad}{node}:[{condition(tree, node, names)}] "
+        lines.append(f"{pad}{node}:[{condition(tree, node, names, labels=labels)}] "
                      f"yes={tree.left[node]},no={tree.right[node]},"
                      f"missing={_missing(tree, node)}{gain}{stats}")
     return "\n".join(lines) + "\n"
 
 
-def _node_dict(tree, names, with_stats, node, depth):
+def _node_dict(tree, names, with_stats, node, depth, labels=None):
     """One node's entry of :func:`tree_to_dict`, without its children."""
     out = {"nodeid": int(node), "depth": int(depth)}
     if tree.feature[node] < 0:
@@ -88,7 +101,8 @@ def _node_dict(tree, names, with_stats, node, depth):
     else:
         out["split"] = _feature_name(names, tree.feature[node])
         if tree.split_kind[node] == CATEGORICAL:
-            out.update(split_type="categorical", categories=tree.categories(node).tolist())
+            out.update(split_type="categorical",
+                       categories=category_values(tree, node, labels))
         else:
             out.update(split_type="numerical", split_condition=float(tree.threshold[node]))
         out.update(yes=int(tree.left[node]), no=int(tree.right[node]),
@@ -100,14 +114,15 @@ def _node_dict(tree, names, with_stats, node, depth):
     return out
 
 
-def tree_to_dict(tree, names=None, with_stats=True):
+def tree_to_dict(tree, names=None, with_stats=True, labels=None):
     """One tree as nested dicts (XGBoost's JSON dump layout: ``split_condition`` with the
-    ``<=`` rule, or ``split_type`` "categorical" with the ``categories`` that go ``yes``).
+    ``<=`` rule, or ``split_type`` "categorical" with the ``categories`` that go ``yes``:
+    their values where ``labels`` has the feature's dictionary, else codes).
     Built without recursion: a chain-shaped tree may be thousands of levels deep."""
     depth = _depths(tree)
     nodes = {}
     for node in reversed(_preorder(tree)):  # children before their parent
-        out = _node_dict(tree, names, with_stats, node, depth[node])
+        out = _node_dict(tree, names, with_stats, node, depth[node], labels)
         if tree.feature[node] >= 0:
             out["children"] = [nodes.pop(int(tree.left[node])),
                                nodes.pop(int(tree.right[node]))]
@@ -144,12 +159,13 @@ def dump_model(booster, fout=None, format="text", with_stats=True):
     """The whole model as text (``booster[i]:`` then the tree) or JSON (a list of trees)."""
     if format not in ("text", "json"):
         raise ValueError(f"format must be 'text' or 'json', got {format!r}")
-    names = booster.feature_names
+    names, labels = booster.feature_names, booster.category_dictionaries
     if format == "text":
-        out = "".join(f"booster[{i}]:\n" + tree_to_text(t, names, with_stats)
+        out = "".join(f"booster[{i}]:\n" + tree_to_text(t, names, with_stats, labels)
                       for i, t in enumerate(booster.trees))
     else:
-        out = _json_text([tree_to_dict(t, names, with_stats) for t in booster.trees], indent=1)
+        out = _json_text([tree_to_dict(t, names, with_stats, labels) for t in booster.trees],
+                         indent=1)
     if fout is not None:
         with open(fout, "w", encoding="utf-8") as fh:
             fh.write(out)
@@ -159,13 +175,13 @@ def dump_model(booster, fout=None, format="text", with_stats=True):
 def trees_to_dataframe(booster):
     """One row per node of every tree (pandas DataFrame): Tree, Node, ID, Feature (``Leaf``
     at leaves), Split (the threshold), Category (the categories going ``Yes`` at a
-    categorical split), Yes, No, Missing, Gain, Cover, Count, Value."""
+    categorical split: their values), Yes, No, Missing, Gain, Cover, Count, Value."""
     try:
         import pandas as pd
     except ImportError:
         raise ImportError("trees_to_dataframe needs pandas: pip install boostwood[pandas]") \
             from None
-    names = booster.feature_names
+    names, labels = booster.feature_names, booster.category_dictionaries
     rows = []
     for t_id, t in enumerate(booster.trees):
         for node in range(t.n_nodes):
@@ -176,7 +192,7 @@ def trees_to_dataframe(booster):
                 Tree=t_id, Node=node, ID=f"{t_id}-{node}",
                 Feature="Leaf" if leaf else _feature_name(names, t.feature[node]),
                 Split=np.nan if leaf or categorical else float(t.threshold[node]),
-                Category=t.categories(node).tolist() if categorical else np.nan,
+                Category=category_values(t, node, labels) if categorical else np.nan,
                 Yes=kid(t.left[node]), No=kid(t.right[node]),
                 Missing=np.nan if leaf else f"{t_id}-{_missing(t, node)}",
                 Gain=float(t.gain[node]), Cover=float(t.cover[node]), Count=float(t.count[node]),
@@ -184,7 +200,8 @@ def trees_to_dataframe(booster):
     return pd.DataFrame(rows)
 
 
-def export_text(tree, feature_names=None, decimals=3, show_missing=True, leaf_label=None):
+def export_text(tree, feature_names=None, decimals=3, show_missing=True, leaf_label=None,
+                labels=None):
     """A single tree as indented rules, in scikit-learn's ``export_text`` style::
 
         |--- x2 <= 2.500 (missing: left)
@@ -192,7 +209,8 @@ def export_text(tree, feature_names=None, decimals=3, show_missing=True, leaf_la
         |--- x2 >  2.500
         |   |--- value: 0.667
 
-    ``leaf_label(node)`` may name a leaf instead (e.g. ``"class: 1"``).
+    ``leaf_label(node)`` may name a leaf instead (e.g. ``"class: 1"``); ``labels`` (a
+    model's category dictionaries) writes category sets as values.
     """
     lines = []
     stack = [(0, 0, None)]  # (node, depth, the line to write first), without recursion
@@ -207,8 +225,9 @@ def export_text(tree, feature_names=None, decimals=3, show_missing=True, leaf_la
             label = leaf_label(node) if leaf_label is not None else None
             lines.append(f"{bar}{label or 'value: ' + _fmt(tree.value[node], decimals)}")
             continue
-        yes = condition(tree, node, feature_names, decimals, sep=" ")
-        no = condition(tree, node, feature_names, decimals, negate=True, sep=" ")
+        yes = condition(tree, node, feature_names, decimals, sep=" ", labels=labels)
+        no = condition(tree, node, feature_names, decimals, negate=True, sep=" ",
+                       labels=labels)
         if tree.split_kind[node] != CATEGORICAL:
             no = no.replace(" > ", " >  ")  # aligned with "<="
         side = "left" if tree.default_left[node] else "right"

@@ -37,7 +37,8 @@ def _figures(booster, d, y, w, metric, n_trees):
     if scores:
         top = sorted(scores.items(), key=lambda kv: -kv[1])[:20]
         figs["importance"] = svg.bar_chart([k for k, _ in top], np.array([v for _, v in top]))
-    figs["trees"] = [svg.tree_drawing(booster.trees[t], booster.feature_names)
+    figs["trees"] = [svg.tree_drawing(booster.trees[t], booster.feature_names,
+                                      labels=booster.category_dictionaries)
                      for t in range(min(n_trees, len(booster.trees)))]
     return figs
 

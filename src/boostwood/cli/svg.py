@@ -54,9 +54,10 @@ def bar_chart(labels, values, width=640, bar=18):
     return "".join(parts) + "</svg>"
 
 
-def tree_drawing(tree, names, precision=4):
+def tree_drawing(tree, names, precision=4, labels=None):
     """One tree: boxes for nodes (rule and gain, or value and cover), edges marked
-    yes / no and where missing values go."""
+    yes / no and where missing values go; ``labels``: category dictionaries (sets are
+    written as values)."""
     x, depth = tree_layout(tree)
     sx, sy, box_w, box_h = 130, 80, 120, 34
     width = int(sx * (x.max() + 1)) + 20
@@ -79,7 +80,8 @@ def tree_drawing(tree, names, precision=4):
         if leaf:
             lines = (f"leaf {tree.value[n]:.{precision}g}", f"cover {tree.cover[n]:.{precision}g}")
         else:
-            lines = (condition(tree, n, names or None, sep=" ", precision=precision),
+            lines = (condition(tree, n, names or None, sep=" ", precision=precision,
+                               labels=labels),
                      f"gain {tree.gain[n]:.{precision}g}")
         fill = "#e8f4e8" if leaf else "#e8eef8"
         parts.append(f'<rect x="{cx(n) - box_w / 2:.0f}" y="{cy(n) - box_h / 2:.0f}" '
