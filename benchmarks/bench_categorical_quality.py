@@ -155,7 +155,8 @@ def fit_xgboost(X, y, w, task, a, Xt):
 def fit_catboost(X, y, w, task, a, Xt):
     import catboost as cb
     cats = [c for c in X.columns if str(X[c].dtype) == "category"]
-    prep = lambda f: f.assign(**{c: f[c].astype(str) for c in cats})  # noqa: E731
+    prep = lambda f: f.assign(**{c: f[c].astype(object).fillna("nan").map(str)  # noqa: E731
+                                 for c in cats})
     m = cb.CatBoost(dict(loss_function=OBJ["catboost"][task], iterations=a.rounds,
                          learning_rate=0.1, depth=6, l2_leaf_reg=1.0, thread_count=a.threads,
                          verbose=False, random_seed=0, allow_writing_files=False))
