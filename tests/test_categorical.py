@@ -195,6 +195,9 @@ def test_numbers_declared_categorical_and_wrong_inputs():
         bw.Dataset(df, label=y2, categorical_feature=["nope"])
     with pytest.raises(ValueError, match=r"tree_method='exact' cannot split categorical"):
         bw.train({"tree_method": "exact"}, bw.Dataset(df, label=y2), 1)
+    with pytest.raises(ValueError, match=r"approx_proposal='local' cannot split categorical"):
+        bw.train({"tree_method": "approx", "approx_proposal": "local"},
+                 bw.Dataset(df, label=y2), 1)
 
 
 def test_eval_sets_with_or_without_reference_score_like_predict():
@@ -369,3 +372,26 @@ def test_dumps_plots_and_report_print_category_values():
     assert "&#x27;red&#x27;" in tree_drawing(b.trees[0], b.feature_names,
                                              labels=b.category_dictionaries) or \
         "'red'" in tree_drawing(b.trees[0], b.feature_names, labels=b.category_dictionaries)
+
+
+def test_approx_keeps_one_bin_per_category():
+    """tree_method='approx' re-proposes the numeric features' bins per tree and keeps a
+    categorical feature's one bin per category: with as many candidates as distinct values
+    (sketch_eps small), the same trees as hist, whose bins are then every value too; with
+    fewer candidates than categories (sketch_eps 0.5), the sets still split categories."""
+    df, y = _frame(n=800, k=12, seed=6)
+    df["x"] = np.round(df["x"], 1)  # few distinct values: every one is a candidate
+    params = {"max_depth": 3, "eta": 0.3, "max_cat_to_onehot": 1, "min_data_per_group": 10}
+    hist = bw.train(params, bw.Dataset(df, label=y), 5)
+    approx = bw.train(dict(params, tree_method="approx", sketch_eps=1e-3),
+                      bw.Dataset(df, label=y), 5)
+    for a, h in zip(approx.trees, hist.trees):
+        assert a.split_kind.tolist() == h.split_kind.tolist()
+        assert a.feature.tolist() == h.feature.tolist()
+        assert [a.categories(k).tolist() for k in np.nonzero(a.split_kind)[0]] == \
+            [h.categories(k).tolist() for k in np.nonzero(h.split_kind)[0]]
+    np.testing.assert_allclose(approx.predict(df), hist.predict(df), rtol=1e-12)
+    coarse = bw.train(dict(params, tree_method="approx", sketch_eps=0.5),
+                      bw.Dataset(df, label=y), 5)
+    sets = [coarse.trees[0].categories(k) for k in np.nonzero(coarse.trees[0].split_kind)[0]]
+    assert sets and max(s.max() for s in sets) > 2  # codes beyond 1 / sketch_eps bins

@@ -32,11 +32,14 @@ class GlobalProposal:
     eps : float, sketch_eps: about 1 / eps candidates per feature
     reducer : optional; with several shards, every shard proposes the same cuts
         from the weights of all of them
+    categories : dict, feature index -> number of categories, for categorical features:
+        they keep one bin per category (category c in bin c) in every tree
     """
 
-    def __init__(self, columns, eps, reducer=None):
+    def __init__(self, columns, eps, reducer=None, categories=None):
         self.columns = columns
         self.reducer = reducer
+        self.categories = dict(categories or {})
         if not 1.0 / eps <= MAX_APPROX_CANDIDATES:  # (5e-324 makes it inf: no integer)
             raise ValueError(f"sketch_eps={eps} asks for more than {MAX_APPROX_CANDIDATES} "
                              "candidates per feature")
@@ -47,7 +50,8 @@ class GlobalProposal:
         most = np.array([max(columns.n_values, default=0)], dtype=np.float64)
         if reducer is not None:
             reducer.allreduce_max(most)
-        self.n_bins_max = min(self.n_cand + 1, max(int(most[0]), 1)) + 1
+        self.n_bins_max = max(min(self.n_cand + 1, max(int(most[0]), 1)),
+                              max(self.categories.values(), default=0)) + 1
         self.dtype = np.uint8 if self.n_bins_max <= 256 else np.uint16
         self.X_columns = np.empty((n_features, n_rows), dtype=self.dtype)
         self.X_binned = np.empty((n_rows, n_features), dtype=self.dtype)
@@ -80,7 +84,9 @@ class GlobalProposal:
             # Summary.from_value_weights(values, weight * unit).cuts(n_cand), compiled
             cuts = exact_cuts(values, np.asarray(weight, dtype=np.int64), float(unit),
                               self.n_cand)
-            if cuts.size == 0:
+            if self.categories.get(f, 0) > 0:  # codes 0..k-1: category c in bin c
+                cuts = np.arange(self.categories[f], dtype=np.float64)
+            elif cuts.size == 0:
                 cuts = values[-1:] if values.size else np.array([np.inf])
             else:
                 cuts[-1] = values[-1]  # the last bin reaches the largest value

@@ -136,10 +136,13 @@ class ApproxMethod(HistMethod):
     grows_side_by_side = False  # its trees re-bin the one shared matrix
 
     def __init__(self, dataset, params, reducer, eps):
-        self.categories = {}  # categorical features are refused (make_tree_method)
-        self.proposal = prop = GlobalProposal(dataset.sorted_columns(), eps, reducer)
+        self.categories = cats = dataset.categories
+        self.proposal = prop = GlobalProposal(dataset.sorted_columns(), eps, reducer,
+                                              {f: len(d) for f, d in cats.items()})
+        is_cat = np.zeros(dataset.num_feature(), dtype=np.uint8)
+        is_cat[list(cats)] = 1
         self.grower = TreeGrower(prop.X_binned, prop.n_bins, prop.n_bins_max, params, reducer,
-                                 X_columns=prop.X_columns)
+                                 X_columns=prop.X_columns, categorical=is_cat)
 
     def _binned(self):
         return self.proposal.X_binned, self.proposal.n_bins
@@ -209,10 +212,13 @@ def make_tree_method(name, dataset, params, reducer=None, approx_proposal="globa
                      sketch_eps=0.03):
     """The tree method object for ``tree_method`` ``name`` (a constructed Dataset,
     GrowerParams and the run's reducer)."""
-    if dataset.categories and name != "hist":
+    if dataset.categories and (name == "exact" or (name == "approx"
+                                                   and approx_proposal == "local")):
         names = [dataset.feature_names[f] for f in sorted(dataset.categories)]
-        raise ValueError(f"tree_method={name!r} cannot split categorical features yet "
-                         f"({names[:5]}); use tree_method='hist', or encode them as numbers")
+        what = "tree_method='exact'" if name == "exact" else "approx_proposal='local'"
+        raise ValueError(f"{what} cannot split categorical features yet ({names[:5]}); use "
+                         "tree_method='hist' or 'approx' (global proposals), or encode them "
+                         "as numbers")
     if name == "exact":
         return ExactMethod(dataset, params, reducer)
     if name == "approx" and approx_proposal == "local":
