@@ -395,3 +395,32 @@ def test_approx_keeps_one_bin_per_category():
                       bw.Dataset(df, label=y), 5)
     sets = [coarse.trees[0].categories(k) for k in np.nonzero(coarse.trees[0].split_kind)[0]]
     assert sets and max(s.max() for s in sets) > 2  # codes beyond 1 / sketch_eps bins
+
+
+def test_shap_and_partial_dependence_of_a_categorical_model():
+    """TreeSHAP values and interactions of a trained categorical model sum to its
+    margins; partial dependence takes category values and comes close to the mean margin
+    of the rows with the feature set to that value (the recursion weighs the other
+    feature's branches by training cover, so they agree up to that: loosely); the plot
+    draws one bar per category, labelled by its value."""
+    df, y = _frame(n=1200, seed=7)
+    b = bw.train({"max_depth": 3, "eta": 0.3, "max_cat_to_onehot": 1,
+                  "min_data_per_group": 20}, bw.Dataset(df, label=y), 10)
+    margin = b.predict(df, output_margin=True)
+    phi = b.predict(df, pred_contribs=True)
+    np.testing.assert_allclose(phi.sum(axis=1), margin, rtol=1e-9, atol=1e-9)
+    inter = b.predict(df.iloc[:20], pred_interactions=True)
+    np.testing.assert_allclose(inter.sum(axis=(1, 2)), margin[:20], rtol=1e-9, atol=1e-9)
+    values = ["v01", "v07"]
+    pdp = b.partial_dependence(1, values)
+    brute = [b.predict(df.assign(c=v), output_margin=True).mean() for v in values]
+    np.testing.assert_allclose(pdp, brute, atol=0.1)
+    assert abs(pdp[0] - pdp[1]) > 0.5  # the categories' effects differ
+    with pytest.raises(ValueError, match=r"feature 'c' has no categories \['zzz'\]"):
+        b.partial_dependence(1, ["zzz"])
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    from boostwood import plotting
+    ax = plotting.plot_partial_dependence(b, df, ["x", "c"])
+    assert [t.get_text() for t in ax[1].get_xticklabels()][:2] == ["v00", "v01"]

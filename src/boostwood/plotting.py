@@ -186,12 +186,23 @@ def to_graphviz(model, tree_index=0, precision=4):
     return "\n".join(lines) + "\n"
 
 
+def _category_bars(a, booster, j, output):
+    """Partial dependence on categorical feature ``j``: one bar per category."""
+    values = booster.category_dictionaries[j]
+    pd = booster.partial_dependence(j, values)
+    pd = pd if pd.ndim == 1 else pd[:, output]
+    a.bar(np.arange(len(values)), pd)
+    a.set_xticks(np.arange(len(values)), labels=[str(v) for v in values], rotation=90)
+    a.set_xlabel(booster.feature_names[j])
+    a.set_ylabel("partial dependence (margin)")
+
+
 def plot_partial_dependence(model, X, features, grid_resolution=50, percentiles=(0.05, 0.95),
                             ax=None, output=0, validate_features=True):
     """Partial dependence of the margin on each of ``features`` (indices or names), by
     the recursion over the trees (:meth:`Booster.partial_dependence`), on a grid
     between the given percentiles of that column of ``X``; the column's deciles are
-    marked on the x axis. ``X``'s columns are matched to the model's features as
+    marked on the x axis (a categorical feature: one bar per category). ``X``'s columns are matched to the model's features as
     :meth:`Booster.predict` matches them (``validate_features``), or, for a scikit-learn
     estimator, as its ``predict`` does; ``ax``, when given, holds one Axes per feature."""
     booster = _booster(model)
@@ -212,6 +223,9 @@ def plot_partial_dependence(model, X, features, grid_resolution=50, percentiles=
         if axes.size != len(idx):
             raise ValueError(f"ax holds {axes.size} Axes for {len(idx)} features")
     for a, j in zip(axes, idx):
+        if j in booster.category_dictionaries:  # one bar per category
+            _category_bars(a, booster, j, output)
+            continue
         col = X[:, j][~np.isnan(X[:, j])]
         if col.size == 0:
             raise ValueError(f"feature {booster.feature_names[j]!r} has no values in X (all "

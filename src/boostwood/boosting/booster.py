@@ -435,10 +435,24 @@ class Booster:
         """Partial dependence of the margin on one feature at the values ``grid``, by the
         recursion over the trees (Friedman 2001, sec. 8.2): at splits on ``feature`` a
         grid value goes its way, elsewhere both ways weighted by the training cover.
-        Returns shape (len(grid),) or (len(grid), K)."""
+        Returns shape (len(grid),) or (len(grid), K). For a categorical feature the grid
+        holds category values (looked up in the model's dictionary; one it lacks is an
+        error)."""
         check_value("feature", feature, Param(0, "int", 0, self.n_features, high_open=True))
         start, stop = self._round_range(iteration_range)
+        if feature in self.category_dictionaries:
+            grid = self._category_codes(feature, grid)
         return explain.partial_dependence(self, feature, grid, start, stop)
+
+    def _category_codes(self, feature, values):
+        """The codes of category values of a categorical feature (unknown ones: error)."""
+        index = {v: c for c, v in enumerate(self.category_dictionaries[feature])}
+        values = list(np.atleast_1d(np.asarray(values, dtype=object)))
+        unknown = [v for v in values if v not in index]
+        if unknown:
+            raise ValueError(f"feature {self.feature_names[feature]!r} has no categories "
+                             f"{unknown[:5]} in the model")
+        return np.array([index[v] for v in values], dtype=np.float64)
 
     def get_score(self, importance_type="gain"):
         """Importance as ``{feature_name: value}`` for features used in at least one split."""
