@@ -424,3 +424,51 @@ def test_shap_and_partial_dependence_of_a_categorical_model():
     from boostwood import plotting
     ax = plotting.plot_partial_dependence(b, df, ["x", "c"])
     assert [t.get_text() for t in ax[1].get_xticklabels()][:2] == ["v00", "v01"]
+
+
+def test_command_line_reads_text_columns_as_categories(tmp_path):
+    """The CLI on a CSV with a text column: it trains categorical splits on it (no
+    config needed), Parquet gives the same trees, predict streams the file and writes
+    what the Booster predicts on the frame, and a number-valued column named in the
+    config's categorical list becomes categorical too."""
+    import io
+    import os
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from boostwood.cli import main
+
+    def cli(*args):
+        old = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()) as err:
+                code = main(list(args))
+        finally:
+            os.chdir(old)
+        assert code == 0, err.getvalue()
+
+    df, y = _frame(n=600, seed=8)
+    df["target"] = (y > np.median(y)).astype(int)
+    df["level"] = np.arange(600) % 3 + 1
+    df.to_csv(tmp_path / "train.csv", index=False)
+    cli("train", "--data", "train.csv", "--label", "target", "--rounds", "5", "--param",
+        "objective=binary:logistic", "--quiet", "--model", "m.json")
+    b = bw.Booster(model_file=tmp_path / "m.json")
+    assert b.feature_types == ["numeric", "categorical", "numeric"]
+    assert b.category_dictionaries[1][:2] == ["v00", "v01"]
+    features = df.drop(columns="target")
+    features.iloc[:100].to_csv(tmp_path / "new.csv", index=False)
+    cli("predict", "--model", "m.json", "--data", "new.csv", "--output", "p.csv",
+        "--chunk-size", "30")
+    written = pd.read_csv(tmp_path / "p.csv")["prediction"].to_numpy()
+    np.testing.assert_allclose(written, b.predict(features.iloc[:100]), rtol=1e-8)
+    pytest.importorskip("pyarrow")
+    df.to_parquet(tmp_path / "train.parquet")
+    cli("train", "--data", "train.parquet", "--label", "target", "--rounds", "5", "--param",
+        "objective=binary:logistic", "--quiet", "--model", "m2.json")
+    assert _json(bw.Booster(model_file=tmp_path / "m2.json")) == _json(b)
+    (tmp_path / "cfg.toml").write_text('[data]\ncategorical = ["level"]\n')
+    cli("train", "cfg.toml", "--data", "train.csv", "--label", "target", "--rounds", "2",
+        "--param", "objective=binary:logistic", "--quiet", "--model", "m3.json")
+    assert bw.Booster(model_file=tmp_path / "m3.json").feature_types == [
+        "numeric", "categorical", "categorical"]

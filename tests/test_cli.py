@@ -98,7 +98,8 @@ def test_cv_and_report(workdir):
 
 @pytest.mark.parametrize("content,name,message", [
     ("id,a,target\n1,2\n", "bad.csv", "bad.csv:2: 2 fields, expected 3"),
-    ("id,a,target\n1,x,0\n", "bad2.csv", "bad2.csv:2: 'x' is not a number"),
+    # (text in a feature column is a categorical feature since [Q2]; in the label, an error)
+    ("id,a,target\n1,2,x\n", "bad2.csv", "bad2.csv:2: 'x' is not a number"),
     ("1 1:0.5 2:oops\n", "bad.libsvm", "bad.libsvm:1: 'oops' is not a number"),
     ("1 1:0.5 seven\n", "bad2.libsvm", "bad2.libsvm:1: 'seven' is not index:value"),
 ])

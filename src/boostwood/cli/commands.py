@@ -68,10 +68,11 @@ def load_config(path, overrides):
 
 
 def data_spec(path, data_cfg, has_label=True):
-    keys = ("format", "label", "header", "ignore", "missing", "zero_based")
+    keys = ("format", "label", "header", "ignore", "missing", "zero_based", "categorical")
     extra = {k: data_cfg[k] for k in keys if k in data_cfg}
-    if "ignore" in extra and not isinstance(extra["ignore"], list):
-        extra["ignore"] = [extra["ignore"]]
+    for k in ("ignore", "categorical"):
+        if k in extra and not isinstance(extra[k], list):
+            extra[k] = [extra[k]]
     if "missing" in extra:
         extra["missing"] = tuple(extra["missing"])
     return DataSpec(path=str(path), has_label=has_label, **extra)
@@ -95,7 +96,7 @@ def load_dataset(path, data_cfg, reference=None, names=None, binning=None):
     binning = binning or {}
     queries = {"group": t.query, "qid": t.qid}
     if names is None:
-        return Dataset(t.X, t.y, weight=t.weight, base_margin=t.init,
+        return Dataset(t.features(), t.y, weight=t.weight, base_margin=t.init,
                        feature_names=t.feature_names, reference=reference, **queries,
                        **binning)
     return Dataset(align_to_model(t, names, path), t.y, weight=t.weight, base_margin=t.init,
@@ -266,6 +267,9 @@ def cmd_predict(args):
     so memory stays bounded) and write CSV (or Parquet), atomically."""
     booster = _load_model(args.model)
     spec = data_spec(args.data, data_config(args), has_label=args.has_label)
+    # the model's categorical features are read as categories, whatever their values
+    spec.categorical = sorted(set(spec.categorical) | {
+        booster.feature_names[f] for f in booster.category_dictionaries})
     out = args.output or "-"
     parquet = out.endswith(".parquet")
     if parquet and not _has_pyarrow():
@@ -341,7 +345,7 @@ def cmd_cv(args):
     t = read_table(data_spec(cfg["data"]["train"], cfg["data"]))
     rounds = int(args.rounds or cfg["train"].get("num_boost_round", 100))
     try:
-        data = Dataset(t.X, t.y, weight=t.weight, feature_names=t.feature_names,
+        data = Dataset(t.features(), t.y, weight=t.weight, feature_names=t.feature_names,
                        group=t.query, qid=t.qid)
         # (ranking data is dealt to folds by query)
         _, logs = cv(cfg["params"], data, rounds, nfold=args.nfold, seed=args.seed,

@@ -4,11 +4,15 @@ Formats (chosen by ``format`` or the file extension):
 
 * CSV / TSV (``.csv``, ``.tsv``, ``.txt``): with or without a header; the label
   is a column name or index; ``ignore`` drops columns; cells equal to one of the
-  ``missing`` markers (default: empty, ``NA``, ``NaN``, ``?``) are missing.
+  ``missing`` markers (default: empty, ``NA``, ``NaN``, ``?``) are missing. A feature
+  column holding text (a cell that is not a number), or named in ``categorical``, is a
+  categorical feature: its values are category values (numbers where every one is a
+  number), coded as :mod:`boostwood.data.categories` codes a frame's.
 * LibSVM / SVMlight (``.libsvm``, ``.svm``, ``.svmlight``): ``label [qid:q]
   index:value ...``, indices 0- or 1-based (``zero_based``; default: guessed,
   1-based unless an index 0 occurs).
-* Parquet (``.parquet``, needs pyarrow).
+* Parquet (``.parquet``, needs pyarrow): string and dictionary columns, and those
+  named in ``categorical``, are categorical features.
 
 LightGBM-style side files next to the data are read when present:
 ``<file>.weight`` (one weight per row), ``<file>.init`` (one initial margin per
@@ -24,7 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data import default_feature_names
-from ..data.validation import check_memory
+from ..data.categories import encode_numbers, encode_values
+from ..data.validation import FeatureMatrix, as_feature_matrix, check_memory
 
 MISSING = ("", "NA", "NaN", "nan", "N/A", "?", "null", "NULL")
 
@@ -46,6 +51,8 @@ class DataSpec:
     missing: tuple = MISSING
     zero_based: object = None
     has_label: bool = True
+    categorical: list = field(default_factory=list)  # feature columns that are categories
+    #   (text columns of CSV/TSV and string columns of Parquet are, without being named)
 
 
 @dataclass
@@ -57,6 +64,13 @@ class Table:
     query: object = None  # rows per query (a .query side file), or None
     qid: object = None  # a query id per row (LibSVM's qid:), or None
     feature_names: list = None
+    categories: dict = field(default_factory=dict)  # column of X -> category dictionary
+
+    def features(self):
+        """X as a :class:`~boostwood.data.validation.FeatureMatrix`, with its names and
+        category dictionaries."""
+        return FeatureMatrix(dense=self.X, feature_names=self.feature_names,
+                             categories=self.categories) if self.categories else self.X
 
 
 def file_format(spec):
@@ -151,7 +165,7 @@ def align_to_model(table, model_names, path):
     LibSVM, for a model trained on unnamed data); a file lacking one of the model's
     columns, with a duplicated column name, or without a header for a model whose
     features are named, is an error."""
-    names, X = table.feature_names, table.X
+    names, X = table.feature_names, table.features()
     unnamed_model = list(model_names) == default_feature_names(len(model_names))
     if names is None:
         if unnamed_model:
@@ -172,7 +186,7 @@ def align_to_model(table, model_names, path):
     order = [index[n] for n in model_names]
     if order == list(range(len(names))):
         return X
-    return X[:, order]
+    return X.take_columns(order) if isinstance(X, FeatureMatrix) else X[:, order]
 
 
 def _preview(names, k=8):
@@ -180,8 +194,28 @@ def _preview(names, k=8):
     return str(names[:k])[:-1] + (", ...]" if len(names) > k else "]")
 
 
+class _TextColumn(Exception):
+    """A feature column that holds text: read the file again with it categorical."""
+
+    def __init__(self, column):
+        super().__init__(column)
+        self.column = column
+
+
 def iter_delimited(spec, chunk_rows=None):
-    """Yield Tables of at most ``chunk_rows`` rows (None: one Table) from a CSV/TSV file."""
+    """Yield Tables of at most ``chunk_rows`` rows (None: one Table) from a CSV/TSV file.
+    Read whole, a feature column found holding text becomes categorical and the file is
+    read again (text columns fail on their first value, so that costs little)."""
+    text = set()
+    while True:
+        try:
+            yield from _delimited(spec, chunk_rows, text)
+            return
+        except _TextColumn as found:
+            text.add(found.column)
+
+
+def _delimited(spec, chunk_rows, text):
     delim = "\t" if file_format(spec) == "tsv" else ","
     missing = set(spec.missing)
     with _open(spec.path) as fh:
@@ -197,34 +231,65 @@ def iter_delimited(spec, chunk_rows=None):
         drop = {_column_index(c, names, n_cols, spec.path, "ignored") for c in spec.ignore}
         keep = [j for j in range(n_cols) if j != label and j not in drop]
         feat_names = [names[j] for j in keep] if names else None
+        cats = text | {_column_index(c, names, n_cols, spec.path, "categorical")
+                       for c in spec.categorical}
         rows, labels = [], []
+
+        def cell(j, value, line_no):
+            if j in cats:
+                value = value.strip()
+                return None if value in missing else value
+            try:
+                return _number(value, missing, spec.path, line_no)
+            except DataError:
+                if chunk_rows is None and j != label:
+                    raise _TextColumn(j) from None
+                raise
 
         def parse(line_no, row):
             if len(row) != n_cols:
                 raise DataError(f"{spec.path}:{line_no}: {len(row)} fields, expected {n_cols}")
-            rows.append([_number(row[j], missing, spec.path, line_no) for j in keep])
+            rows.append([cell(j, row[j], line_no) for j in keep])
             if label is not None:
-                v = _number(row[label], missing, spec.path, line_no)
-                labels.append(v)
+                labels.append(_number(row[label], missing, spec.path, line_no))
 
         if not header:  # the first line was data
             parse(1, first)
+        positions = [i for i, j in enumerate(keep) if j in cats]
         for row in reader:
             if not row:
                 continue
             parse(reader.line_num, row)
             if chunk_rows and len(rows) >= chunk_rows:
-                yield _table(rows, labels, label, feat_names)
+                yield _table(rows, labels, label, feat_names, positions)
                 rows, labels = [], []
         if rows or not chunk_rows:
-            yield _table(rows, labels, label, feat_names)
+            yield _table(rows, labels, label, feat_names, positions)
 
 
-def _table(rows, labels, label, names):
-    X = np.array(rows, dtype=np.float64).reshape(len(rows), -1) if rows else \
-        np.zeros((0, len(names) if names else 0))
+def _table(rows, labels, label, names, positions=()):
     y = np.array(labels, dtype=np.float64) if label is not None else None
-    return Table(X, y, feature_names=names)
+    if not rows:
+        return Table(np.zeros((0, len(names) if names else 0)), y, feature_names=names)
+    categories = {}
+    if positions:
+        columns = list(zip(*rows))
+        for i in positions:
+            column = columns[i]
+            codes, categories[i] = _categorical_column(column, names[i] if names else f"f{i}")
+            for r, row in enumerate(rows):
+                row[i] = codes[r]
+    X = np.array(rows, dtype=np.float64).reshape(len(rows), -1)
+    return Table(X, y, feature_names=names, categories=categories)
+
+
+def _categorical_column(values, name):
+    """(float codes, dictionary) of a text column: numbers where every value is one."""
+    try:
+        numbers = np.array([np.nan if v is None else float(v) for v in values])
+    except ValueError:
+        return encode_values(np.array(values, dtype=object), name)
+    return encode_numbers(numbers, name)
 
 
 #: Largest LibSVM feature index (feature ids are int32 in trees).
@@ -299,16 +364,23 @@ def read_parquet(spec):
     drop = {names[_column_index(c, names, len(names), spec.path, "ignored")]
             for c in spec.ignore}
     keep = [n for n in names if n != label and n not in drop]
-    for n in keep + ([label] if label else []):
-        t = table.schema.field(n).type
+    if label:
+        t = table.schema.field(label).type
         if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
-                or pa.types.is_null(t) or pa.types.is_decimal(t)):
-            raise DataError(f"{spec.path}: column {n!r} has type {t}, not numbers; "
-                            f"--ignore it or encode it as numbers")
-    X = np.column_stack([table.column(n).to_numpy(zero_copy_only=False).astype(np.float64)
-                         for n in keep]) if keep else np.zeros((table.num_rows, 0))
-    y = table.column(label).to_numpy(zero_copy_only=False).astype(np.float64) if label else None
-    return Table(X, y, feature_names=keep)
+                or pa.types.is_decimal(t)):
+            raise DataError(f"{spec.path}: label column {label!r} has type {t}, not numbers")
+    if not keep:
+        X = Table(np.zeros((table.num_rows, 0)), feature_names=keep)
+    else:
+        try:
+            fm = as_feature_matrix(table.select(keep), spec.path, allow_empty_rows=True,
+                                   categorical_feature=list(spec.categorical) or None)
+        except (TypeError, ValueError) as exc:
+            raise DataError(f"{exc}; --ignore such columns or encode them") from None
+        X = Table(fm.dense, feature_names=keep, categories=fm.categories)
+    X.y = table.column(label).to_numpy(zero_copy_only=False).astype(np.float64) if label \
+        else None
+    return X
 
 
 def _side_file(path, suffix, n_rows, columns=False):
@@ -361,4 +433,4 @@ def iter_chunks(spec, chunk_rows):
     t = read_table(spec)
     for s in range(0, t.X.shape[0], chunk_rows):
         yield Table(t.X[s:s + chunk_rows], None if t.y is None else t.y[s:s + chunk_rows],
-                    feature_names=t.feature_names)
+                    feature_names=t.feature_names, categories=t.categories)

@@ -120,6 +120,12 @@ def encode_pandas(series, column):
     return _coded(*_factorize(series.to_numpy(dtype=object, na_value=None)), column)
 
 
+def encode_values(values, column):
+    """(float codes, dictionary) of a 1-D array of category values (strings or numbers;
+    None and NaN missing)."""
+    return _coded(*_factorize(values), column)
+
+
 def encode_numbers(values, column):
     """(float codes, dictionary) of a numeric column declared categorical."""
     values = np.asarray(values, dtype=np.float64)
