@@ -17,7 +17,9 @@ prediction unseen ones coded missing -- follows the rule of
   a Newton step's analogue). Regularised as LightGBM's: ``cat_l2`` is added to
   ``lambda`` in the children's scores (not the parent's), the smaller side holds at
   most ``max_cat_threshold`` categories, and each side's categories hold at least
-  ``min_data_per_group`` rows.
+  ``min_data_per_group`` rows; a category of fewer than ``min_data_per_category`` rows
+  in the node is no candidate and stays right (LightGBM hides this filter in
+  ``cat_smooth``, on counts estimated from hessians; here it is its own, on rows).
 
 Each candidate is tried with the missing rows right and, when the node has some, left;
 the best one by the numeric scan's tie rule (a candidate must beat the best so far by
@@ -36,16 +38,17 @@ from .splits import CATEGORICAL, SP_CAT_LEN, SP_CAT_START, SP_FEATURE, SP_KIND
 ND_FEATURE, ND_KIND, ND_CAT_START, ND_CAT_LEN = SP_FEATURE, SP_KIND, SP_CAT_START, SP_CAT_LEN
 
 #: Named cells of the categorical settings array (:func:`category_settings`).
-CS_ONEHOT_MAX, CS_SMOOTH, CS_L2, CS_MAX_THRESHOLD, CS_MIN_GROUP = range(5)
-N_CATEGORY_SETTINGS = 5
+CS_ONEHOT_MAX, CS_SMOOTH, CS_L2, CS_MAX_THRESHOLD, CS_MIN_GROUP, CS_MIN_CATEGORY = range(6)
+N_CATEGORY_SETTINGS = 6
 
 
 def category_settings(max_cat_to_onehot, cat_smooth, cat_l2, max_cat_threshold,
-                      min_data_per_group):
+                      min_data_per_group, min_data_per_category=0):
     """The float64 settings array of :func:`scan_categorical`."""
     cs = np.empty(N_CATEGORY_SETTINGS)
     cs[CS_ONEHOT_MAX], cs[CS_SMOOTH], cs[CS_L2] = max_cat_to_onehot, cat_smooth, cat_l2
     cs[CS_MAX_THRESHOLD], cs[CS_MIN_GROUP] = max_cat_threshold, min_data_per_group
+    cs[CS_MIN_CATEGORY] = min_data_per_category
     return cs
 
 
@@ -57,21 +60,26 @@ def _key(cell, c, ug, uh, smooth):
 
 
 @njit(cache=True, nogil=True)
-def _extremes(cell, nb, ug, uh, smooth, m):
-    """The node's categories (count > 0) of the ``m`` smallest and of the ``m`` largest
-    sort keys, each list ascending in the order (key, code) -- the first and the last
-    ``m`` of the stable sort of every category, without sorting them all: a category
-    enters a list only when it beats its worst entry (O(nb) compares, few inserts).
-    Returns (small codes, small count, large codes, large count, categories held)."""
+def _extremes(cell, nb, ug, uh, smooth, m, min_count, totals):
+    """The node's candidate categories (at least ``max(min_count, 1)`` rows) of the ``m``
+    smallest and of the ``m`` largest sort keys, each list ascending in the order (key,
+    code) -- the first and the last ``m`` of the stable sort of every candidate, without
+    sorting them all: a category enters a list only when it beats its worst entry (O(nb)
+    compares, few inserts). ``totals`` (3,) gets the candidates' (G, H, count) sums.
+    Returns (small codes, small count, large codes, large count, candidates)."""
     small = np.empty(m, dtype=np.int64)
     large = np.empty(m, dtype=np.int64)
     sk = np.empty(m)
     lk = np.empty(m)
     ns = nl = n = 0
+    totals[:] = 0
     for c in range(nb):
-        if cell[c, 2] <= 0:
+        if cell[c, 2] <= 0 or cell[c, 2] < min_count:
             continue
         n += 1
+        totals[0] += cell[c, 0]
+        totals[1] += cell[c, 1]
+        totals[2] += cell[c, 2]
         k = _key(cell, c, ug, uh, smooth)
         # codes arrive ascending, so a tie on the key puts c after the entries it ties with
         if ns < m or k < sk[ns - 1]:
@@ -192,13 +200,16 @@ def _partition(cell, nb, Gt, Ht, Ct, s, cs, best_left, bits):
     score_parent, tol = _parent(Gt, Ht, s)
     lam_kids = s[S_LAMBDA] + cs[CS_L2]
     T = np.int64(min(cs[CS_MAX_THRESHOLD], nb))
-    small, ns, large, nl, n = _extremes(cell, nb, s[S_G_UNIT], s[S_H_UNIT], cs[CS_SMOOTH], T)
+    totals = np.empty(3, dtype=cell.dtype)
+    small, ns, large, nl, n = _extremes(cell, nb, s[S_G_UNIT], s[S_H_UNIT], cs[CS_SMOOTH], T,
+                                        cs[CS_MIN_CATEGORY], totals)
     Gm, Hm, Cm = cell[nb, 0], cell[nb, 1], cell[nb, 2]
-    Gu, Hu, Cu = Gt - Gm, Ht - Hm, Ct - Cm  # the categories' totals
+    Gu, Hu, Cu = totals[0], totals[1], totals[2]  # the candidates' totals
+    C_cats = Ct - Cm  # every category's rows: the others always go right
     zero = cell[0, 0] - cell[0, 0]
     GS = HS = CS = zero  # sums of small[:L]
     best, best_L, best_side = -np.inf, -1, 0
-    last = n if Cm > 0 else n - 1
+    last = n if Cm > 0 or C_cats > Cu else n - 1  # all candidates left: a split then
     for L in range(1, last + 1):
         if L <= ns:
             c = small[L - 1]
@@ -215,7 +226,7 @@ def _partition(cell, nb, Gt, Ht, Ct, s, cs, best_left, bits):
                 CL -= cell[c, 2]
         else:
             continue
-        if CL < cs[CS_MIN_GROUP] or (L < n and Cu - CL < cs[CS_MIN_GROUP]):
+        if CL < cs[CS_MIN_GROUP] or (C_cats - CL < cs[CS_MIN_GROUP] and C_cats > CL):
             continue
         best, side, took = _try(GL, HL, CL, Gm, Hm, Cm, Gt, Ht, Ct, s, lam_kids,
                                 score_parent, tol, best, best_L >= 0, best_left)
@@ -224,20 +235,20 @@ def _partition(cell, nb, Gt, Ht, Ct, s, cs, best_left, bits):
     if best_L < 0:
         return -np.inf, False
     if bits.shape[0] > 0:
-        _write_set(cell, nb, small, ns, large, nl, n, best_L, bits)
+        _write_set(cell, nb, small, ns, large, nl, n, best_L, bits, cs[CS_MIN_CATEGORY])
     return best, _default_left(Cm, best_side, best_left, Ht, s[S_H_UNIT])
 
 
 @njit(cache=True, nogil=True)
-def _write_set(cell, nb, small, ns, large, nl, n, L, bits):
-    """The bits of the first L categories of the order."""
+def _write_set(cell, nb, small, ns, large, nl, n, L, bits, min_count):
+    """The bits of the first L candidate categories of the order."""
     bits[:] = 0
     if L <= ns:
         for i in range(L):
             bits[small[i] >> 5] |= np.uint32(1) << np.uint32(small[i] & 31)
         return
     for c in range(nb):
-        if cell[c, 2] > 0:
+        if cell[c, 2] > 0 and cell[c, 2] >= min_count:
             bits[c >> 5] |= np.uint32(1) << np.uint32(c & 31)
     for i in range(nl - (n - L), nl):
         c = large[i]

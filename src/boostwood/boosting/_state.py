@@ -33,7 +33,8 @@ def _grower_params(p):
         min_data_in_leaf=p["min_data_in_leaf"], colsample_bynode=p["colsample_bynode"],
         learning_rate=p["eta"], max_cat_to_onehot=p["max_cat_to_onehot"],
         cat_smooth=p["cat_smooth"], cat_l2=p["cat_l2"], max_cat_threshold=p["max_cat_threshold"],
-        min_data_per_group=p["min_data_per_group"])
+        min_data_per_group=p["min_data_per_group"],
+        min_data_per_category=p["min_data_per_category"])
 
 
 def _record_binning(booster, mapper):

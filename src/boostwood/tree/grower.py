@@ -70,11 +70,12 @@ class GrowerParams:
     min_data_in_leaf: int = 1
     colsample_bynode: float = 1.0
     learning_rate: float = 0.3
-    max_cat_to_onehot: int = 4
+    max_cat_to_onehot: int = 1 << 16
     cat_smooth: float = 10.0
     cat_l2: float = 10.0
     max_cat_threshold: int = 32
     min_data_per_group: int = 100
+    min_data_per_category: int = 0
 
 
 class TreeGrower:
@@ -302,7 +303,8 @@ class TreeGrower:
         most = int(np.max(np.asarray(n_bins)[is_cat > 0]))
         p = params
         cs = category_settings(p.max_cat_to_onehot, p.cat_smooth, p.cat_l2,
-                               p.max_cat_threshold, p.min_data_per_group)
+                               p.max_cat_threshold, p.min_data_per_group,
+                               p.min_data_per_category)
         return is_cat, cs, max((most + 31) // 32, 1)
 
     def _new_table(self):
