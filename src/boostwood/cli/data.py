@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data import default_feature_names
-from ..data.categories import encode_numbers, encode_values
+from ..data.categories import encode_numbers, encode_values, is_arrow_categorical
 from ..data.validation import FeatureMatrix, as_feature_matrix, check_memory
 
 MISSING = ("", "NA", "NaN", "nan", "N/A", "?", "null", "NULL")
@@ -369,6 +369,12 @@ def read_parquet(spec):
         if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
                 or pa.types.is_decimal(t)):
             raise DataError(f"{spec.path}: label column {label!r} has type {t}, not numbers")
+    for n in keep:
+        t = table.schema.field(n).type
+        if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+                or pa.types.is_null(t) or pa.types.is_decimal(t) or is_arrow_categorical(t)):
+            raise DataError(f"{spec.path}: column {n!r} has type {t}, not numbers or "
+                            "categories; --ignore it or encode it")
     if not keep:
         X = Table(np.zeros((table.num_rows, 0)), feature_names=keep)
     else:
