@@ -219,14 +219,16 @@ def test_eval_sets_with_or_without_reference_score_like_predict():
     assert evals_result["own"]["rmse"][-1] == pytest.approx(rmse, rel=1e-12)
 
 
-@pytest.mark.parametrize("n_shards", [2, 3])
-def test_shards_and_threads_give_the_single_process_model(n_shards):
+@pytest.mark.parametrize("n_shards,onehot", [(2, 1), (3, 1), (3, 1 << 16)])
+def test_shards_and_threads_give_the_single_process_model(n_shards, onehot):
     """Data shards, each holding some of the categories (one shard none of 'v00'), merge
-    their dictionaries and grow the single process's model, byte for byte; so does one
-    thread."""
+    their dictionaries and grow the single process's model, byte for byte, with set
+    splits or one-vs-rest, bagging, column sampling by node (and quantized gradients with
+    one-vs-rest); so does one thread."""
     df, y = _frame(n=1500, seed=4)
-    params = {"max_depth": 4, "eta": 0.3, "max_cat_to_onehot": 1, "min_data_per_group": 20,
-              "subsample": 0.8, "nthread": 2}
+    params = {"max_depth": 4, "eta": 0.3, "max_cat_to_onehot": onehot,
+              "min_data_per_group": 20, "subsample": 0.8, "colsample_bynode": 0.5,
+              "nthread": 2, "use_quantized_grad": onehot > 1}
     want = _json(bw.train(params, bw.Dataset(df, label=y), 6))
     assert _json(bw.train(dict(params, nthread=1), bw.Dataset(df, label=y), 6)) == want
     order = np.argsort((df["c"] == "v00").to_numpy(), kind="stable")  # v00 rows last
