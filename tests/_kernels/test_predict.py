@@ -117,8 +117,14 @@ def test_forests_the_branch_free_kernel_cannot_read_take_the_general_one():
     apart = (t["feature"], t["threshold"], np.array([2, 3, -1, -1, -1], np.int32),
              np.array([1, 4, -1, -1, -1], np.int32), t["default_left"], kinds)
     assert level_nodes(apart, at, cover) is None  # the root's right child (1) is not left + 1
-    categorical = nodes[:5] + (np.array([1, 0, 0, 0, 0], np.uint8),)
-    assert level_nodes(categorical, at, cover) is None
+    # a category set: the level walk takes it (with the sets, [Q2]), the binned one not
+    from boostwood.tree.tree import binned_nodes
+    categorical = nodes[:5] + (np.array([1, 0, 0, 0, 0], np.uint8),
+                               np.zeros(5, np.int32), np.array([1, 0, 0, 0, 0], np.int32),
+                               np.array([0b1010], np.uint32))
+    levels = level_nodes(categorical, at, cover)
+    assert levels is not None and len(levels) == 9 and levels[5].tolist() == [1, 0, 0, 0, 0]
+    assert binned_nodes(categorical, at, cover) is None
     # a chain: depth 3, but the rows (by cover) sit at depth 1: too lopsided
     chain = (np.array([0, -1, 0, -1, 0, -1, -1], np.int32), np.zeros(7),
              np.array([1, -1, 3, -1, 5, -1, -1], np.int32),

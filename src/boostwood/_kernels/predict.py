@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from .intrinsics import PREFETCH_DISTANCE, prefetch
-from .splits import goes_left, goes_left_binned, goes_right_numeric
+from .splits import NUMERIC, goes_left, goes_left_binned, goes_right_numeric, in_category_set
 
 #: Rows per block of the raw-value traversals (at most): each block runs the trees one
 #: after the other over its rows, so a tree's nodes are read from cache, not memory, for
@@ -112,6 +112,40 @@ def predict_levels(X, nodes, value, tree_offsets, tree_group, out):
                     j = np.uint64(at[i - lo])  # unsigned: no negative-index fix-up
                     at[i - lo] = base + left[j] + goes_right_numeric(
                         X[i, np.uint64(feature[j])], threshold[j], nan_right[j])
+            g = tree_group[t]
+            for i in range(lo, hi):
+                out[i, g] += value[np.uint64(at[i - lo])]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def predict_levels_sets(X, nodes, value, tree_offsets, tree_group, out):
+    """:func:`predict_levels` for forests with category sets: a categorical node's step
+    goes right when the row's value is not one of its categories (NaN by ``nan_right``),
+    by :func:`~boostwood._kernels.splits.goes_left`'s rule; numeric nodes and leaves step
+    as there. ``nodes``: predict_levels' tuple and (kind uint8, cat_start, cat_len,
+    cat_bits)."""
+    feature, threshold, left, nan_right, depth, kind, cat_start, cat_len, cat_bits = nodes
+    n_rows = X.shape[0]
+    n_trees = tree_offsets.shape[0]
+    size = _row_block(n_rows)
+    for b in prange((n_rows + size - 1) // size):
+        lo, hi = b * size, min((b + 1) * size, n_rows)
+        at = np.empty(hi - lo, dtype=np.int64)
+        for t in range(n_trees):
+            base = tree_offsets[t]
+            at[:] = base
+            for _ in range(depth[t]):
+                for i in range(lo, hi):
+                    j = np.uint64(at[i - lo])
+                    x = X[i, np.uint64(feature[j])]
+                    if kind[j] == NUMERIC:
+                        r = goes_right_numeric(x, threshold[j], nan_right[j])
+                    elif x != x:
+                        r = np.int64(nan_right[j])
+                    else:
+                        r = 1 - np.int64(in_category_set(x, cat_bits, cat_start[j],
+                                                         cat_len[j]))
+                    at[i - lo] = base + left[j] + r
             g = tree_group[t]
             for i in range(lo, hi):
                 out[i, g] += value[np.uint64(at[i - lo])]

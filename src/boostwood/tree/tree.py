@@ -266,12 +266,13 @@ def walk_shape(nodes, offsets, cover):
     ``(tree of each node, deepest leaf of each tree, balanced, steps)`` -- balanced when
     no leaf is deeper than ``LEVEL_WALK_MAX_RATIO`` times the tree's mean leaf depth
     weighted by cover; ``steps`` the lock-step steps of the binned walk (see
-    :func:`lock_steps`) -- or None (empty forest, a categorical split, or a split whose
-    right child is not its left child + 1)."""
-    feature, left, right, kind = nodes[0], nodes[2], nodes[3], nodes[5]
+    :func:`lock_steps`) -- or None (empty forest, or a split whose right child is not
+    its left child + 1). Categorical splits are allowed here (the level walk takes
+    them; the binned walk does not)."""
+    feature, left, right = nodes[0], nodes[2], nodes[3]
     split = feature >= 0
     n, n_trees = feature.shape[0], offsets.shape[0]
-    if n_trees == 0 or np.any(kind[split] != NUMERIC) or np.any(right[split] != left[split] + 1):
+    if n_trees == 0 or np.any(right[split] != left[split] + 1):
         return None
     tree_of = np.repeat(np.arange(n_trees), np.diff(np.append(offsets, n)))
     parents = np.nonzero(split)[0]
@@ -329,17 +330,22 @@ def level_nodes(nodes, offsets, cover, shape=None):
     split, n = feature >= 0, feature.shape[0]
     tree_of, max_depth = shape[:2]
     local = np.arange(n) - offsets[tree_of]
-    return (np.where(split, feature, 0).astype(np.int32),
-            np.where(split, threshold, np.inf),
-            np.where(split, left, local).astype(np.int32),
-            np.where(split, 1 - default_left, 0).astype(np.uint8), max_depth)
+    out = (np.where(split, feature, 0).astype(np.int32),
+           np.where(split, threshold, np.inf),
+           np.where(split, left, local).astype(np.int32),
+           np.where(split, 1 - default_left, 0).astype(np.uint8), max_depth)
+    kind = nodes[5]
+    if not np.any(kind[split] != NUMERIC):
+        return out
+    # with category sets: (kind, cat_start, cat_len, cat_bits) too (leaves numeric)
+    return out + (np.where(split, kind, NUMERIC).astype(np.uint8),) + tuple(nodes[6:])
 
 
 def binned_nodes(nodes, offsets, cover, shape=None):
     """``(cuts, cut_start, nodes, steps, depth, top_slot, top_thr, top_node)`` for
     :func:`boostwood._kernels.predict_binned.predict_binned`, or None when
     :func:`walk_shape` (``shape``, computed here when not given) says no, or the forest
-    has a NaN threshold, more than ``MAX_CUTS`` distinct thresholds on one feature or a
+    has a categorical split or a NaN threshold, more than ``MAX_CUTS`` distinct thresholds on one feature or a
     feature id of ``MAX_FEATURES`` or more.
 
     Each feature's cuts are its distinct split thresholds, sorted; a split's word holds
@@ -353,7 +359,7 @@ def binned_nodes(nodes, offsets, cover, shape=None):
     steps (:func:`lock_steps`), ``depth`` its deepest leaf.
     """
     shape = shape or walk_shape(nodes, offsets, cover)
-    if shape is None:
+    if shape is None or np.any(nodes[5][nodes[0] >= 0] != NUMERIC):  # thresholds only
         return None
     feature, threshold, left, default_left = nodes[0], nodes[1], nodes[2], nodes[4]
     split, n = feature >= 0, feature.shape[0]
