@@ -130,14 +130,13 @@ class BinMapper:
         weighted = None
         if weight is not None and weight.size and np.ptp(weight) > 0:
             weighted = np.asarray(weight, dtype=np.float64)
-        if features.dense is not None:
-            edges = [edges_from_counts(*_value_weights(
-                features.dense[:, f].astype(np.float64, copy=False), weighted), self.max_bin)
-                for f in range(features.shape[1])]
-        else:
+        if features.dense is not None:  # (category c in bin c: edges c + 1/2)
+            edges = [np.concatenate([np.arange(max(categories[f] - 1, 0)) + 0.5, [np.inf]])
+                     if f in categories else edges_from_counts(*_value_weights(
+                         features.dense[:, f].astype(np.float64, copy=False), weighted),
+                         self.max_bin) for f in range(features.shape[1])]
+        else:  # (sparse data has no categorical features)
             edges = self._sparse_edges(features.csc, weighted)
-        for f, k in categories.items():  # category c in bin c
-            edges[f] = np.concatenate([np.arange(max(k - 1, 0)) + 0.5, [np.inf]])
         self._set_edges(edges)
         self.categorical = np.zeros(len(edges), dtype=np.uint8)
         self.categorical[list(categories)] = 1

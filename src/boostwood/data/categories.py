@@ -21,8 +21,6 @@ import sys
 
 import numpy as np
 
-#: What an unseen category becomes (``unseen_category``).
-UNSEEN_POLICIES = ("missing", "error")
 #: Most categories of one feature: binned codes are uint16, the missing bin included.
 MAX_CATEGORIES = 65535
 
@@ -109,15 +107,20 @@ def encode_pandas(series, column):
     numbers declared categorical)."""
     pd = _pandas()
     if isinstance(series.dtype, pd.CategoricalDtype):
-        codes = np.asarray(series.cat.codes, dtype=np.int64)
-        used = np.unique(codes[codes >= 0])
-        remap = np.full(len(series.cat.categories), -1, dtype=np.int64)
-        remap[used] = np.arange(used.size)
-        codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
-        return _coded(codes, [series.cat.categories[i] for i in used], column)
+        return _coded(*_held(series.cat.codes, series.cat.categories), column)
     if series.dtype.kind in "fiub":
         return encode_numbers(series.to_numpy(dtype=np.float64, na_value=np.nan), column)
-    return _coded(*_factorize(series.to_numpy(dtype=object, na_value=None)), column)
+    return encode_values(series.to_numpy(dtype=object, na_value=None), column)
+
+
+def _held(codes, values):
+    """(codes, values) of a dictionary-coded column (codes -1: missing) without the
+    values no row holds, renumbered."""
+    codes = np.asarray(codes, dtype=np.int64)
+    used = np.unique(codes[codes >= 0])
+    remap = np.full(len(values), -1, dtype=np.int64)
+    remap[used] = np.arange(used.size)
+    return np.where(codes >= 0, remap[np.maximum(codes, 0)], -1), [values[i] for i in used]
 
 
 def encode_values(values, column):
@@ -149,12 +152,7 @@ def encode_arrow(column_values, column):
             pa.array([], type=column_values.type)
     codes = pc.fill_null(column_values.indices.cast(pa.int64()), -1).to_numpy(
         zero_copy_only=False)
-    values = column_values.dictionary.to_pylist()
-    used = np.unique(codes[codes >= 0])
-    remap = np.full(len(values), -1, dtype=np.int64)
-    remap[used] = np.arange(used.size)
-    codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
-    return _coded(codes, [values[i] for i in used], column)
+    return _coded(*_held(codes, column_values.dictionary.to_pylist()), column)
 
 
 def is_arrow_categorical(arrow_type):
@@ -206,7 +204,7 @@ def recode(features, dictionaries, unseen="missing", names=None):
     if wrong:
         raise TypeError(f"column {names[wrong[0]]!r} holds categories, but the model's "
                         "feature of that name is numeric")
-    if not dictionaries:
+    if not dictionaries or own == dictionaries:  # (coded by these dictionaries already)
         return features
     if features.dense is None:
         raise TypeError("categorical features need dense data (a DataFrame, an Arrow table "
