@@ -486,15 +486,16 @@ def test_the_level_walk_with_category_sets_equals_the_node_walk():
     """A trained depth-wise categorical model predicts by the level walk with category
     sets (branch-light, rows in lock-step); it adds the same leaf values, to the bit, as
     the node-by-node walk, on rows with missing and unseen (coded missing) categories."""
-    from boostwood._kernels.predict import predict_levels_sets, predict_raw
+    from boostwood._kernels.predict import predict_levels, predict_raw
     df, y = _frame(n=2000, seed=9)
     b = bw.train({"max_depth": 4, "eta": 0.3}, bw.Dataset(df, label=y), 8)
     packed = b._pack(0, 8)
-    assert packed["binned"] is None and len(packed["levels"]) == 9
+    assert packed["binned"] is None and packed["levels"] is not None
+    assert packed["level_sets"] is not None
     new = df.assign(c=df["c"].where(np.arange(2000) % 7 != 0, "never seen"))
     X = b._features_of(new, True)[0].dense
     args = (packed["value"], packed["offsets"], packed["group"])
     walked, raw = np.zeros((2000, 1)), np.zeros((2000, 1))
-    predict_levels_sets(X, packed["levels"], *args, walked)
+    predict_levels(X, packed["levels"], *args, walked, packed["level_sets"])
     predict_raw(X, packed["nodes"], *args, raw)
     assert np.array_equal(walked, raw)

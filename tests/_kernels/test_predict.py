@@ -122,8 +122,9 @@ def test_forests_the_branch_free_kernel_cannot_read_take_the_general_one():
     categorical = nodes[:5] + (np.array([1, 0, 0, 0, 0], np.uint8),
                                np.zeros(5, np.int32), np.array([1, 0, 0, 0, 0], np.int32),
                                np.array([0b1010], np.uint32))
-    levels = level_nodes(categorical, at, cover)
-    assert levels is not None and len(levels) == 9 and levels[5].tolist() == [1, 0, 0, 0, 0]
+    from boostwood.tree.tree import level_sets
+    assert level_nodes(categorical, at, cover) is not None
+    assert level_sets(categorical)[0].tolist() == [1, 0, 0, 0, 0] and level_sets(nodes) is None
     assert binned_nodes(categorical, at, cover) is None
     # a chain: depth 3, but the rows (by cover) sit at depth 1: too lopsided
     chain = (np.array([0, -1, 0, -1, 0, -1, -1], np.int32), np.zeros(7),

@@ -79,10 +79,23 @@ def predict_raw(X, nodes, value, tree_offsets, tree_group, out):
                 out[i, tree_group[t]] += value[base + node]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _set_step(x, j, numeric, nan_right, sets):
+    """The level walk's step at node j when the forest has category sets: ``numeric``
+    (the numeric step) at a numeric node or leaf; at a categorical node, right when
+    ``x`` is not one of its categories (NaN by ``nan_right``), ``goes_left``'s rule."""
+    kind, cat_start, cat_len, cat_bits = sets
+    if kind[j] == NUMERIC:
+        return numeric
+    if x != x:
+        return np.int64(nan_right[j])
+    return 1 - np.int64(in_category_set(x, cat_bits, cat_start[j], cat_len[j]))
+
+
 @njit(parallel=True, cache=True, nogil=True)
-def predict_levels(X, nodes, value, tree_offsets, tree_group, out):
-    """:func:`predict_raw` level by level, for forests of balanced numeric trees (packed,
-    and picked, by :func:`boostwood.tree.tree.level_nodes`).
+def predict_levels(X, nodes, value, tree_offsets, tree_group, out, sets=None):
+    """:func:`predict_raw` level by level, for forests of balanced trees (packed, and
+    picked, by :func:`boostwood.tree.tree.level_nodes`).
 
     Every row of a block takes exactly ``depth[t]`` steps down tree ``t``, one level
     at a time over the whole block. A step is branch-free -- the next node is
@@ -95,6 +108,9 @@ def predict_levels(X, nodes, value, tree_offsets, tree_group, out):
 
     nodes : tuple (feature int32, threshold float64, left int32, nan_right uint8,
         depth int64 per tree)   # IN
+    sets : None (numeric forests: numba compiles no set code), or (kind uint8, cat_start,
+        cat_len, cat_bits) of every node (:func:`boostwood.tree.tree.level_sets`): a
+        categorical node's step is :func:`_set_step`'s, with one branch on its kind
     Other arguments as in :func:`predict_raw`.
     """
     feature, threshold, left, nan_right, depth = nodes
@@ -110,41 +126,10 @@ def predict_levels(X, nodes, value, tree_offsets, tree_group, out):
             for _ in range(depth[t]):
                 for i in range(lo, hi):
                     j = np.uint64(at[i - lo])  # unsigned: no negative-index fix-up
-                    at[i - lo] = base + left[j] + goes_right_numeric(
-                        X[i, np.uint64(feature[j])], threshold[j], nan_right[j])
-            g = tree_group[t]
-            for i in range(lo, hi):
-                out[i, g] += value[np.uint64(at[i - lo])]
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def predict_levels_sets(X, nodes, value, tree_offsets, tree_group, out):
-    """:func:`predict_levels` for forests with category sets: a categorical node's step
-    goes right when the row's value is not one of its categories (NaN by ``nan_right``),
-    by :func:`~boostwood._kernels.splits.goes_left`'s rule; numeric nodes and leaves step
-    as there. ``nodes``: predict_levels' tuple and (kind uint8, cat_start, cat_len,
-    cat_bits)."""
-    feature, threshold, left, nan_right, depth, kind, cat_start, cat_len, cat_bits = nodes
-    n_rows = X.shape[0]
-    n_trees = tree_offsets.shape[0]
-    size = _row_block(n_rows)
-    for b in prange((n_rows + size - 1) // size):
-        lo, hi = b * size, min((b + 1) * size, n_rows)
-        at = np.empty(hi - lo, dtype=np.int64)
-        for t in range(n_trees):
-            base = tree_offsets[t]
-            at[:] = base
-            for _ in range(depth[t]):
-                for i in range(lo, hi):
-                    j = np.uint64(at[i - lo])
                     x = X[i, np.uint64(feature[j])]
-                    if kind[j] == NUMERIC:
-                        r = goes_right_numeric(x, threshold[j], nan_right[j])
-                    elif x != x:
-                        r = np.int64(nan_right[j])
-                    else:
-                        r = 1 - np.int64(in_category_set(x, cat_bits, cat_start[j],
-                                                         cat_len[j]))
+                    r = goes_right_numeric(x, threshold[j], nan_right[j])
+                    if sets is not None:
+                        r = _set_step(x, j, r, nan_right, sets)
                     at[i - lo] = base + left[j] + r
             g = tree_group[t]
             for i in range(lo, hi):

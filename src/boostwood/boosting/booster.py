@@ -6,7 +6,7 @@ import numpy as np
 
 from .._version import __version__
 from .._config import threads_given_back
-from .._kernels.predict import predict_leaf_raw, predict_levels, predict_levels_sets, predict_raw
+from .._kernels.predict import predict_leaf_raw, predict_levels, predict_raw
 from .._kernels.predict_binned import predict_binned
 from ..data import Dataset, as_feature_matrix
 from ..data.categories import recode
@@ -151,10 +151,8 @@ class Booster:
         args = (packed["value"], packed["offsets"], packed["group"], out)
         if packed["binned"] is not None:
             predict_binned(X, *packed["binned"], *args)
-        elif packed["levels"] is not None and len(packed["levels"]) == 5:
-            predict_levels(X, packed["levels"], *args)
-        elif packed["levels"] is not None:  # with category sets
-            predict_levels_sets(X, packed["levels"], *args)
+        elif packed["levels"] is not None:
+            predict_levels(X, packed["levels"], *args, packed["level_sets"])
         else:
             predict_raw(X, packed["nodes"], *args)
 

@@ -223,8 +223,8 @@ def pack_trees(trees, n_groups=1, walks=True):
 
     Returns a dict: ``nodes`` (the node tuple of :meth:`Tree.nodes`, child ids relative
     to each tree's first node, category words offset into one flat array), ``binned``
-    (:func:`binned_nodes`) and ``levels`` (:func:`level_nodes`), each None where the
-    forest does not allow it (or ``walks`` is False: only the node tuple is needed),
+    (:func:`binned_nodes`) and ``levels`` (:func:`level_nodes`, with ``level_sets``: None
+    for a numeric forest), each None where the forest does not allow it (or ``walks`` is False: only the node tuple is needed),
     ``value``, ``cover``, ``offsets`` (first node of each tree) and ``group`` (tree i
     adds to output i mod n_groups).
     """
@@ -250,6 +250,7 @@ def pack_trees(trees, n_groups=1, walks=True):
     return dict(nodes=nodes, feature=nodes[0],
                 binned=binned_nodes(nodes, offsets, cover, shape) if shape else None,
                 levels=level_nodes(nodes, offsets, cover, shape) if shape else None,
+                level_sets=level_sets(nodes),
                 value=cat("value", np.float64), cover=cover, offsets=offsets,
                 group=np.arange(len(trees), dtype=np.int64) % max(n_groups, 1))
 
@@ -330,15 +331,19 @@ def level_nodes(nodes, offsets, cover, shape=None):
     split, n = feature >= 0, feature.shape[0]
     tree_of, max_depth = shape[:2]
     local = np.arange(n) - offsets[tree_of]
-    out = (np.where(split, feature, 0).astype(np.int32),
-           np.where(split, threshold, np.inf),
-           np.where(split, left, local).astype(np.int32),
-           np.where(split, 1 - default_left, 0).astype(np.uint8), max_depth)
-    kind = nodes[5]
+    return (np.where(split, feature, 0).astype(np.int32),
+            np.where(split, threshold, np.inf),
+            np.where(split, left, local).astype(np.int32),
+            np.where(split, 1 - default_left, 0).astype(np.uint8), max_depth)
+
+
+def level_sets(nodes):
+    """The ``sets`` of :func:`boostwood._kernels.predict.predict_levels` (kind, cat_start,
+    cat_len, cat_bits of every node, leaves numeric), or None for a numeric forest."""
+    split, kind = nodes[0] >= 0, nodes[5]
     if not np.any(kind[split] != NUMERIC):
-        return out
-    # with category sets: (kind, cat_start, cat_len, cat_bits) too (leaves numeric)
-    return out + (np.where(split, kind, NUMERIC).astype(np.uint8),) + tuple(nodes[6:])
+        return None
+    return (np.where(split, kind, NUMERIC).astype(np.uint8),) + tuple(nodes[6:])
 
 
 def binned_nodes(nodes, offsets, cover, shape=None):
