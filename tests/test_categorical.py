@@ -165,6 +165,20 @@ def test_an_unseen_category_goes_the_missing_way_or_is_an_error():
     with pytest.raises(ValueError, match=r"column 'c' holds 1 categories not seen in "
                                          r"training: 'zzz'"):
         strict.predict(pd.DataFrame({"c": ["a", "zzz"]}))
+    # evaluation sets alike: with or without reference= (coded when made), the set, the
+    # column and the value named; under the default they go the missing way
+    dtrain = bw.Dataset(df, label=y)
+    odd = pd.DataFrame({"c": ["a", "zzz", None]})
+    for dvalid in (bw.Dataset(odd, label=[5.0, -5, -5]),
+                   bw.Dataset(odd, label=[5.0, -5, -5], reference=dtrain)):
+        with pytest.raises(ValueError, match=r"evaluation set 'valid': column 'c' holds 1 "
+                                             r"categories not seen in training: 'zzz'"):
+            bw.train(dict(PLAIN, unseen_category="error"), dtrain, 1,
+                     evals=[(dvalid, "valid")])
+        history = {}
+        bw.train(dict(PLAIN, max_cat_to_onehot=4, eval_metric="rmse"), dtrain, 1,
+                 evals=[(dvalid, "valid")], evals_result=history, verbose_eval=False)
+        assert history["valid"]["rmse"][0] == pytest.approx(0.0, abs=1e-9)
 
 
 def test_numbers_declared_categorical_and_wrong_inputs():
@@ -482,20 +496,72 @@ def test_command_line_reads_text_columns_as_categories(tmp_path):
         "numeric", "categorical", "categorical"]
 
 
-def test_the_level_walk_with_category_sets_equals_the_node_walk():
-    """A trained depth-wise categorical model predicts by the level walk with category
-    sets (branch-light, rows in lock-step); it adds the same leaf values, to the bit, as
-    the node-by-node walk, on rows with missing and unseen (coded missing) categories."""
+def _wide_frame(n, levels, seed):
+    """Numbers and categorical columns of the given numbers of levels (one with 1,500:
+    more codes than one-byte bins hold), 3 % missing, a target that depends on all."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    frame, y = {"x": x}, x.copy()
+    for i, k in enumerate(levels):
+        codes = rng.integers(0, k, n)
+        y = y + rng.normal(size=k)[codes]
+        col = np.array([f"L{c}" for c in range(k)], dtype=object)[codes]
+        col[rng.random(n) < 0.03] = None
+        frame[f"c{i}"] = pd.Categorical(col)
+    return pd.DataFrame(frame), y + rng.normal(size=n) * 0.3
+
+
+@pytest.mark.parametrize("onehot, grow", [(65536, "depthwise"), (4, "depthwise"),
+                                          (65536, "lossguide"), (4, "lossguide")])
+def test_the_binned_and_level_walks_with_category_sets_equal_the_node_walk(onehot, grow):
+    """A trained categorical model predicts by the binned walk with category sets (runs
+    of codes, with missing values either way, and other sets by their bits; a
+    1,500-level feature); it adds the same leaf values, to the bit, as the node-by-node
+    walk -- and so does the level walk of balanced trees -- on rows with missing and
+    unseen (coded missing) categories, in calls of every size the kernel cuts apart."""
     from boostwood._kernels.predict import predict_levels, predict_raw
-    df, y = _frame(n=2000, seed=9)
-    b = bw.train({"max_depth": 4, "eta": 0.3}, bw.Dataset(df, label=y), 8)
-    packed = b._pack(0, 8)
-    assert packed["binned"] is None and packed["levels"] is not None
-    assert packed["level_sets"] is not None
-    new = df.assign(c=df["c"].where(np.arange(2000) % 7 != 0, "never seen"))
+    from boostwood._kernels.predict_binned import predict_binned
+    df, y = _wide_frame(3000, [6, 40, 1500], seed=9)
+    params = {"max_depth": 6 if grow == "depthwise" else 0, "eta": 0.3,
+              "max_cat_to_onehot": onehot, "grow_policy": grow, "max_leaves": 30,
+              "min_data_per_group": 5, "cat_smooth": 1.0}
+    b = bw.train(params, bw.Dataset(df, label=y), 12)
+    packed = b._pack(0, 12)
+    lo, z, aux = (packed["binned_sets"][3], packed["binned_sets"][4],
+                  packed["binned_sets"][0])
+    assert np.any(z) and np.any(aux > 0) == (onehot == 4) and np.any(lo > 0)
+    new = df.assign(c1=df["c1"].astype(object).where(np.arange(3000) % 7 != 0, "never seen"))
     X = b._features_of(new, True)[0].dense
     args = (packed["value"], packed["offsets"], packed["group"])
-    walked, raw = np.zeros((2000, 1)), np.zeros((2000, 1))
-    predict_levels(X, packed["levels"], *args, walked, packed["level_sets"])
-    predict_raw(X, packed["nodes"], *args, raw)
-    assert np.array_equal(walked, raw)
+    for rows in (slice(None), slice(0, 3), slice(5, 60), slice(100, 1117)):
+        part = np.ascontiguousarray(X[rows])
+        raw = np.zeros((part.shape[0], 1))
+        predict_raw(part, packed["nodes"], *args, raw)
+        binned = np.zeros_like(raw)
+        predict_binned(part, *packed["binned"], *args, binned, packed["binned_sets"])
+        assert np.array_equal(binned, raw)
+        if packed["levels"] is not None:
+            walked = np.zeros_like(raw)
+            predict_levels(part, packed["levels"], *args, walked, packed["level_sets"])
+            assert np.array_equal(walked, raw)
+    from_base = np.full((3000, 1), b.base_score[0])  # predict: the binned walk, as raw
+    predict_raw(X, packed["nodes"], *args, from_base)
+    assert np.array_equal(b.predict(new, output_margin=True), from_base[:, 0])
+
+
+def test_the_binned_walk_bins_a_wide_feature_by_the_runs_of_its_sets():
+    """Category sets over a 1,500-level feature name few of its codes: the binned walk
+    cuts the codes only where a set's run starts or ends, so the bins fit one byte
+    (codes no set holds share bins); a forest whose categorical features the model's
+    dictionaries do not code (a hand-made tree) keeps the general walks."""
+    from boostwood.tree.tree import pack_trees
+    df, y = _wide_frame(4000, [1500], seed=3)
+    b = bw.train({"max_depth": 3, "eta": 0.3}, bw.Dataset(df, label=y), 4)
+    packed = b._pack(0, 4)
+    assert packed["binned"][6].dtype == np.uint8  # top_thr: the bins' type
+    held = {int(c) for t in b.trees for j in np.nonzero(t.split_kind)[0]
+            for c in t.categories(j)}
+    cuts, cut_start = packed["binned"][:2]
+    n_cuts = np.sum(np.isfinite(cuts[cut_start[1]:cut_start[2]]))
+    assert 1 < n_cuts <= 2 * len(held) + 1
+    assert pack_trees(b.trees, 1)["binned"] is None  # not coded: no binned walk

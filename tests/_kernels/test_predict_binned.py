@@ -285,7 +285,7 @@ def test_top_levels_fill_the_positions_below_a_leaf_with_it():
                 np.array([0, 1.0, 0, 3.0, 4.0]), np.zeros(5), np.ones(5), np.ones(5))
     packed = pack_trees([_leaf_tree(2.0), tree])
     slot, thr, node = packed["binned"][5:]
-    n = tree_mod.TOP_NODES
+    n = (1 << tree_mod.TOP_LEVELS) - 1  # the positions of the top levels
     assert thr.dtype == np.uint8 and slot.shape == (2, n) and node.shape == (2, 2 * n + 1)
     assert np.all(node[0] == 0) and np.all(thr[0] == 255) and np.all(slot[0] == 0)
     children = {0: (1, 2), 2: (3, 4)}  # a leaf stands at both positions below it

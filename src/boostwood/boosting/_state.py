@@ -12,6 +12,7 @@ from .._comm import LocalReducer, threadsafe_numba
 from .._config import G_H_DTYPE, RAW_DTYPE, set_threads
 from .._kernels.predict import add_class_columns, add_leaf_values, set_leaf_values
 from .._kernels.random import STREAM_BAGGING, split_rows
+from ..data.categories import check_unseen, recode
 from ..data.dataset import default_feature_names
 from ..data.queries import check_whole_queries
 from ..data.validation import check_weight_range
@@ -242,6 +243,8 @@ class TrainingState:
             raw = self.raw if d is dtrain else self._initial_raw(d, base)
             self.evals.append(_EvalSet(d, name, self.obj, raw))
             if d is not dtrain:
+                if p["unseen_category"] == "error":
+                    _refuse_unseen(d, dtrain, name)
                 if d.reference is not None:
                     d._bin()  # the training bins (binned again if dtrain was)
                 self.evals[-1].add_tree = self.method.margin_adder(d)
@@ -502,3 +505,16 @@ class TrainingState:
                     continue
                 log.setdefault(m.name, []).append(m.evaluate(ev.info, pred, self.reducer))
         return evals_log
+
+
+def _refuse_unseen(d, dtrain, name):
+    """unseen_category="error": an evaluation set holding categories the training data
+    lacks is refused as ``predict`` would refuse it, naming the set, column and values
+    (a set made with ``reference=`` was coded when it was made, unseen ones as missing)."""
+    try:
+        if d.reference is not None:
+            check_unseen(d.features)
+        elif dtrain.categories or d.categories:
+            recode(d.features, dtrain.categories, "error", names=d.feature_names)
+    except ValueError as exc:
+        raise ValueError(f"evaluation set {name!r}: {exc}") from None

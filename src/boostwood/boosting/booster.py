@@ -140,17 +140,22 @@ class Booster:
         key = (start, stop)
         if key not in self._packed:
             K = self.n_outputs
-            self._packed = {key: pack_trees(self.trees[start * K: stop * K], K)}
+            trees = self.trees[start * K: stop * K]
+            # every input is recoded by the dictionaries (_features_of): codes or NaN
+            coded = all(int(f) in self.category_dictionaries
+                        for t in trees for f in t.feature[t.split_kind != 0])
+            self._packed = {key: pack_trees(trees, K, coded=coded)}
         return self._packed[key]
 
     @staticmethod
     def _add_trees(packed, X, out):
         """Add the packed trees' values to ``out``: the binned walk where the forest
-        allows it (numeric splits), else the level walk (balanced trees, with category
-        sets or without), else node by node -- the same sums, to the last bit, by any."""
+        allows it (numeric splits, and category sets of features the model's dictionaries
+        code), else the level walk (balanced trees, with category sets or without), else
+        node by node -- the same sums, to the last bit, by any."""
         args = (packed["value"], packed["offsets"], packed["group"], out)
         if packed["binned"] is not None:
-            predict_binned(X, *packed["binned"], *args)
+            predict_binned(X, *packed["binned"], *args, packed["binned_sets"])
         elif packed["levels"] is not None:
             predict_levels(X, packed["levels"], *args, packed["level_sets"])
         else:

@@ -117,10 +117,10 @@ def _held(codes, values):
     """(codes, values) of a dictionary-coded column (codes -1: missing) without the
     values no row holds, renumbered."""
     codes = np.asarray(codes, dtype=np.int64)
-    used = np.unique(codes[codes >= 0])
-    remap = np.full(len(values), -1, dtype=np.int64)
+    used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(values)))
+    remap = np.full(len(values) + 1, -1, dtype=np.int64)  # the last entry: code -1
     remap[used] = np.arange(used.size)
-    return np.where(codes >= 0, remap[np.maximum(codes, 0)], -1), [values[i] for i in used]
+    return remap[codes], np.asarray(values, dtype=object)[used].tolist()
 
 
 def encode_values(values, column):
@@ -210,19 +210,30 @@ def recode(features, dictionaries, unseen="missing", names=None):
         raise TypeError("categorical features need dense data (a DataFrame, an Arrow table "
                         "or a numpy array), not a sparse matrix")
     dense = np.array(features.dense, dtype=np.float64, order="F")
+    missed = {}
     for f, dictionary in dictionaries.items():
         col = dense[:, f]
         if f in own:
-            table = _lookup(own[f], dictionary, names[f], unseen)
+            table, missed[names[f]] = _lookup(own[f], dictionary, names[f], unseen)
             coded = np.full(col.shape[0], np.nan)
             seen = ~np.isnan(col)
             coded[seen] = table[col[seen].astype(np.int64)]
         else:
-            coded = _lookup_numbers(col, dictionary, names[f], unseen)
+            coded, missed[names[f]] = _lookup_numbers(col, dictionary, names[f], unseen)
         dense[:, f] = coded
     out = FeatureMatrix(dense=dense, feature_names=features.feature_names)
     out.categories = {f: list(d) for f, d in dictionaries.items()}
+    #: per column, the values coded missing as unseen (``unseen="missing"``), so that a
+    #: later check can still refuse them (an evaluation set under unseen_category="error")
+    out.unseen = {name: values for name, values in missed.items() if len(values)}
     return out
+
+
+def check_unseen(features):
+    """A ``ValueError`` naming the column and values where :func:`recode` coded unseen
+    categories as missing (``features.unseen``)."""
+    for column, values in getattr(features, "unseen", {}).items():
+        _unseen(column, values, "error")
 
 
 def _unseen(column, values, unseen):
@@ -240,8 +251,9 @@ def _lookup(theirs, dictionary, column, unseen):
                         f"learned {_kind(dictionary)} ones")
     index = {v: i for i, v in enumerate(dictionary)}
     table = np.array([index.get(v, np.nan) for v in theirs], dtype=np.float64)
-    _unseen(column, [v for v in theirs if v not in index], unseen)
-    return table
+    missed = [v for v in theirs if v not in index]
+    _unseen(column, missed, unseen)
+    return table, missed
 
 
 def _lookup_numbers(col, dictionary, column, unseen):
@@ -254,10 +266,11 @@ def _lookup_numbers(col, dictionary, column, unseen):
     pos = np.searchsorted(keys, col[seen]) if keys.size else np.zeros(int(seen.sum()), np.int64)
     pos = np.minimum(pos, max(keys.size - 1, 0))
     hit = keys[pos] == col[seen] if keys.size else np.zeros(pos.shape[0], dtype=bool)
-    _unseen(column, np.unique(col[seen][~hit]).tolist(), unseen)
+    missed = np.unique(col[seen][~hit]).tolist()
+    _unseen(column, missed, unseen)
     coded = np.full(col.shape[0], np.nan)
     coded[np.nonzero(seen)[0][hit]] = pos[hit]
-    return coded
+    return coded, missed
 
 
 def unify(features, reducer):

@@ -3,8 +3,8 @@ import numpy as np
 
 from .._config import NODE_DTYPE
 from .._kernels.binning import MAX_PADDED_FEATURES
-from .._kernels.predict_binned import (LEAF, MAX_CUTS, MAX_FEATURES, PADDED_CUTS,
-                                      STRAGGLER_SHARE, TOP_LEVELS, TOP_NODES)
+from .._kernels.predict_binned import (LEAF, MAX_CUTS, MAX_FEATURES, NO_RUN, PADDED_CUTS,
+                                      STRAGGLER_SHARE, TOP_LEVELS, TOP_LEVELS_SETS)
 from .._kernels.splits import CATEGORICAL, NUMERIC, bitset_of, categories_of, goes_left_many
 
 _INT_FIELDS = ("feature", "left", "right")
@@ -218,13 +218,15 @@ class Tree:
                              "what it covers")
 
 
-def pack_trees(trees, n_groups=1, walks=True):
+def pack_trees(trees, n_groups=1, walks=True, coded=False):
     """The node arrays of ``trees`` concatenated for the traversal kernels.
 
     Returns a dict: ``nodes`` (the node tuple of :meth:`Tree.nodes`, child ids relative
     to each tree's first node, category words offset into one flat array), ``binned``
-    (:func:`binned_nodes`) and ``levels`` (:func:`level_nodes`, with ``level_sets``: None
-    for a numeric forest), each None where the forest does not allow it (or ``walks`` is False: only the node tuple is needed),
+    (:func:`binned_nodes`, with ``binned_sets``: None for a numeric forest; ``coded``
+    as there) and ``levels`` (:func:`level_nodes`, with ``level_sets``: None for a
+    numeric forest), each None where the forest does not allow it (or ``walks`` is
+    False: only the node tuple is needed),
     ``value``, ``cover``, ``offsets`` (first node of each tree) and ``group`` (tree i
     adds to output i mod n_groups).
     """
@@ -247,8 +249,9 @@ def pack_trees(trees, n_groups=1, walks=True):
              cat_start, cat("cat_len", np.int32), cat("cat_bits", np.uint32))
     cover = cat("cover", np.float64)
     shape = walk_shape(nodes, offsets, cover) if walks else None
+    binned = binned_nodes(nodes, offsets, cover, shape, coded) if shape else None
     return dict(nodes=nodes, feature=nodes[0],
-                binned=binned_nodes(nodes, offsets, cover, shape) if shape else None,
+                binned=binned and binned[0], binned_sets=binned and binned[1],
                 levels=level_nodes(nodes, offsets, cover, shape) if shape else None,
                 level_sets=level_sets(nodes),
                 value=cat("value", np.float64), cover=cover, offsets=offsets,
@@ -346,12 +349,13 @@ def level_sets(nodes):
     return (np.where(split, kind, NUMERIC).astype(np.uint8),) + tuple(nodes[6:])
 
 
-def binned_nodes(nodes, offsets, cover, shape=None):
-    """``(cuts, cut_start, nodes, steps, depth, top_slot, top_thr, top_node)`` for
-    :func:`boostwood._kernels.predict_binned.predict_binned`, or None when
-    :func:`walk_shape` (``shape``, computed here when not given) says no, or the forest
-    has a categorical split or a NaN threshold, more than ``MAX_CUTS`` distinct thresholds on one feature or a
-    feature id of ``MAX_FEATURES`` or more.
+def binned_nodes(nodes, offsets, cover, shape=None, coded=False):
+    """``(cuts, cut_start, nodes, steps, depth, top_slot, top_thr, top_node)`` and the
+    ``sets`` of :func:`boostwood._kernels.predict_binned.predict_binned` (None for a
+    numeric forest), or None when :func:`walk_shape` (``shape``, computed here when not
+    given) says no, or the forest has a NaN threshold, more than ``MAX_CUTS`` distinct
+    thresholds on one feature, a feature id of ``MAX_FEATURES`` or more, or a
+    categorical split while ``coded`` is False.
 
     Each feature's cuts are its distinct split thresholds, sorted; a split's word holds
     the index of its threshold among them and the slot of its feature that sorts NaN to
@@ -362,20 +366,34 @@ def binned_nodes(nodes, offsets, cover, shape=None):
     +inf where it has more or as many: a segment of exactly ``PADDED_CUTS`` entries is
     always a padded one, as the kernel takes it. ``steps`` is each tree's lock-step
     steps (:func:`lock_steps`), ``depth`` its deepest leaf.
+
+    ``coded`` says that every categorical feature of the input will hold category codes
+    (0, 1, ...) or NaN, as a model's dictionaries code it (``Booster`` recodes every
+    input); a categorical feature's cuts are then :func:`_set_bins`', and its nodes go
+    by :func:`_set_runs`.
     """
     shape = shape or walk_shape(nodes, offsets, cover)
-    if shape is None or np.any(nodes[5][nodes[0] >= 0] != NUMERIC):  # thresholds only
+    if shape is None:
         return None
-    feature, threshold, left, default_left = nodes[0], nodes[1], nodes[2], nodes[4]
+    feature, threshold, left, default_left, kind = nodes[0], nodes[1], nodes[2], nodes[4], \
+        nodes[5]
     split, n = feature >= 0, feature.shape[0]
-    f, th = feature[split].astype(np.int64), threshold[split]
-    if np.any(np.isnan(th)) or (f.size and f.max() >= MAX_FEATURES):
+    is_set = split & (kind != NUMERIC)
+    if np.any(is_set) and not coded:
         return None
-    order = np.lexsort((th, f))
-    fs, ts = f[order], th[order]
+    numeric = split & ~is_set
+    f, th = feature[numeric].astype(np.int64), threshold[numeric]
+    bound_f, bound_c, members = _set_bins(nodes, is_set) if np.any(is_set) else \
+        (np.zeros(0, np.int64), np.zeros(0, np.int64), None)
+    if np.any(np.isnan(th)) or (feature.size and feature.max() >= MAX_FEATURES) \
+            or np.intersect1d(f, bound_f).size:
+        return None
+    fa, ta = np.concatenate([f, bound_f]), np.concatenate([th, bound_c - 0.5])
+    order = np.lexsort((ta, fa))
+    fs, ts = fa[order], ta[order]
     first = np.ones(fs.size, dtype=bool)  # the first of each distinct (feature, threshold)
     first[1:] = (fs[1:] != fs[:-1]) | (ts[1:] != ts[:-1])
-    counts = np.bincount(fs[first], minlength=int(f.max()) + 1 if f.size else 0)
+    counts = np.bincount(fs[first], minlength=int(fa.max()) + 1 if fa.size else 0)
     if counts.size and counts.max() > MAX_CUTS:
         return None
     cut_start = np.zeros(counts.size + 1, dtype=np.int64)
@@ -384,38 +402,131 @@ def binned_nodes(nodes, offsets, cover, shape=None):
     index[order] = np.cumsum(first) - 1 - cut_start[fs]  # the threshold's rank among its cuts
     cuts, cut_start = _padded_cuts(ts[first].astype(np.float64), cut_start,
                                    counts.size <= MAX_PADDED_FEATURES)
-    slot = 2 * f + (default_left[split] == 0)  # the slot where NaN sorts to its side
     words = np.full(n, LEAF, dtype=np.uint32)
-    words[split] = index | (slot << 17)
+    words[numeric] = index[:f.size] | ((2 * f + (default_left[numeric] == 0)) << 17)
     tree_of, max_depth, _, steps = shape
     children = np.where(split, left, np.arange(n) - offsets[tree_of]).astype(np.uint64)
-    entries = (children << np.uint64(32)) | words.astype(np.uint64)
     bins = np.uint8 if counts.size == 0 or counts.max() <= np.iinfo(np.uint8).max \
         else np.uint16  # bins 0..cuts; NaN as 0 or the largest (see the kernel's module)
-    return (cuts, cut_start, entries, steps, max_depth) + top_levels(entries, offsets, bins)
+    if not np.any(is_set):
+        entries = (children << np.uint64(32)) | words.astype(np.uint64)
+        return (cuts, cut_start, entries, steps, max_depth) + top_levels(
+            entries, offsets, bins, TOP_LEVELS), None
+    if children.max() > 0x7FFF:  # the child shares its half with z and lo
+        return None
+    lo, z, aux, set_words = _set_runs(nodes, is_set, members, counts, words,
+                                      (int(np.iinfo(bins).max) >> 5) + 1)
+    entries = (children << np.uint64(32)) | words.astype(np.uint64)
+    top = top_levels(entries, offsets, bins, TOP_LEVELS_SETS)
+    at = offsets[:, None] + top[2][:, :top[0].shape[1]].astype(np.int64)
+    entries |= (lo.astype(np.uint64) << np.uint64(48)) | (z.astype(np.uint64) << np.uint64(47))
+    top_lo = np.where(lo[at] == NO_RUN, 0, lo[at]).astype(bins)
+    return (cuts, cut_start, entries, steps, max_depth) + top, \
+        (aux, set_words, aux[at], top_lo, z[at].astype(bins))
 
 
-def top_levels(entries, offsets, bins):
-    """Each tree's top ``TOP_LEVELS`` levels as a complete tree, for the level-at-a-time
+def _set_bins(nodes, is_set):
+    """The bins of the categorical features of a forest's set splits, for the binned
+    walk: their codes cut where some set of the feature starts or ends a run of
+    consecutive codes, and at code 0 -- so every bin's codes are in the same sets, the
+    codes no set holds between two runs share one bin, and a 1,000-level feature whose
+    sets name 100 categories takes about 200 bins, not 1,001. Code c is in bin
+    ``#{cuts <= c}`` (NaN: bin 0, in the low slot).
+
+    Returns the cuts as (feature, code) pairs sorted by feature then code, and, per
+    member of a set, ``(set index among is_set's nodes, code, bin)``."""
+    at = np.nonzero(is_set)[0]
+    node, cats = _set_members(nodes[6][at], nodes[7][at], nodes[8])
+    fid = nodes[0][at].astype(np.int64)
+    after = np.zeros(node.size, dtype=bool)  # the member follows its set's previous code
+    after[1:] = (node[1:] == node[:-1]) & (cats[1:] == cats[:-1] + 1)
+    before = np.zeros(node.size, dtype=bool)  # ... is followed by its set's next code
+    before[:-1] = after[1:]
+    key = np.unique(np.concatenate([fid * _KEY, fid[node[~after]] * _KEY + cats[~after],
+                                    fid[node[~before]] * _KEY + cats[~before] + 1]))
+    mine = fid[node] * _KEY
+    bin_of = np.searchsorted(key, mine + cats, side="right") - np.searchsorted(key, mine)
+    return key // _KEY, key % _KEY, (node, cats, bin_of)
+
+
+#: Codes per feature in :func:`_set_bins`' (feature, code) keys (above any code + 1).
+_KEY = 2 * MAX_CATEGORY
+
+
+def _set_members(start, length, bits):
+    """(set index, category) of every member of the sets ``bits[start:start + length]``,
+    by set, categories ascending."""
+    length = length.astype(np.int64)
+    rank = np.arange(length.sum()) - np.repeat(np.cumsum(length) - length, length)
+    words = bits[np.repeat(start.astype(np.int64), length) + rank].astype("<u4")
+    where = np.nonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))[0]
+    return np.repeat(np.arange(length.size), length)[where >> 5], rank[where >> 5] * 32 + \
+        (where & 31)
+
+
+def _set_runs(nodes, is_set, members, n_cuts, words, dummy):
+    """The category-set nodes of the binned walk (see its kernel's module), over the
+    bins of :func:`_set_bins` (``members``; ``n_cuts`` per feature): a set of
+    consecutive codes is a run of bins ``lo .. lo + span`` (``words`` gets span and the
+    low slot of the node's feature, where NaN is bin 0), with ``z`` = 1 where missing
+    values go left; any other set gets ``lo = NO_RUN`` and an offset (uint32, per node)
+    into the set words: ``dummy`` zero words first (where other nodes point), then per
+    such node the bits of its feature's bins that go right -- bin 0 (missing) unless
+    ``default_left``, the bins of the set's codes never, any other bin always. Returns
+    (lo per node, uint16; z, uint8; the offsets; the words)."""
+    feature, default_left = nodes[0], nodes[4]
+    at = np.nonzero(is_set)[0]
+    node, cats, bin_of = members
+    first_cat = np.full(at.size, np.iinfo(np.int64).max)
+    np.minimum.at(first_cat, node, cats)
+    last_cat = np.full(at.size, -1)
+    np.maximum.at(last_cat, node, cats)
+    run = last_cat - first_cat + 1 == np.bincount(node, minlength=at.size)
+    first_bin = np.zeros(at.size, dtype=np.int64)
+    last_bin = np.zeros(at.size, dtype=np.int64)
+    np.maximum.at(last_bin, node, bin_of)
+    first_bin[node[::-1]] = bin_of[::-1]  # (the first member's: categories ascend)
+    lo = np.zeros(feature.shape[0], dtype=np.uint16)
+    lo[at] = np.where(run, first_bin, NO_RUN)
+    z = np.zeros(feature.shape[0], dtype=np.uint8)
+    z[at] = run & (default_left[at] != 0)
+    words[at] = np.where(run, last_bin - first_bin, 0xFFFF) | \
+        (2 * feature[at].astype(np.int64) << 17)  # the low slot: NaN in bin 0
+    keep = ~run[node]
+    flagged, index = at[~run], np.cumsum(~run) - 1
+    n_bits = (n_cuts[feature[flagged]] + 1 + 31) // 32 * 32  # bins 0 .. n_cuts
+    first = dummy * 32 + np.cumsum(n_bits) - n_bits
+    right = np.ones(dummy * 32 + int(n_bits.sum()), dtype=bool)
+    right[:dummy * 32] = False
+    right[first] = default_left[flagged] == 0
+    right[first[index[node[keep]]] + bin_of[keep]] = False
+    aux = np.zeros(feature.shape[0], dtype=np.uint32)
+    aux[flagged] = first // 32
+    return lo, z, aux, np.packbits(right, bitorder="little").view("<u4").astype(np.uint32)
+
+
+def top_levels(entries, offsets, bins, levels=TOP_LEVELS):
+    """Each tree's top ``levels`` levels as a complete tree, for the level-at-a-time
     phase of :func:`boostwood._kernels.predict_binned.predict_binned`, positions
     numbered level by level (the root, then the two below it, ...): ``top_slot`` and
-    ``top_thr`` (n_trees, TOP_NODES), the slot and threshold bin of the split at each
-    position of the top levels, and ``top_node`` (n_trees, 2 * TOP_NODES + 1), uint64,
+    ``top_thr`` (n_trees, 2**levels - 1), the slot and threshold bin of the split at each
+    position of the top levels, and ``top_node`` (n_trees, 2**(levels + 1) - 1), uint64,
     the node (id within the tree) at each position of them and of the level below. A leaf
     fills every position below it: slot 0 and the largest bin of ``bins`` (the bins'
     type, which ``top_thr`` takes), which no bin exceeds, so rows go left and stay on
     it. ``entries`` are :func:`binned_nodes`' node entries."""
     n_trees = offsets.shape[0]
     at = offsets.astype(np.uint64)[:, None]
-    node = np.zeros((n_trees, 2 * TOP_NODES + 1), dtype=np.uint64)
-    for d in range(TOP_LEVELS):
+    positions = (1 << levels) - 1
+    node = np.zeros((n_trees, 2 * positions + 1), dtype=np.uint64)
+    for d in range(levels):
         level = node[:, (1 << d) - 1:(2 << d) - 1]
         e = entries[at + level]
         leaf = (e & np.uint64(LEAF & ~0xFFFF)) != 0
         left = np.where(leaf, level, e >> np.uint64(32))
         right = np.where(leaf, level, left + np.uint64(1))
         node[:, (2 << d) - 1:(4 << d) - 1] = np.stack([left, right], axis=2).reshape(n_trees, -1)
-    word = entries[at + node[:, :TOP_NODES]] & np.uint64(0xFFFFFFFF)
+    word = entries[at + node[:, :positions]] & np.uint64(0xFFFFFFFF)
     thr = np.minimum(word & np.uint64(0xFFFF), np.iinfo(bins).max).astype(bins)
     return (word >> np.uint64(17)).astype(np.uint16), thr, node
 
