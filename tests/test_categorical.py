@@ -521,16 +521,16 @@ def test_the_binned_and_level_walks_with_category_sets_equal_the_node_walk(oneho
     unseen (coded missing) categories, in calls of every size the kernel cuts apart."""
     from boostwood._kernels.predict import predict_levels, predict_raw
     from boostwood._kernels.predict_binned import predict_binned
-    df, y = _wide_frame(3000, [6, 40, 1500], seed=9)
+    df, y = _wide_frame(9000, [6, 40, 1500], seed=9)  # 9,000 rows: blocks of 1,125
     params = {"max_depth": 6 if grow == "depthwise" else 0, "eta": 0.3,
               "max_cat_to_onehot": onehot, "grow_policy": grow, "max_leaves": 30,
               "min_data_per_group": 5, "cat_smooth": 1.0}
-    b = bw.train(params, bw.Dataset(df, label=y), 12)
+    b = bw.train(params, bw.Dataset(df.iloc[:3000], label=y[:3000]), 12)
     packed = b._pack(0, 12)
     lo, z, aux = (packed["binned_sets"][3], packed["binned_sets"][4],
                   packed["binned_sets"][0])
     assert np.any(z) and np.any(aux > 0) == (onehot == 4) and np.any(lo > 0)
-    new = df.assign(c1=df["c1"].astype(object).where(np.arange(3000) % 7 != 0, "never seen"))
+    new = df.assign(c1=df["c1"].astype(object).where(np.arange(9000) % 7 != 0, "never seen"))
     X = b._features_of(new, True)[0].dense
     args = (packed["value"], packed["offsets"], packed["group"])
     for rows in (slice(None), slice(0, 3), slice(5, 60), slice(100, 1117)):
@@ -544,7 +544,7 @@ def test_the_binned_and_level_walks_with_category_sets_equal_the_node_walk(oneho
             walked = np.zeros_like(raw)
             predict_levels(part, packed["levels"], *args, walked, packed["level_sets"])
             assert np.array_equal(walked, raw)
-    from_base = np.full((3000, 1), b.base_score[0])  # predict: the binned walk, as raw
+    from_base = np.full((9000, 1), b.base_score[0])  # predict: the binned walk, as raw
     predict_raw(X, packed["nodes"], *args, from_base)
     assert np.array_equal(b.predict(new, output_margin=True), from_base[:, 0])
 

@@ -122,6 +122,10 @@ TOP_LEVELS = 4
 #: numeric and 2 categorical features, 2-core Zen 4 VM) the walk took 7.1 ms with 6
 #: top levels against 10.7 ms with 4 (the same trees' numeric twin: 6.5 and 7.1 ms).
 TOP_LEVELS_SETS = 6
+#: Fewer rows per block take TOP_LEVELS levels only: each position of a level costs a
+#: pass, whose fixed cost a short block does not repay (1,000-row calls cut into blocks
+#: of 125 rows took 1.08 ms for 100 depth-6 trees with 6 levels).
+TOP_SETS_MIN_ROWS = 1024
 assert max(TOP_LEVELS, TOP_LEVELS_SETS) <= 8, "a row's position in a level is a uint8"
 #: Blocks of fewer rows walk every level in lock-step (and keep no slot-major bins): a
 #: pass costs about as much over a short block as over a full vector of rows.
@@ -509,7 +513,8 @@ def _many_rows(nodes, xb, xr, steps, depth, top_slot, top_thr, top_node, value,
     for t in range(tree_offsets.shape[0]):
         base, g = tree_offsets[t], tree_group[t]
         V = value[base:]
-        levels = min(n_top, steps[t]) if xb.shape[1] else 0
+        levels = min(n_top if m >= TOP_SETS_MIN_ROWS else TOP_LEVELS, steps[t]) \
+            if xb.shape[1] else 0
         _top(xb, top_slot[t], top_thr[t], top_node[t], levels, P, B, K, sets, t)
         _walk_tree(nodes[base:], xr, m, steps[t] - levels, steps[t] >= depth[t], K, L,
                    sets, np.uint64(base))
