@@ -15,7 +15,10 @@ Timed: one ``predict`` call on the whole test frame (the library's own coding of
 frame included: boostwood looks categories up by value in the model's dictionaries,
 XGBoost builds a DMatrix), best of ``--repeat`` calls taken in turns after a warm-up
 call of each, every model alike; and calls of 1,000 rows (best of the same turns, the
-mean over the test frame's 1,000-row slices). Reported: milliseconds, ratio to
+mean over the test frame's 1,000-row slices); each model's turn starts after a 0.5 s
+pause, so that no other library's OpenMP threads still spin on the two cores (without
+it, whichever model followed XGBoost in the turns was timed up to 1.4x slower).
+Reported: milliseconds, ratio to
 boostwood's numeric twin, and ratio to the faster of LightGBM and XGBoost.
 
 Usage::
@@ -92,6 +95,7 @@ def main():
     for _ in range(a.repeat):
         for name, (predict, _) in fitted.items():
             X = frames[name]
+            time.sleep(0.5)  # the previous library's OpenMP threads stop spinning first
             t = time.perf_counter()
             predict(X)
             whole[name] = min(whole.get(name, np.inf), time.perf_counter() - t)
