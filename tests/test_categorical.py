@@ -360,6 +360,32 @@ def test_scikit_learn_estimators_take_categorical_frames():
     np.testing.assert_array_equal(est.predict(pl.from_pandas(df)), est.predict(df))
 
 
+def test_the_ranker_takes_categorical_frames():
+    """GBDTRanker on a frame with a string column and qid in any order: categorical
+    features from the dtype, predictions equal to native ranking training on the same
+    frame, an eval_set frame with its qid, early stopping's query holdout, score; a
+    numpy array of strings is refused as the other estimators refuse it."""
+    pytest.importorskip("sklearn")
+    df, y = _frame(n=1200, seed=6)
+    rel = np.clip(np.round(y - y.min()) // 3, 0, 3).astype(int)
+    qid = np.random.default_rng(6).permutation(np.repeat(np.arange(60), 20))
+    est = bw.GBDTRanker(n_estimators=12, learning_rate=0.3, max_depth=3).fit(df, rel, qid=qid)
+    assert est.booster_.feature_types == ["numeric", "categorical"]
+    native = bw.train({"objective": "rank:ndcg", "eta": 0.3, "max_depth": 3, "nthread": 0,
+                       "seed": 0, "min_child_weight": 1.0},
+                      bw.Dataset(df, label=rel, qid=qid), 12)
+    np.testing.assert_allclose(est.predict(df), native.predict(df), rtol=1e-12)
+    assert est.score(df, rel, qid=qid) > 0.8
+    held = bw.GBDTRanker(n_estimators=40, early_stopping_rounds=3).fit(
+        df.iloc[:900], rel[:900], qid=qid[:900],
+        eval_set=[(df.iloc[900:], rel[900:])], eval_qid=[qid[900:]])
+    assert held.best_iteration_ is not None
+    assert bw.GBDTRanker(n_estimators=5, early_stopping_rounds=2).fit(
+        df, rel, qid=qid).best_iteration_ is not None
+    with pytest.raises(TypeError, match="must hold numbers only"):
+        bw.GBDTRanker(n_estimators=2).fit(df.to_numpy(), rel, qid=qid)
+
+
 def test_dumps_plots_and_report_print_category_values():
     """A trained model's text and JSON dumps, export_text, trees_to_dataframe, the
     graphviz source and the report's drawing write its sets as category values; the JSON

@@ -24,7 +24,7 @@ from ..data.rowinfo import RowInfo
 from ..objectives import OBJECTIVES, Ranking
 from . import _hyper
 from ._hyper import checked_data, kept_on_error
-from .gbdt import _COMMON_DOC, _GBDTBase
+from .gbdt import _COMMON_DOC, _GBDTBase, _labels
 
 #: The ranker's objective parameters, passed to ``train`` when given.
 _RANKING_PARAMS = ("lambdarank_pair_method", "lambdarank_num_pair_per_sample",
@@ -131,9 +131,13 @@ class GBDTRanker(_GBDTBase):
         with kept_on_error(self):
             init = self._init_booster(init_model, xgb_model)
             _hyper.check_hyperparameters(self)
-            X, y = checked_data(self, X, y, accept_sparse=["csr", "csc"],
-                                ensure_all_finite=False, dtype=[np.float64, np.float32],
-                                y_numeric=True)
+            categorical = self._categorical(X)
+            if categorical is None:
+                X, y = checked_data(self, X, y, accept_sparse=["csr", "csc"],
+                                    ensure_all_finite=False, dtype=[np.float64, np.float32],
+                                    y_numeric=True)
+            else:  # a frame with categorical columns: the Dataset codes them
+                X, y = self._frame(X, reset=True), _labels(y, len(X))
             y = self._encode_y(y)
             if group is None and qid is None:
                 raise ValueError("GBDTRanker.fit needs the query of every row: group= (query "
@@ -145,7 +149,8 @@ class GBDTRanker(_GBDTBase):
             names = None if names is None else [str(n) for n in names]
             dtrain = Dataset(X, y, weight=weight, feature_names=names, max_bin=self.max_bin,
                              seed=params["seed"], group=group, qid=qid,
-                             group_weight=group_weight, position=position)
+                             group_weight=group_weight, position=position,
+                             categorical_feature=categorical or None)
             evals = self._eval_datasets(eval_set, eval_group, eval_qid,
                                         sample_weight_eval_set, names, dtrain)
             if not evals and self.early_stopping_rounds is not None:
