@@ -360,6 +360,29 @@ def test_scikit_learn_estimators_take_categorical_frames():
     np.testing.assert_array_equal(est.predict(pl.from_pandas(df)), est.predict(df))
 
 
+def test_category_dtypes_coded_again_give_the_held_sorted_dictionary():
+    """The sorted order of a pandas category dtype is kept between calls (prediction in
+    small calls codes one dtype again and again); every call still gets the dictionary
+    of the values its rows hold, sorted, and the codes under it -- the general path's
+    result -- and a dtype whose unheld categories the general path would refuse (mixed
+    strings and numbers) keeps the general path, which checks only the held ones."""
+    from boostwood.data import categories as C
+    dtype = pd.CategoricalDtype(["pear", "apple", "fig", "kiwi"])
+    for held in (["fig", "pear", None, "fig"], ["kiwi", "apple"], [None, None]):
+        col = pd.Series(held, dtype=dtype)
+        codes, dictionary = C.encode_pandas(col, "c")
+        want = sorted(v for v in set(held) if v is not None)
+        assert dictionary == want
+        expect = [want.index(v) if v is not None else np.nan for v in held]
+        np.testing.assert_array_equal(codes, expect)
+    assert dtype in C._DTYPE_ORDERS
+    for odd in (pd.CategoricalDtype(["a", 1]), pd.CategoricalDtype([1, 1.5, 2.0])):
+        col = pd.Series([odd.categories[0]] * 3, dtype=odd)
+        codes, dictionary = C.encode_pandas(col, "c")
+        assert dictionary == [odd.categories[0]] and codes.tolist() == [0, 0, 0]
+    assert pd.CategoricalDtype(["a", 1]) not in C._DTYPE_ORDERS
+
+
 def test_the_ranker_takes_categorical_frames():
     """GBDTRanker on a frame with a string column and qid in any order: categorical
     features from the dtype, predictions equal to native ranking training on the same

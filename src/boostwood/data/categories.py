@@ -107,10 +107,60 @@ def encode_pandas(series, column):
     numbers declared categorical)."""
     pd = _pandas()
     if isinstance(series.dtype, pd.CategoricalDtype):
+        known = _dtype_order(series.dtype, column)
+        if known is not None:
+            return _coded_by(series.cat.codes, known, column)
         return _coded(*_held(series.cat.codes, series.cat.categories), column)
     if series.dtype.kind in "fiub":
         return encode_numbers(series.to_numpy(dtype=np.float64, na_value=np.nan), column)
     return encode_values(series.to_numpy(dtype=object, na_value=None), column)
+
+
+#: pandas category dtypes seen lately -> their values in sorted order (see
+#: :func:`_dtype_order`): prediction in small calls codes the same dtype again and again.
+_DTYPE_ORDERS = {}
+_DTYPE_ORDERS_KEPT = 32
+
+
+def _dtype_order(dtype, column):
+    """(values as Python scalars, their indices in sorted order) of a pandas category
+    dtype's categories, kept for the dtypes seen lately; None for a dtype whose
+    categories :func:`_coded` might refuse (mixed kinds, one value twice, values that
+    are no category values): those take the general path, which checks only the
+    categories some row holds."""
+    try:
+        hit = _DTYPE_ORDERS.get(dtype)
+    except TypeError:  # (an unhashable category)
+        return None
+    if hit is None:
+        try:
+            values = [_python_value(v, column) for v in np.asarray(dtype.categories,
+                                                                    dtype=object)]
+        except (TypeError, ValueError):
+            return None
+        if _kind(values) == "mixed" or len(set(values)) != len(values):
+            return None
+        order = np.array(sorted(range(len(values)), key=values.__getitem__), dtype=np.int64)
+        if len(_DTYPE_ORDERS) >= _DTYPE_ORDERS_KEPT:
+            _DTYPE_ORDERS.pop(next(iter(_DTYPE_ORDERS)))
+        hit = _DTYPE_ORDERS[dtype] = (values, order)
+    return hit
+
+
+def _coded_by(codes, known, column):
+    """:func:`_coded` of a category column whose dtype's sorted order is ``known``: the
+    same codes and dictionary (the values some row holds, sorted), without Python work
+    per category but the dictionary's list."""
+    values, order = known
+    codes = np.asarray(codes, dtype=np.int64)
+    held = np.bincount(codes[codes >= 0], minlength=len(values)) > 0
+    ranked = order[held[order]]
+    if ranked.size > MAX_CATEGORIES:
+        raise ValueError(f"column {column!r} has {ranked.size} categories; at most "
+                         f"{MAX_CATEGORIES} are supported")
+    rank = np.full(len(values) + 1, np.nan)  # the last entry: code -1, missing
+    rank[ranked] = np.arange(ranked.size)
+    return rank[codes], [values[i] for i in ranked]
 
 
 def _held(codes, values):
@@ -245,15 +295,33 @@ def _unseen(column, values, unseen):
 
 
 def _lookup(theirs, dictionary, column, unseen):
-    """Per code of ``theirs``, the code of the same value in ``dictionary`` (NaN: unseen)."""
-    if theirs and dictionary and _kind(theirs) != _kind(dictionary):
-        raise TypeError(f"column {column!r} holds {_kind(theirs)} categories, but the model "
-                        f"learned {_kind(dictionary)} ones")
-    index = {v: i for i, v in enumerate(dictionary)}
+    """Per code of ``theirs``, the code of the same value in ``dictionary`` (NaN: unseen).
+    Both are dictionaries of this module's encoders: one kind of value each (so the
+    first value's kind is the list's)."""
+    index, kind = _index_of(dictionary)
+    if theirs and dictionary and _kind(theirs[:1]) != kind:
+        raise TypeError(f"column {column!r} holds {_kind(theirs[:1])} categories, but the "
+                        f"model learned {kind} ones")
     table = np.array([index.get(v, np.nan) for v in theirs], dtype=np.float64)
     missed = [v for v in theirs if v not in index]
     _unseen(column, missed, unseen)
     return table, missed
+
+
+#: id of a model's dictionary -> (the dictionary, value -> code, kind), for the
+#: dictionaries coded by lately: a Booster codes every predict call by the same lists.
+_INDEXES = {}
+
+
+def _index_of(dictionary):
+    """(value -> code, kind) of a dictionary (a list), kept while the list lives on."""
+    hit = _INDEXES.get(id(dictionary))
+    if hit is None or hit[0] is not dictionary:
+        if len(_INDEXES) >= _DTYPE_ORDERS_KEPT:
+            _INDEXES.pop(next(iter(_INDEXES)))
+        hit = _INDEXES[id(dictionary)] = (dictionary, {v: i for i, v in enumerate(dictionary)},
+                                          _kind(dictionary))
+    return hit[1], hit[2]
 
 
 def _lookup_numbers(col, dictionary, column, unseen):
