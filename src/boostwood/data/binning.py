@@ -9,8 +9,13 @@ missing bin ``n_bins[f]``. See :mod:`boostwood._kernels.binning` for the
 convention that makes raw-value and binned prediction agree.
 
 A categorical feature of k categories (codes 0..k-1, :mod:`.categories`) is binned by
-identity: category c in bin c (edges c + 1/2), so that a split's category set is a set
-of codes and of bins alike; it has k bins whatever ``max_bin``.
+identity when k <= ``max_bin``: category c in bin c (edges c + 1/2), so that a split's
+category set is a set of codes and of bins alike. A feature of more categories *pools*
+the rare ones: its ``max_bin - 1`` most frequent categories in the binning sample (rows
+counted, ties to the lower code) keep bins of their own, in code order, and every other
+category shares the last bin (``category_bins``: bin per code). Its bins, and so every
+feature's histogram slot, stay within ``max_bin``; a split sends a pooled group one way
+(the tree's sets list its categories: :meth:`BinMapper.category_sets`).
 """
 import numpy as np
 
@@ -130,8 +135,13 @@ class BinMapper:
         weighted = None
         if weight is not None and weight.size and np.ptp(weight) > 0:
             weighted = np.asarray(weight, dtype=np.float64)
+        self.category_bins = {}
         if features.dense is not None:  # (category c in bin c: edges c + 1/2)
-            edges = [np.concatenate([np.arange(max(categories[f] - 1, 0)) + 0.5, [np.inf]])
+            for f, k in categories.items():
+                if k > self.max_bin:
+                    self.category_bins[f] = _pooled(features.dense[:, f], k, self.max_bin)
+            edges = [np.concatenate([np.arange(max(self._cat_bins(f, categories) - 1, 0)) + 0.5,
+                                     [np.inf]])
                      if f in categories else edges_from_counts(*_value_weights(
                          features.dense[:, f].astype(np.float64, copy=False), weighted),
                          self.max_bin) for f in range(features.shape[1])]
@@ -141,6 +151,18 @@ class BinMapper:
         self.categorical = np.zeros(len(edges), dtype=np.uint8)
         self.categorical[list(categories)] = 1
         return self
+
+    def _cat_bins(self, f, categories):
+        """Value bins of categorical feature f: one per category, or pooled (module doc)."""
+        table = self.category_bins.get(f)
+        return categories[f] if table is None else int(table.max()) + 1
+
+    def category_sets(self, f, bins):
+        """The categories (codes, ascending) of ``bins`` of categorical feature f: the bins
+        themselves, or every category a pooled feature's bins hold."""
+        table = getattr(self, "category_bins", {}).get(f)
+        bins = np.asarray(bins, dtype=np.int64)
+        return bins if table is None else np.nonzero(np.isin(table, bins))[0]
 
     def _sample_rows(self, n_rows, keep, row_ids, reducer):
         """Ascending local rows of the binning sample (None: every row)."""
@@ -206,6 +228,11 @@ class BinMapper:
                 bin_dense_padded(features.dense, table, self.n_bins, out)
             else:
                 bin_dense(features.dense, self.edges_flat, self.edge_offsets, self.n_bins, out)
+            for f, pooled in getattr(self, "category_bins", {}).items():
+                col = features.dense[:, f]
+                seen = ~np.isnan(col)
+                out[:, f] = self.missing_bins[f]
+                out[seen, f] = pooled[col[seen].astype(np.int64)]
             return out
         csc = features.csc
         zero = np.zeros(1)
@@ -235,6 +262,18 @@ class BinMapper:
     def bin_thresholds(self, features, bins):
         """Raw threshold (upper edge) of bin ``bins[i]`` of feature ``features[i]``."""
         return self.edges_flat[self.edge_offsets[features] + bins]
+
+
+def _pooled(col, k, max_bin):
+    """Bin per code of a categorical feature of ``k > max_bin`` categories (module doc):
+    the ``max_bin - 1`` categories most rows of the sample hold (ties: the lower code)
+    in bins 0.. in code order, every other category in the last bin."""
+    seen = col[~np.isnan(col)].astype(np.int64)
+    counts = np.bincount(seen, minlength=k)
+    kept = np.sort(np.argsort(-counts, kind="stable")[:max_bin - 1])
+    table = np.full(k, kept.size, dtype=np.int64)
+    table[kept] = np.arange(kept.size)
+    return table
 
 
 def _gather_rows(features, weight, row_ids, reducer):

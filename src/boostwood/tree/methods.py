@@ -80,6 +80,9 @@ class HistMethod:
         tree, segments = self.grower.grow(gh, rows, features, rng)
         split = (tree.feature >= 0) & (tree.split_kind == NUMERIC)  # sets need no threshold
         tree.threshold[split] = self._thresholds(tree.feature[split], tree.threshold_bin[split])
+        pooled = getattr(getattr(self, "mapper", None), "category_bins", None)
+        if pooled and np.any(tree.split_kind):
+            _sets_of_categories(tree, self.mapper)
         return tree, segments
 
     def _thresholds(self, features, bins):
@@ -105,6 +108,20 @@ class HistMethod:
         return _raw_adder(features)
 
 
+def _sets_of_categories(tree, mapper):
+    """The tree's sets over bins become sets over categories (a pooled feature's bin
+    stands for several, :meth:`BinMapper.category_sets`); the sets over bins stay, as
+    ``tree.binned_sets`` (training only, not saved), for the walks over bins."""
+    tree.binned_sets = (tree.cat_start.copy(), tree.cat_len.copy(), tree.cat_bits.copy())
+    nodes = np.nonzero(tree.split_kind)[0]
+    sets = [mapper.category_sets(int(tree.feature[j]), tree.categories(j)) for j in nodes]
+    tree.cat_start[:] = 0
+    tree.cat_len[:] = 0
+    tree.cat_bits = np.zeros(0, dtype=np.uint32)
+    for j, cats in zip(nodes, sets):
+        tree.set_categorical(j, cats)
+
+
 def _add_binned(X_binned, missing_bins, tree, raw, group, rows=None):
     """``raw[:, group] += tree(x)`` from the bins, for every row or for ``rows``: a tree of
     numeric splits by the branch-free lock-step walk (2.4-3.2x as fast on 255-leaf and
@@ -116,7 +133,8 @@ def _add_binned(X_binned, missing_bins, tree, raw, group, rows=None):
         add_numeric_tree_binned(X_binned, some, rows is None, walk, child, tree.value, raw,
                                 group)
         return
-    nodes = (tree.feature, tree.threshold_bin) + tree.nodes()[2:]
+    nodes = (tree.feature, tree.threshold_bin) + tree.nodes()[2:6] + \
+        getattr(tree, "binned_sets", tree.nodes()[6:])  # (sets over bins)
     if rows is None:
         add_tree_binned(X_binned, missing_bins, nodes, tree.value, raw, group)
         return
