@@ -17,8 +17,10 @@ default is one-vs-rest for every categorical feature (chosen on real data,
 ``max_cat_to_onehot`` 4, the like-for-like row. Inside the timer:
 the library's Dataset from the frame, and training. Each library is warmed on a small
 slice first; the libraries take turns ``--repeat`` times and the best time of each is
-reported, with test AUC and the ratio to the faster of LightGBM and XGBoost. Peak memory
-is not measured here.
+reported, with test AUC and the ratio to the faster of LightGBM and XGBoost. With
+``--memory``, each library also trains once more in a fresh process of its own: its peak
+resident memory above what the process held once the data were made and a warm-up fit
+on 5,000 rows was done (Linux's VmHWM, reset then), the Dataset and training included.
 
 Usage::
 
@@ -30,6 +32,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -91,6 +94,40 @@ FITS = {"boostwood": fit_boostwood,
         "lightgbm": fit_lightgbm, "xgboost": fit_xgboost}
 
 
+def _status_kib(field):
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def memory_of(name, a):
+    """MiB of peak resident memory above the data's, of one fit of library ``name`` (run in
+    a fresh process: ``--memory-of``)."""
+    levels = [int(v) for v in a.levels.split(",")]
+    df, y = make_data(a.rows, levels)
+    cut = int(0.8 * a.rows)
+    train = df.iloc[:cut]
+    FITS[name](train.iloc[:5000], y[:5000], argparse.Namespace(**{**vars(a), "rounds": 2}))
+    base = _status_kib("VmRSS")  # (after a warm-up fit: imports and compiled code in)
+    with open("/proc/self/clear_refs", "w") as fh:  # the peak so far: reset to now
+        fh.write("5")
+    FITS[name](train, y[:cut], a)
+    return (_status_kib("VmHWM") - base) / 1024
+
+
+def memory_table(a):
+    out = {}
+    for name in FITS:
+        cmd = [sys.executable, os.path.abspath(__file__), "--memory-of", name,
+               "--rows", str(a.rows), "--levels", a.levels, "--rounds", str(a.rounds),
+               "--depth", str(a.depth), "--threads", str(a.threads)]
+        res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        out[name] = float(res.stdout.strip().splitlines()[-1])
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200_000)
@@ -100,7 +137,12 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=None, help="write the results as JSON here")
+    ap.add_argument("--memory", action="store_true", help="also measure peak memory")
+    ap.add_argument("--memory-of", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.memory_of:
+        print(memory_of(a.memory_of, a))
+        return
     levels = [int(v) for v in a.levels.split(",")]
     df, y = make_data(a.rows, levels)
     cut = int(0.8 * a.rows)
@@ -121,14 +163,18 @@ def main():
     print(f"commit {commit}; {platform.processor() or platform.machine()}, {os.cpu_count()} "
           f"cores; {a.rows} rows, levels {levels}, {a.rounds} rounds, depth {a.depth}, "
           f"{a.threads} threads, best of {a.repeat}")
-    print("| library | train s | / faster of LightGBM, XGBoost | test AUC |")
-    print("|---|---|---|---|")
+    memory = memory_table(a) if a.memory else {}
+    print("| library | train s | / faster of LightGBM, XGBoost | test AUC | "
+          "peak MiB above the data |")
+    print("|---|---|---|---|---|")
     for name in FITS:
-        print(f"| {name} | {best[name]:.2f} | {best[name] / fastest:.2f}x | {quality[name]:.4f} |")
+        mib = f"{memory[name]:.0f}" if name in memory else "not measured"
+        print(f"| {name} | {best[name]:.2f} | {best[name] / fastest:.2f}x | {quality[name]:.4f} "
+              f"| {mib} |")
     if a.out:
         with open(a.out, "w") as fh:
-            json.dump({"commit": commit, "args": vars(a), "seconds": best, "auc": quality}, fh,
-                      indent=1)
+            json.dump({"commit": commit, "args": vars(a), "seconds": best, "auc": quality,
+                       "peak_mib": memory}, fh, indent=1)
 
 
 if __name__ == "__main__":
