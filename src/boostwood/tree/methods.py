@@ -114,12 +114,23 @@ def _sets_of_categories(tree, mapper):
     ``tree.binned_sets`` (training only, not saved), for the walks over bins."""
     tree.binned_sets = (tree.cat_start.copy(), tree.cat_len.copy(), tree.cat_bits.copy())
     nodes = np.nonzero(tree.split_kind)[0]
-    sets = [mapper.category_sets(int(tree.feature[j]), tree.categories(j)) for j in nodes]
-    tree.cat_start[:] = 0
-    tree.cat_len[:] = 0
-    tree.cat_bits = np.zeros(0, dtype=np.uint32)
-    for j, cats in zip(nodes, sets):
-        tree.set_categorical(j, cats)
+    words = []
+    for j in nodes:
+        w = tree.cat_bits[tree.cat_start[j]:tree.cat_start[j] + tree.cat_len[j]]
+        table = mapper.category_bins.get(int(tree.feature[j]))
+        if table is not None:  # bit c of the new set: bit table[c] of the old
+            bits = np.unpackbits(w.astype("<u4").view(np.uint8), bitorder="little")
+            member = np.zeros(int(table.max()) + 1, dtype=np.uint8)
+            member[:min(bits.size, member.size)] = bits[:member.size]
+            cats = np.nonzero(member[table])[0]
+            w = np.zeros(int(cats[-1]) // 32 + 1, dtype=np.uint32)
+            np.bitwise_or.at(w, cats >> 5,
+                             np.left_shift(np.uint32(1), (cats & 31).astype(np.uint32)))
+        words.append(w)
+    lengths = np.array([w.size for w in words], dtype=np.int32)
+    tree.cat_len[nodes] = lengths
+    tree.cat_start[nodes] = np.cumsum(lengths) - lengths
+    tree.cat_bits = np.concatenate(words).astype(np.uint32) if words else tree.cat_bits
 
 
 def _add_binned(X_binned, missing_bins, tree, raw, group, rows=None):
