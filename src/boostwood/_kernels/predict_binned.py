@@ -130,8 +130,6 @@ assert max(TOP_LEVELS, TOP_LEVELS_SETS) <= 8, "a row's position in a level is a 
 #: Blocks of fewer rows walk every level in lock-step (and keep no slot-major bins): a
 #: pass costs about as much over a short block as over a full vector of rows.
 TOP_MIN_ROWS = 64
-#: Splits of a complete tree of TOP_LEVELS levels.
-TOP_NODES = (1 << TOP_LEVELS) - 1
 #: The bins of a block with top levels have a multiple of this many rows (zeros past its
 #: last; a multiple of 16 without): one 512-bit vector of one-byte bins, so the passes of
 #: the top levels end on a whole vector, and lock-step groups never run past them.
@@ -226,9 +224,7 @@ def _step(N, k, x, sets, base):
     """The child (id within the tree ``N``, unsigned) that a row with slots ``x`` takes
     from node ``k``: :func:`_next` in a numeric forest, :func:`_next_set` in one with
     category sets (``base``: the tree's first node in the forest)."""
-    if sets is None:
-        return _next(N[k], x)
-    return _next_set(N[k], x, sets, base + k)
+    return _next_any(N[k], x, sets, base + k)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -526,7 +522,8 @@ def _many_rows(nodes, xb, xr, steps, depth, top_slot, top_thr, top_node, value,
 def predict_binned(X, cuts, cut_start, nodes, steps, depth, top_slot, top_thr, top_node,
                    value, tree_offsets, tree_group, out, sets=None):
     """Add every tree's leaf value to ``out[:, group]``; equal to
-    :func:`boostwood._kernels.predict.predict_raw` on a forest of numeric splits.
+    :func:`boostwood._kernels.predict.predict_raw` (with ``sets``: on data coded by the
+    model's dictionaries).
 
     X : ndarray of shape (n_rows, n_features), float32 or float64   # IN
     cuts : ndarray, float64; each feature's sorted distinct thresholds, concatenated   # IN

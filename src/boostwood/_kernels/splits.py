@@ -99,13 +99,13 @@ def bitset_of(categories):
     cats = np.asarray(categories, dtype=np.int64)
     if cats.size == 0:
         return np.zeros(0, dtype=np.uint32)
-    words = np.zeros(int(cats.max()) // 32 + 1, dtype=np.uint32)
-    np.bitwise_or.at(words, cats // 32, (np.uint32(1) << (cats % 32).astype(np.uint32)))
-    return words
+    bits = np.zeros((int(cats.max()) // 32 + 1) * 32, dtype=bool)
+    bits[cats] = True  # bit c of word c // 32: little-endian bits of little-endian words
+    return np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
 
 
 def categories_of(words):
     """The categories (ascending) whose bits are set in ``words``."""
-    words = np.asarray(words, dtype=np.uint32)
-    bits = (words[:, None] >> np.arange(32, dtype=np.uint32)[None, :]) & np.uint32(1)
-    return np.nonzero(bits.reshape(-1))[0].astype(np.int64)
+    words = np.asarray(words, dtype=np.uint32).astype("<u4")
+    return np.nonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))[0].astype(
+        np.int64)

@@ -101,6 +101,7 @@ class BinMapper:
         self.max_bin = int(max_bin)
         self.sample_cnt = int(sample_cnt)
         self.seed = int(seed)
+        self.category_bins = {}  # pooled categorical features (module doc): bin per code
 
     def fit(self, features, weight=None, row_ids=None, reducer=None):
         """Fit the edges on a :class:`~boostwood.data.validation.FeatureMatrix`.
@@ -160,9 +161,13 @@ class BinMapper:
     def category_sets(self, f, bins):
         """The categories (codes, ascending) of ``bins`` of categorical feature f: the bins
         themselves, or every category a pooled feature's bins hold."""
-        table = getattr(self, "category_bins", {}).get(f)
+        table = self.category_bins.get(f)
         bins = np.asarray(bins, dtype=np.int64)
-        return bins if table is None else np.nonzero(np.isin(table, bins))[0]
+        if table is None:
+            return bins
+        member = np.zeros(int(table.max()) + 1, dtype=bool)
+        member[bins] = True
+        return np.nonzero(member[table])[0]
 
     def _sample_rows(self, n_rows, keep, row_ids, reducer):
         """Ascending local rows of the binning sample (None: every row)."""
@@ -228,7 +233,7 @@ class BinMapper:
                 bin_dense_padded(features.dense, table, self.n_bins, out)
             else:
                 bin_dense(features.dense, self.edges_flat, self.edge_offsets, self.n_bins, out)
-            for f, pooled in getattr(self, "category_bins", {}).items():
+            for f, pooled in self.category_bins.items():
                 col = features.dense[:, f]
                 seen = ~np.isnan(col)
                 out[:, f] = self.missing_bins[f]

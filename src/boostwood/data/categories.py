@@ -91,15 +91,19 @@ def _coded(codes, uniques, column):
     if len(set(dictionary)) != len(dictionary):  # 1 and 1.0 are one category
         raise ValueError(f"column {column!r} holds one category under two values (e.g. 1 "
                          "and 1.0); give it one type")
-    if len(dictionary) > MAX_CATEGORIES:
-        raise ValueError(f"column {column!r} has {len(dictionary)} categories; at most "
-                         f"{MAX_CATEGORIES} are supported")
+    _check_count(len(dictionary), column)
     rank = np.empty(len(values), dtype=np.float64)
     rank[order] = np.arange(len(values))
     out = np.full(codes.shape[0], np.nan)
     seen = codes >= 0
     out[seen] = rank[codes[seen]]
     return out, dictionary
+
+
+def _check_count(n, column):
+    if n > MAX_CATEGORIES:
+        raise ValueError(f"column {column!r} has {n} categories; at most {MAX_CATEGORIES} "
+                         "are supported")
 
 
 def encode_pandas(series, column):
@@ -155,9 +159,7 @@ def _coded_by(codes, known, column):
     codes = np.asarray(codes, dtype=np.int64)
     held = np.bincount(codes[codes >= 0], minlength=len(values)) > 0
     ranked = order[held[order]]
-    if ranked.size > MAX_CATEGORIES:
-        raise ValueError(f"column {column!r} has {ranked.size} categories; at most "
-                         f"{MAX_CATEGORIES} are supported")
+    _check_count(ranked.size, column)
     rank = np.full(len(values) + 1, np.nan)  # the last entry: code -1, missing
     rank[ranked] = np.arange(ranked.size)
     return rank[codes], [values[i] for i in ranked]

@@ -19,7 +19,7 @@ from .._config import GQ_DTYPE, GQ_LOW_DTYPE
 from .._kernels.histogram import partials_bound
 from .._kernels.predict import (add_numeric_tree_binned, add_tree_binned, binned_walk,
                                 predict_raw)
-from .._kernels.splits import NUMERIC
+from .._kernels.splits import NUMERIC, bitset_of
 from ..data.categories import recode
 from .approx import GlobalProposal
 from .exact import exact_grower
@@ -114,19 +114,10 @@ def _sets_of_categories(tree, mapper):
     ``tree.binned_sets`` (training only, not saved), for the walks over bins."""
     tree.binned_sets = (tree.cat_start.copy(), tree.cat_len.copy(), tree.cat_bits.copy())
     nodes = np.nonzero(tree.split_kind)[0]
-    words = []
-    for j in nodes:
-        w = tree.cat_bits[tree.cat_start[j]:tree.cat_start[j] + tree.cat_len[j]]
-        table = mapper.category_bins.get(int(tree.feature[j]))
-        if table is not None:  # bit c of the new set: bit table[c] of the old
-            bits = np.unpackbits(w.astype("<u4").view(np.uint8), bitorder="little")
-            member = np.zeros(int(table.max()) + 1, dtype=np.uint8)
-            member[:min(bits.size, member.size)] = bits[:member.size]
-            cats = np.nonzero(member[table])[0]
-            w = np.zeros(int(cats[-1]) // 32 + 1, dtype=np.uint32)
-            np.bitwise_or.at(w, cats >> 5,
-                             np.left_shift(np.uint32(1), (cats & 31).astype(np.uint32)))
-        words.append(w)
+    words = [bitset_of(mapper.category_sets(int(tree.feature[j]), tree.categories(j)))
+             if int(tree.feature[j]) in mapper.category_bins else
+             tree.cat_bits[tree.cat_start[j]:tree.cat_start[j] + tree.cat_len[j]]
+             for j in nodes]  # joined once (set_categorical per node: 0.1 s a 100 trees)
     lengths = np.array([w.size for w in words], dtype=np.int32)
     tree.cat_len[nodes] = lengths
     tree.cat_start[nodes] = np.cumsum(lengths) - lengths
