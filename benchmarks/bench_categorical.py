@@ -128,14 +128,26 @@ def memory_table(a):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def data_arguments(ap, repeat):
+    """The arguments of the data, the models and the turns, shared with
+    ``bench_categorical_predict.py``."""
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--levels", default="10,100,1000")
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--depth", type=int, default=6)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=repeat)
+
+
+def commit():
+    """The short id of the checked-out commit, for the results' header."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    data_arguments(ap, repeat=3)
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     ap.add_argument("--memory", action="store_true", help="also measure peak memory")
     ap.add_argument("--memory-of", default=None, help=argparse.SUPPRESS)
@@ -158,9 +170,8 @@ def main():
             best[name] = min(best.get(name, np.inf), time.perf_counter() - t)
             quality[name] = auc(y[cut:], predict(test))
     fastest = min(best["lightgbm"], best["xgboost"])
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    print(f"commit {commit}; {platform.processor() or platform.machine()}, {os.cpu_count()} "
+    commit_id = commit()
+    print(f"commit {commit_id}; {platform.processor() or platform.machine()}, {os.cpu_count()} "
           f"cores; {a.rows} rows, levels {levels}, {a.rounds} rounds, depth {a.depth}, "
           f"{a.threads} threads, best of {a.repeat}")
     memory = memory_table(a) if a.memory else {}
@@ -173,7 +184,7 @@ def main():
               f"| {mib} |")
     if a.out:
         with open(a.out, "w") as fh:
-            json.dump({"commit": commit, "args": vars(a), "seconds": best, "auc": quality,
+            json.dump({"commit": commit_id, "args": vars(a), "seconds": best, "auc": quality,
                        "peak_mib": memory}, fh, indent=1)
 
 

@@ -29,7 +29,6 @@ Usage::
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import time
 
@@ -37,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_categorical import make_data  # noqa: E402
+from bench_categorical import commit, data_arguments, make_data  # noqa: E402
 
 
 def as_numbers(df):
@@ -76,12 +75,7 @@ def models(train, y, a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=200_000)
-    ap.add_argument("--levels", default="10,100,1000")
-    ap.add_argument("--rounds", type=int, default=100)
-    ap.add_argument("--depth", type=int, default=6)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=10)
+    data_arguments(ap, repeat=10)
     a = ap.parse_args()
     levels = [int(v) for v in a.levels.split(",")]
     df, y = make_data(a.rows, levels)
@@ -104,9 +98,7 @@ def main():
                 predict(X.iloc[s:s + 1000])
             per_call = (time.perf_counter() - t) / (len(X) // 1000)
             small[name] = min(small.get(name, np.inf), per_call)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    print(f"commit {commit}; {platform.processor() or platform.machine()}, {os.cpu_count()} "
+    print(f"commit {commit()}; {platform.processor() or platform.machine()}, {os.cpu_count()} "
           f"cores; {a.rows} rows ({len(test)} predicted), levels {levels}, {a.rounds} "
           f"rounds, depth {a.depth}, {a.threads} threads, best of {a.repeat} in turns")
     twin = "boostwood numeric twin"
