@@ -25,6 +25,7 @@ from numba import njit, prange
 
 from .criterion import (ENTROPY, GAIN_RATIO, _score, default_left_of, impurity, keeps, recorded,
                         unpack_settings)
+from .criterion_categories import category_work, scan_and_record
 from .intrinsics import PREFETCH_DISTANCE, prefetch, trailing_zeros
 from .splits import P_BIN, P_DEFAULT_LEFT, P_NEXT
 
@@ -134,15 +135,21 @@ def _fill(codes_rows, rs, rows, s, e, fs, P, hist, mask):
 
 @njit(cache=True, nogil=True, inline="always")
 def _scan_filled(j, a, k, hist, mask, bins, mb, K, criterion, parent, totals, msl, mwl, work,
-                 out_gain, out_pick, out_left, scan):
+                 out_gain, out_pick, out_left, scan, cat, cat_work, out_sets):
     """Scan histogram j (feature position a) of node k into the outputs (if ``scan``),
     then clear the bins it used. Returns 1 if the feature varies in the node, else 0.
     ``work`` = (run, left, right, res) scratch arrays. (The outputs are separate
-    arguments: written through a tuple made outside the parallel loop, they were lost.)"""
+    arguments: written through a tuple made outside the parallel loop, they were lost.)
+    A categorical feature (``cat``) is scanned for its best set of bins
+    (:func:`~boostwood._kernels.criterion_categories.scan_and_record`, scratch
+    ``cat_work`` = (its work, best left, result)), written to ``out_sets[k, a]``."""
     run, left, right, res = work
     n_present = _present_bins(mask[j], mb, bins)
     varies = 1 if n_present > 1 or (n_present == 1 and hist[j, mb, K + 1] > 0.0) else 0
-    if varies and scan:
+    if varies and scan and cat:
+        scan_and_record(hist[j], bins, n_present, mb, K, criterion, parent, totals[k], msl, mwl,
+                        cat_work, k, a, out_gain, out_pick, out_left, out_sets)
+    elif varies and scan:
         _scan_hist(hist[j], bins, n_present, mb, K, criterion, parent, totals[k], msl, mwl,
                    run, left, right, out_left[k, a], res)
         if res[1] >= 0:
@@ -161,7 +168,7 @@ def _scan_filled(j, a, k, hist, mask, bins, mb, K, criterion, parent, totals, ms
 
 @njit(parallel=True, cache=True, nogil=True)
 def binned_node_scan(codes_rows, row_stats, n_bins, segments, totals, features, draw_keys,
-                     n_pick, known_const, settings, n_chunks, out, out_const):
+                     n_pick, known_const, settings, n_chunks, out, out_const, cats):
     """Best split of each node of a batch over histogram bins, one node at a time.
 
     Features are visited in ascending order of ``draw_keys[k]`` (random keys per
@@ -176,8 +183,7 @@ def binned_node_scan(codes_rows, row_stats, n_bins, segments, totals, features, 
     codes_rows : (n_rows, n_features) bins, row-major, missing = ``n_bins[f]``   # IN
     row_stats : (n_rows, 4) float64 from :func:`pack_row_stats`   # IN
     n_bins : (n_features,) int   # IN
-    segments : tuple (buf, sides, starts, counts), the nodes' row segments (partition
-        buffers)   # IN
+    segments : (buf, sides, starts, counts), the nodes' row segments   # IN
     totals : (n_nodes, K + 2) float64, each node's (channels..., weight, count)   # IN
     features : (n_active,) int64, the feature of each position   # IN
     draw_keys : (n_nodes, n_active) float64 in [0, 1), or all 0 to visit in order   # IN
@@ -185,21 +191,19 @@ def binned_node_scan(codes_rows, row_stats, n_bins, segments, totals, features, 
         known to be constant in the node   # IN
     settings : criterion settings (:func:`~boostwood._kernels.criterion.criterion_settings`)
     n_chunks : int, blocks of nodes (each allocates its scratch once): a few per thread
-    out : (gain, pick, left) as :func:`boostwood._kernels.criterion.criterion_scan` fills
-        it; gain -inf where a feature was not used   # OUT
+    out : (gain, pick, left) as ``criterion_scan`` fills it; gain -inf: not used   # OUT
     out_const : ``known_const`` plus the positions found constant   # OUT
+    cats : (is_cat, sets): (n_features,) uint8, 1 = categorical, scanned for a set of
+        bins; (n_nodes, n_active, n_words) uint32, the bins a set sends left   # IN, OUT
     """
-    buf, sides, starts, counts = segments
+    (is_cat, out_sets), (buf, sides, starts, counts) = cats, segments
     out_gain, out_pick, out_left = out
     criterion, min_samples_leaf, min_weight_leaf = unpack_settings(settings)
-    n_nodes, W = totals.shape
+    (n_nodes, W), A = totals.shape, features.shape[0]
     K = W - 2
-    A = features.shape[0]
     P = min(n_pick, A)
     crit = ENTROPY if criterion == GAIN_RATIO else criterion
-    max_bins = 1
-    for a in range(A):
-        max_bins = max(max_bins, n_bins[features[a]] + 1)
+    max_bins = max(1, np.max(n_bins[features]) + 1) if A > 0 else 1
     n_words = (max_bins + 63) // 64
     rs = row_stats.reshape(-1)
     one = np.uint64(1)
@@ -211,6 +215,7 @@ def binned_node_scan(codes_rows, row_stats, n_bins, segments, totals, features, 
         bins = np.empty(max_bins, dtype=np.int64)
         pa, fs = np.empty(P, dtype=np.int64), np.empty(P, dtype=np.int64)
         work = (np.empty(W), np.empty(W), np.empty(W), np.empty(4))
+        cat_work = (category_work(max_bins, W), np.zeros(W), np.zeros(4))
         taken = np.zeros(A, dtype=np.uint8)
         for k in range(t * per, min((t + 1) * per, n_nodes)):
             taken[:] = 0
@@ -236,7 +241,8 @@ def binned_node_scan(codes_rows, row_stats, n_bins, segments, totals, features, 
                 for i in range(m):
                     v = _scan_filled(i, pa[i], k, hist, mask, bins, n_bins[fs[i]], K, criterion,
                                      parent, totals, min_samples_leaf, min_weight_leaf, work,
-                                     out_gain, out_pick, out_left, end == P or used == 0)
+                                     out_gain, out_pick, out_left, end == P or used == 0,
+                                     is_cat[fs[i]] != 0, cat_work, out_sets)
                     if v == 0:
                         out_const[k, pa[i] >> 6] |= one << np.uint64(pa[i] & 63)
                     used += v  # (the walk scans only its first varying feature)

@@ -28,10 +28,14 @@ class SortedColumns:
     order, order_offsets : int32 rows and int64 offsets (feature f's sorted rows are
         ``order[order_offsets[f]:order_offsets[f + 1]]``)
     missing_rows, missing_offsets : likewise, the rows whose value is NaN
+    is_categorical : (n_features,) uint8, 1 for a categorical feature (its values are
+        category codes, so its codes are the categories present, ascending)
     """
 
     def __init__(self, features):
         n_rows, n_features = features.shape
+        self.is_categorical = np.zeros(n_features, dtype=np.uint8)
+        self.is_categorical[list(features.categories)] = 1
         self.values, orders, missing = [], [], []
         # uint32 codes whatever the data: one compiled variant of the kernels
         self.codes = np.empty((n_features, n_rows), dtype=np.uint32)
@@ -53,6 +57,19 @@ class SortedColumns:
         self.n_values = np.array([v.size for v in self.values], dtype=np.int64)
         self.order, self.order_offsets = _flatten(orders)
         self.missing_rows, self.missing_offsets = _flatten(missing)
+
+    def codes_are_categories(self, f):
+        """Is code c category c for categorical feature f (every category present)?"""
+        v = self.values[f]
+        return v.size == 0 or v[-1] == v.size - 1
+
+    def code_per_category(self, f):
+        """Categorical feature f: the code of each category (by category code; -1 for a
+        category no row holds)."""
+        v = self.values[f].astype(np.int64)
+        out = np.full(int(v[-1]) + 1 if v.size else 0, -1, dtype=np.int64)
+        out[v] = np.arange(v.size)
+        return out
 
     @property
     def lists(self):
@@ -87,14 +104,31 @@ class BinnedColumns:
     X_binned : ndarray of shape (n_rows, n_features), bin ids (missing = ``n_bins[f]``)
     n_bins : ndarray of shape (n_features,), value bins per feature
     bin_thresholds : callable (features, bins) -> raw thresholds of "bin <= b"
+    is_categorical : (n_features,) uint8, 1 for a categorical feature, optional
+    category_bins : dict, categorical feature -> its bin per category code, for the
+        features whose bins pool several categories (the others' bin c is category c;
+        :attr:`~boostwood.data.binning.BinMapper.category_bins`)
     """
 
-    def __init__(self, X_binned, n_bins, bin_thresholds):
+    def __init__(self, X_binned, n_bins, bin_thresholds, is_categorical=None,
+                 category_bins=None):
         self.rows = np.ascontiguousarray(X_binned)  # row-major, for the level-wise scan
         self.codes = np.ascontiguousarray(X_binned.T)  # feature-major, for the partition
         self.n_values = np.asarray(n_bins, dtype=np.int64)
         self._bin_thresholds = bin_thresholds
         self._lists = None
+        self.is_categorical = np.zeros(self.codes.shape[0], dtype=np.uint8) \
+            if is_categorical is None else np.asarray(is_categorical, dtype=np.uint8)
+        self._category_bins = dict(category_bins or {})
+
+    def codes_are_categories(self, f):
+        """Is bin c category c for categorical feature f (not pooled)?"""
+        return f not in self._category_bins
+
+    def code_per_category(self, f):
+        """Categorical feature f: the bin of each category (by category code)."""
+        table = self._category_bins.get(f)
+        return np.arange(self.n_values[f]) if table is None else np.asarray(table, np.int64)
 
     def _sorted_lists(self):
         """Per feature its rows by ascending bin, and its missing rows (built on first use:

@@ -40,11 +40,13 @@ def search_columns(features, splitter, max_bin=255, seed=0, weight=None):
     drawn between a node's values) or histogram bins (``"hist"``)."""
     if splitter in ("exact", "random"):
         return SortedColumns(features)
-    ds = Dataset(features.dense if features.dense is not None else features.csc,
-                 weight=weight, max_bin=max_bin, seed=seed)  # weighted quantiles for bins
+    data = features if features.categories else \
+        features.dense if features.dense is not None else features.csc
+    ds = Dataset(data, weight=weight, max_bin=max_bin, seed=seed)  # weighted quantiles for bins
     ds.construct()
     mapper = ds.bin_mapper
-    return BinnedColumns(ds.X_binned, mapper.n_bins, mapper.bin_thresholds)
+    return BinnedColumns(ds.X_binned, mapper.n_bins, mapper.bin_thresholds,
+                         mapper.categorical, mapper.category_bins)
 
 
 def make_grower(columns, spec, n_channels, n_features, random_splits=False):

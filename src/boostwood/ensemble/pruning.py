@@ -14,6 +14,7 @@ weakest link's g(t) is at most ``ccp_alpha``.
 import numpy as np
 
 from .._kernels.criterion import ENTROPY, GAIN_RATIO, impurity
+from .._kernels.splits import CATEGORICAL
 from ..tree.criterion import CRITERIA
 from ..tree.tree import Tree
 
@@ -96,4 +97,7 @@ def collapse(tree, stats, leaf):
     out = Tree(feature, np.where(is_leaf, 0.0, tree.threshold[order]), left, right,
                np.where(is_leaf, 0, tree.default_left[order]), tree.value[order],
                np.where(is_leaf, 0.0, tree.gain[order]), tree.cover[order], tree.count[order])
+    for new, old in enumerate(order):  # categorical splits keep their sets
+        if not is_leaf[new] and tree.split_kind[old] == CATEGORICAL:
+            out.set_categorical(new, tree.categories(old))
     return out, stats[order]

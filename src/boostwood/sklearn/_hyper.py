@@ -40,9 +40,56 @@ def checked_data(est, X, y="no_validation", **kwargs):
         except Exception:  # a sparse matrix or frame numpy cannot read: X was fine
             pass
         raise TypeError(f"{name} must hold numbers only: {exc} (string and categorical "
-                        "columns: the GBDT estimators take them in a DataFrame or Arrow "
-                        "table, categorical_features='from_dtype'; a numpy array, and the "
-                        "other estimators, take numbers only)") from None
+                        "columns: pass a DataFrame or Arrow table, whose categorical columns "
+                        "categorical_features='from_dtype' takes; a numpy array takes "
+                        "numbers only)") from None
+
+
+def is_frame(X):
+    """A pandas or polars DataFrame or an Arrow table (whose columns carry types)."""
+    module = type(X).__module__ or ""
+    return module.startswith(("pandas", "polars", "pyarrow")) and hasattr(X, "columns")
+
+
+def has_categories(X):
+    """Does the frame hold a column categorical by its type?"""
+    from ..data.validation import as_feature_matrix
+    try:
+        return bool(as_feature_matrix(X.head(1) if hasattr(X, "head") else X.slice(0, 1),
+                                      "X", allow_empty_rows=True).categories)
+    except (TypeError, ValueError):
+        return False
+
+
+def categorical_spec(spec, X):
+    """The ``categorical_feature`` list ``X`` trains with under ``categorical_features``
+    = ``spec``: [] for "from_dtype" on a frame with a categorical column (the data layer
+    reads the types), the names or indices of a list (a frame or an array), or None where
+    X goes the numeric way ("from_dtype" without categorical columns, or None)."""
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        if spec != "from_dtype":
+            raise ValueError(f"categorical_features must be 'from_dtype', None, or a list "
+                             f"of feature names, indices or a boolean mask; got {spec!r}")
+        return [] if is_frame(X) and has_categories(X) else None
+    spec = np.asarray(spec)
+    if spec.dtype == bool:
+        n = len(X.columns) if is_frame(X) else np.shape(X)[1] if np.ndim(X) == 2 else -1
+        if spec.shape != (n,):
+            raise ValueError(f"categorical_features as a boolean mask needs one entry per "
+                             f"feature ({n}), got {spec.shape[0] if spec.ndim else 0}")
+        spec = np.nonzero(spec)[0]
+    return spec.tolist() or None
+
+
+def labels_of(y, n):
+    """y as a 1-d array of n entries (the numeric path's checks come after)."""
+    from sklearn.utils.validation import column_or_1d
+    y = column_or_1d(y, warn=True)
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
+    return y
 
 
 class FittedAttributes:
@@ -171,7 +218,9 @@ TREE = {
     "min_weight_fraction_leaf": Param(0.0, "float", 0.0, 0.5),
     "max_features": choice_or((None, "sqrt", "log2"), count(1)),
     "max_leaf_nodes": optional(param(Param(None, "int", 2))),
-    "min_impurity_decrease": _NON_NEGATIVE, "random_state": SEED, "max_bin": MAX_BIN}
+    "min_impurity_decrease": _NON_NEGATIVE, "random_state": SEED, "max_bin": MAX_BIN,
+    "categorical_features": lambda name, value: categorical_spec(value, None)
+    if value is None or isinstance(value, str) else value}
 DECISION_TREE = {**TREE, "ccp_alpha": _NON_NEGATIVE}
 FOREST = {**TREE, "n_estimators": ROUNDS, "bootstrap": Param(True, "bool"),
           "oob_score": Param(False, "bool"), "n_jobs": JOBS,

@@ -20,12 +20,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..data.checks import Param
 from ..ensemble.adaboost import R2_LOSSES, adaboost_r2, samme, weighted_median
 from ..tree.tree import feature_importance as _tree_importance
-from ._hyper import ADABOOST, FittedAttributes, check_hyperparameters, checked_data, seed_of
+from ._hyper import (ADABOOST, FittedAttributes, categorical_spec, check_hyperparameters,
+                     checked_data, is_frame, labels_of, seed_of)
 from .trees import DecisionTreeClassifier, DecisionTreeRegressor, log_proba
 
 
@@ -38,10 +39,22 @@ class _AdaBoost(FittedAttributes, BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
+    def _categorical(self, X):
+        """Does X train with categorical features (by the base tree's
+        ``categorical_features``)? Then it is passed to the trees as it is: each codes
+        its categories by value."""
+        base = self.estimator if self.estimator is not None else DecisionTreeClassifier()
+        return categorical_spec(getattr(base, "categorical_features", None), X) is not None
+
     def _check(self, X, y, sample_weight, classifier):
         check_hyperparameters(self)
-        X, y = checked_data(self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False,
-                             dtype=[np.float64, np.float32], y_numeric=not classifier)
+        if self._categorical(X):
+            validate_data(self, X, reset=True, skip_check_array=True)
+            y = labels_of(y, len(X) if is_frame(X) else np.shape(X)[0])
+        else:
+            X, y = checked_data(self, X, y, accept_sparse=["csr", "csc"],
+                                 ensure_all_finite=False, dtype=[np.float64, np.float32],
+                                 y_numeric=not classifier)
         w = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(w < 0) or w.sum() <= 0:
             raise ValueError("sample_weight must be non-negative with a positive sum")
@@ -52,6 +65,9 @@ class _AdaBoost(FittedAttributes, BaseEstimator):
         for a DataFrame, its column names (scikit-learn's rule: other names or order are
         an error); the trees then take the checked array, as in fit."""
         check_is_fitted(self, "estimators_")
+        if self._categorical(X):
+            validate_data(self, X, reset=False, skip_check_array=True)
+            return X
         return checked_data(self, X, reset=False, accept_sparse=["csr", "csc"],
                              ensure_all_finite=False, dtype=[np.float64, np.float32])
 

@@ -238,6 +238,8 @@ _FOREST_DOC = """
     n_jobs : int, optional, threads for growing each tree (None or <= 0: all cores)
     random_state : int, optional; the forest is the same for any ``n_jobs``
     max_bin : int, default=255
+    categorical_features : "from_dtype", None, or list, default="from_dtype"
+        Categorical features and their splits, as :class:`DecisionTreeClassifier`'s.
     warm_start : bool, default=False
         ``fit`` keeps the trees already grown and adds trees up to ``n_estimators``: with
         the same data and an int ``random_state``, the forest of one fit with all of
@@ -262,7 +264,7 @@ class RandomForestClassifier(ClassifierMixin, _Forest):
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None,
                  class_weight=None, max_samples=None, voting="soft", max_bin=255,
-                 warm_start=False):
+                 warm_start=False, categorical_features="from_dtype"):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.splitter = splitter
@@ -282,6 +284,7 @@ class RandomForestClassifier(ClassifierMixin, _Forest):
         self.voting = voting
         self.max_bin = max_bin
         self.warm_start = warm_start
+        self.categorical_features = categorical_features
 
     def _fit(self, X, y, sample_weight):
         warm = self._warm_state()
@@ -334,7 +337,8 @@ class RandomForestRegressor(RegressorMixin, _Forest):
                  max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, max_features=1.0, max_leaf_nodes=None,
                  min_impurity_decrease=0.0, bootstrap=True, oob_score=False, n_jobs=None,
-                 random_state=None, max_samples=None, max_bin=255, warm_start=False):
+                 random_state=None, max_samples=None, max_bin=255, warm_start=False,
+                 categorical_features="from_dtype"):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.splitter = splitter
@@ -352,6 +356,7 @@ class RandomForestRegressor(RegressorMixin, _Forest):
         self.max_samples = max_samples
         self.max_bin = max_bin
         self.warm_start = warm_start
+        self.categorical_features = categorical_features
 
     def _fit(self, X, y, sample_weight):
         if self.criterion != "squared_error":
@@ -389,7 +394,7 @@ class ExtraTreesClassifier(RandomForestClassifier):
                  min_weight_fraction_leaf=0.0, max_features="sqrt", max_leaf_nodes=None,
                  min_impurity_decrease=0.0, bootstrap=False, oob_score=False, n_jobs=None,
                  random_state=None, class_weight=None, max_samples=None, voting="soft",
-                 max_bin=255, warm_start=False):
+                 max_bin=255, warm_start=False, categorical_features="from_dtype"):
         super().__init__(n_estimators, criterion=criterion, splitter=splitter,
                          max_depth=max_depth, min_samples_split=min_samples_split,
                          min_samples_leaf=min_samples_leaf,
@@ -398,7 +403,8 @@ class ExtraTreesClassifier(RandomForestClassifier):
                          min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
                          oob_score=oob_score, n_jobs=n_jobs, random_state=random_state,
                          class_weight=class_weight, max_samples=max_samples, voting=voting,
-                         max_bin=max_bin, warm_start=warm_start)
+                         max_bin=max_bin, warm_start=warm_start,
+                         categorical_features=categorical_features)
 
 
 class ExtraTreesRegressor(RandomForestRegressor):
@@ -408,7 +414,8 @@ class ExtraTreesRegressor(RandomForestRegressor):
                  max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, max_features=1.0, max_leaf_nodes=None,
                  min_impurity_decrease=0.0, bootstrap=False, oob_score=False, n_jobs=None,
-                 random_state=None, max_samples=None, max_bin=255, warm_start=False):
+                 random_state=None, max_samples=None, max_bin=255, warm_start=False,
+                 categorical_features="from_dtype"):
         super().__init__(n_estimators, criterion=criterion, splitter=splitter,
                          max_depth=max_depth, min_samples_split=min_samples_split,
                          min_samples_leaf=min_samples_leaf,
@@ -416,4 +423,5 @@ class ExtraTreesRegressor(RandomForestRegressor):
                          max_features=max_features, max_leaf_nodes=max_leaf_nodes,
                          min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
                          oob_score=oob_score, n_jobs=n_jobs, random_state=random_state,
-                         max_samples=max_samples, max_bin=max_bin, warm_start=warm_start)
+                         max_samples=max_samples, max_bin=max_bin, warm_start=warm_start,
+                         categorical_features=categorical_features)

@@ -104,8 +104,9 @@ _COMMON_DOC = """
         ``category``, string and object columns and Arrow / polars string and dictionary
         columns; a list of feature names or indices, or a boolean mask, adds numeric
         columns to them (``Dataset``'s ``categorical_feature``); None takes numbers only.
-        The model keeps each feature's categories and codes later frames by value (see
-        docs/guide.md); numpy arrays are numbers only.
+        A list (indices, or a mask) also marks columns of a numpy array categorical, whose
+        numbers are then categories. The model keeps each feature's categories and codes
+        later data by value (see docs/guide.md).
 """
 
 
@@ -185,24 +186,9 @@ class _GBDTBase(FittedAttributes, BaseEstimator):
                              ensure_all_finite=False, dtype=[np.float64, np.float32])
 
     def _categorical(self, X):
-        """The ``categorical_feature`` list a frame ``X`` trains with ([] for "from_dtype":
-        the Dataset reads the types), or None where X goes the numeric way (not a frame,
-        or ``categorical_features=None``, or no categorical column)."""
-        spec = self.categorical_features
-        if spec is None or not _is_frame(X):
-            return None
-        if isinstance(spec, str):
-            if spec != "from_dtype":
-                raise ValueError(f"categorical_features must be 'from_dtype', None, or a list "
-                                 f"of feature names, indices or a boolean mask; got {spec!r}")
-            return [] if _has_categories(X) else None
-        spec = np.asarray(spec)
-        if spec.dtype == bool:
-            if spec.shape != (len(X.columns),):
-                raise ValueError(f"categorical_features as a boolean mask needs one entry per "
-                                 f"feature ({len(X.columns)}), got {spec.shape[0]}")
-            return np.nonzero(spec)[0].tolist()
-        return spec.tolist()
+        """The ``categorical_feature`` list X trains with, or None (the numeric way):
+        :func:`~boostwood.sklearn._hyper.categorical_spec`."""
+        return _hyper.categorical_spec(self.categorical_features, X)
 
     def _frame(self, X, reset):
         """A frame with categorical columns, its names checked as scikit-learn checks
@@ -671,26 +657,4 @@ class LeafEncoder(FittedAttributes, TransformerMixin, BaseEstimator):
                          for j in range(k)], dtype=object)
 
 
-def _is_frame(X):
-    """A pandas or polars DataFrame or an Arrow table (whose columns carry types)."""
-    module = type(X).__module__ or ""
-    return module.startswith(("pandas", "polars", "pyarrow")) and hasattr(X, "columns")
-
-
-def _has_categories(X):
-    """Does the frame hold a column categorical by its type?"""
-    from ..data.validation import as_feature_matrix
-    try:
-        return bool(as_feature_matrix(X.head(1) if hasattr(X, "head") else X.slice(0, 1),
-                                      "X", allow_empty_rows=True).categories)
-    except (TypeError, ValueError):
-        return False
-
-
-def _labels(y, n):
-    """y as a 1-d array of n entries (the numeric path's checks come after)."""
-    from sklearn.utils.validation import column_or_1d
-    y = column_or_1d(y, warn=True)
-    if y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
-    return y
+_labels = _hyper.labels_of

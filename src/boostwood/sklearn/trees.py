@@ -14,14 +14,15 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import Bunch
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..boosting.dump import export_text as _export_tree_text
 from ..data import as_feature_matrix
+from ..data.categories import recode
 from ..ensemble import cart, pruning
 from ..tree.tree import feature_importance as _tree_importance
-from ._hyper import (CLASSIFIER, DECISION_TREE, SPLITTERS, FittedAttributes,
-                     check_hyperparameters, checked_data, seed_of)
+from ._hyper import (CLASSIFIER, DECISION_TREE, SPLITTERS, FittedAttributes, categorical_spec,
+                     check_hyperparameters, checked_data, is_frame, labels_of, seed_of)
 
 
 def _count(value, n, name, minimum):
@@ -115,9 +116,17 @@ def log_proba(proba):
 
 
 def _check_X_predict(est, X):
-    X = checked_data(est, X, reset=False, accept_sparse=["csr", "csc"], ensure_all_finite=False,
-                      dtype=[np.float64, np.float32])
-    return as_feature_matrix(X, "X", allow_empty_rows=True)
+    dictionaries = getattr(est, "_category_dictionaries", None)
+    if not dictionaries:
+        X = checked_data(est, X, reset=False, accept_sparse=["csr", "csc"],
+                         ensure_all_finite=False, dtype=[np.float64, np.float32])
+        return as_feature_matrix(X, "X", allow_empty_rows=True)
+    # names and count checked as fit checked them; categories coded by value, with the
+    # fitted dictionaries (a category fit never saw goes the missing way)
+    validate_data(est, X, reset=False, skip_check_array=True)
+    fm = as_feature_matrix(X, "X", allow_empty_rows=True)
+    names = [str(n) for n in getattr(est, "feature_names_in_", [])] or None
+    return recode(fm, dictionaries, "missing", names)
 
 
 def _leaves(trees, fm):
@@ -128,15 +137,34 @@ def _leaves(trees, fm):
 
 
 def _fit_inputs(est, X, y, sample_weight, classifier):
+    """(FeatureMatrix, y, sample weights) of a fit; categorical columns (by
+    ``categorical_features``) as codes, their dictionaries kept for prediction."""
     check_hyperparameters(est)
-    X, y = checked_data(est, X, y, accept_sparse=["csc", "csr"], ensure_all_finite=False,
-                         dtype=[np.float64, np.float32], y_numeric=not classifier)
+    categorical = categorical_spec(est.categorical_features, X)
+    if categorical is None:
+        X, y = checked_data(est, X, y, accept_sparse=["csc", "csr"], ensure_all_finite=False,
+                             dtype=[np.float64, np.float32], y_numeric=not classifier)
+        fm = as_feature_matrix(X, "X")
+    else:
+        validate_data(est, X, reset=True, skip_check_array=True)
+        y = labels_of(y, len(X) if is_frame(X) else np.shape(X)[0])
+        if not classifier:
+            y = _numeric_labels(y)
+        fm = as_feature_matrix(X, "X", categorical_feature=categorical or None)
+    est._category_dictionaries = fm.categories
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
     if np.any(sample_weight < 0):
         raise ValueError("sample_weight must be non-negative")
     if not classifier and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
-    return as_feature_matrix(X, "X"), y, sample_weight
+    return fm, y, sample_weight
+
+
+def _numeric_labels(y):
+    try:
+        return np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"y must hold numbers only: {exc}") from None
 
 
 class _DecisionTree(FittedAttributes, _TreeParams, BaseEstimator):
@@ -205,7 +233,8 @@ class _DecisionTree(FittedAttributes, _TreeParams, BaseEstimator):
         names = feature_names
         if names is None and hasattr(self, "feature_names_in_"):
             names = [str(n) for n in self.feature_names_in_]
-        return _export_tree_text(self.tree_, names, decimals, leaf_label=self._leaf_label)
+        return _export_tree_text(self.tree_, names, decimals, leaf_label=self._leaf_label,
+                                 labels=getattr(self, "_category_dictionaries", None))
 
 
 class DecisionTreeClassifier(ClassifierMixin, _DecisionTree):
@@ -233,8 +262,20 @@ class DecisionTreeClassifier(ClassifierMixin, _DecisionTree):
         Minimal cost-complexity pruning.
     max_bin : int, default=255
         Bins per feature for ``splitter="hist"``.
+    categorical_features : "from_dtype", None, or list, default="from_dtype"
+        Categorical features: "from_dtype" takes the ``category``, string and object
+        columns of a pandas or polars DataFrame and the string and dictionary columns of
+        an Arrow table; a list of names or indices, or a boolean mask, names them (a
+        numpy array's listed columns then hold categories as numbers); None takes
+        numbers only. A categorical split sends a set of categories left: for two
+        classes and for regression the best set, by Breiman's ordering of the node's
+        categories (by their share of the second class, or their mean target); for
+        three classes or more one category against the rest; extra trees draw a random
+        subset. Categories the node did not hold go right, missing values the learned
+        way, and at prediction a category ``fit`` never saw goes the missing way.
 
-    Growth follows scikit-learn's rules. A node is split while it is impure (more than
+    Growth follows scikit-learn's rules (scikit-learn's trees have no categorical
+    splits). A node is split while it is impure (more than
     one class; for regression, more than one target value) and some split gives both
     children ``min_samples_leaf`` rows, even when no split lowers its impurity: an XOR of
     two features needs a first split of zero gain. Among splits of equal gain the first
@@ -250,7 +291,8 @@ class DecisionTreeClassifier(ClassifierMixin, _DecisionTree):
     def __init__(self, *, criterion="gini", splitter="best", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=None, random_state=None, max_leaf_nodes=None,
-                 min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0, max_bin=255):
+                 min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0, max_bin=255,
+                 categorical_features="from_dtype"):
         self.criterion = criterion
         self.splitter = splitter
         self.max_depth = max_depth
@@ -264,6 +306,7 @@ class DecisionTreeClassifier(ClassifierMixin, _DecisionTree):
         self.class_weight = class_weight
         self.ccp_alpha = ccp_alpha
         self.max_bin = max_bin
+        self.categorical_features = categorical_features
 
     _impurity_offset = 0.0
 
@@ -305,7 +348,8 @@ class DecisionTreeRegressor(RegressorMixin, _DecisionTree):
     def __init__(self, *, criterion="squared_error", splitter="best", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=None, random_state=None, max_leaf_nodes=None,
-                 min_impurity_decrease=0.0, ccp_alpha=0.0, max_bin=255):
+                 min_impurity_decrease=0.0, ccp_alpha=0.0, max_bin=255,
+                 categorical_features="from_dtype"):
         self.criterion = criterion
         self.splitter = splitter
         self.max_depth = max_depth
@@ -318,6 +362,7 @@ class DecisionTreeRegressor(RegressorMixin, _DecisionTree):
         self.min_impurity_decrease = min_impurity_decrease
         self.ccp_alpha = ccp_alpha
         self.max_bin = max_bin
+        self.categorical_features = categorical_features
 
     def _n_channels(self):
         return 1

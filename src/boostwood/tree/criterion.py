@@ -14,6 +14,7 @@ import numpy as np
 from .._kernels.criterion import ENTROPY, GAIN_RATIO, criterion_settings
 from .._kernels.levels import splittable_nodes
 from .._kernels.nodes import ND_DEPTH
+from .._kernels.splits import CATEGORICAL
 from .grower import TreeGrower
 from .levels import grow_levels
 from .nodes import NodeTable
@@ -45,7 +46,7 @@ class CriterionStatistics:
         return None, self.settings, 1.0
 
     def new_table(self, params, n_rows):
-        return NodeTable(self.K + 2, np.float64, 64)
+        return NodeTable(self.K + 2, np.float64, 64, cat_words=self.splitter.cat_words)
 
     def root_totals(self, gh, buf, n):
         return self.splitter.root_stats(n)
@@ -69,7 +70,41 @@ class CriterionStatistics:
         stats = table.stats[:n].copy()
         w = stats[:, self.K]
         value = np.divide(stats[:, 0], w, out=np.zeros(n), where=w > 0)
-        return table.to_tree(value, w, stats[:, self.K + 1].copy()), stats
+        tree = table.to_tree(value, w, stats[:, self.K + 1].copy())
+        return categories_of_codes(tree, self.splitter.columns), stats
+
+
+def categories_of_codes(tree, columns):
+    """``tree`` with its categorical splits' sets of codes (ranks or bins, what the grower
+    partitions by) turned into sets of category codes (what prediction reads)."""
+    nodes = np.nonzero(tree.split_kind == CATEGORICAL)[0]
+    features = tree.feature[nodes]
+    remap = [f for f in np.unique(features).tolist() if not columns.codes_are_categories(f)]
+    if not remap:
+        return tree  # (the usual case: the sets are already sets of categories)
+    words = [tree.cat_bits[tree.cat_start[j]:tree.cat_start[j] + tree.cat_len[j]]
+             for j in nodes]
+    for f in remap:  # every node of feature f at once: codes -> bits -> categories
+        at = np.nonzero(features == f)[0]
+        n_codes = int(columns.n_values[f])
+        width = (n_codes + 31) // 32
+        block = np.zeros((at.size, width), dtype="<u4")
+        for row, i in enumerate(at):
+            block[row, :words[i].size] = words[i][:width]
+        bits = np.unpackbits(block.view(np.uint8), axis=1, bitorder="little")[:, :n_codes]
+        code = columns.code_per_category(f)  # a category is in the set its code is in
+        held = np.nonzero(code >= 0)[0]
+        out = np.zeros((at.size, (code.size + 31) // 32 * 32), dtype=bool)
+        out[:, held] = bits[:, code[held]]
+        packed = np.packbits(out, axis=1, bitorder="little").view("<u4").astype(np.uint32)
+        for row, i in enumerate(at):
+            last = np.flatnonzero(packed[row])
+            words[i] = packed[row, :last[-1] + 1]
+    lengths = np.array([w.size for w in words], dtype=tree.cat_len.dtype)
+    tree.cat_len[nodes] = lengths
+    tree.cat_start[nodes] = np.cumsum(lengths) - lengths
+    tree.cat_bits = np.concatenate(words).astype(np.uint32)
+    return tree
 
 
 def criterion_grower(columns, params, n_channels, criterion, min_samples_split=2,

@@ -80,11 +80,12 @@ def _binned_scan(s, tree, table, level, row_stats, chunks):
     out = scan_outputs(B, A, K + 2)
     const = np.empty((B, table.const.shape[1]), dtype=np.uint64)
     starts, counts, sides = table.segments(level)
+    sets = np.zeros((B, A, s.cat_words), dtype=np.uint32)
     binned_node_scan(c.rows, row_stats, c.n_values, (s.buf, sides, starts, counts), totals,
                      tree.features, keys, n_pick, table.const[level],
-                     tree.settings, chunks, out, const)
+                     tree.settings, chunks, out, const, (s.is_cat, sets))
     table.const[level] = const  # the children inherit it
-    return out, np.zeros((0, 0))
+    return out, np.zeros((0, 0)), sets if s.cat_words else None
 
 
 def _scan_level(s, tree, table, level, grouped):
@@ -98,16 +99,17 @@ def _scan_level(s, tree, table, level, grouped):
     varies = np.empty((B, A), dtype=np.uint8)
     grouped_varies(c.codes, rows, seg, miss_seg, tree.features, varies)
     mask = s.feature_mask(tree, B, None, varies)
-    thr_of = np.zeros((0, 0))
+    numeric = s.numeric_mask(tree, mask)
+    thr_of, uniform = np.zeros((0, 0)), np.zeros((0, 0))
     if s.random_splits:
-        thr_of = np.empty((B, A))
-        randoms = (s.values, s.value_offsets, tree.rng.random((B, A)))
+        thr_of, uniform = np.empty((B, A)), tree.rng.random((B, A))
+        randoms = (s.values, s.value_offsets, uniform)
         grouped_random_scan(c.codes, grouped.record(), randoms, s.row_stats, totals,
-                            tree.features, mask, tree.settings, out, thr_of)
+                            tree.features, numeric, tree.settings, out, thr_of)
     else:
-        grouped_scan(c.codes, grouped.record(), s.row_stats, totals, tree.features, mask,
+        grouped_scan(c.codes, grouped.record(), s.row_stats, totals, tree.features, numeric,
                      tree.settings, out)
-    return out, thr_of
+    return out, thr_of, s.scan_categories(tree, table, level, mask, out, uniform)
 
 
 def grow_levels(g, n_root):
@@ -116,7 +118,7 @@ def grow_levels(g, n_root):
     ``buf[0, :n_root]``). Returns (Tree, node statistics)."""
     s, tree = g.splitter, g.tree_state
     table = NodeTable(s.K + 2, np.float64, max(64, min(2 * n_root, 1 << 14)),
-                      const_words=(tree.features.shape[0] + 63) // 64)
+                      const_words=(tree.features.shape[0] + 63) // 64, cat_words=s.cat_words)
     chunks = 4 * numba.get_num_threads()  # (this thread's setting: 1 in a forest worker)
     table.add_root(s.root_stats(n_root), n_root)
     level = np.nonzero(g.statistics.can_split_many(table.stats[:1],
@@ -132,16 +134,18 @@ def grow_levels(g, n_root):
     counters[ST_LEAVES] = 1
     while level.size:
         if binned:
-            (gain, pick, left), thr_of = _binned_scan(s, tree, table, level, row_stats, chunks)
+            (gain, pick, left), thr_of, sets = _binned_scan(s, tree, table, level, row_stats,
+                                                            chunks)
         else:
             starts, counts, sides = table.segments(level)
             s.node_of[:] = -1
             mark_nodes(s.buf, sides, starts, counts, s.node_of)
             grouped.regroup(s.node_of, counts)
-            (gain, pick, left), thr_of = _scan_level(s, tree, table, level, grouped)
+            (gain, pick, left), thr_of, sets = _scan_level(s, tree, table, level, grouped)
         split = drop_constant_targets(s, table, choose_splits(
             gain, pick, left, thr_of, level, tree.features, tree.settings, min_decrease,
             table.ints, table.floats, table.stats, table.cand_left))
+        s.record_sets(tree, table, level, sets)
         open_ids = np.ascontiguousarray(split, dtype=np.int64)
         counters[ST_OPEN] = open_ids.shape[0]
         split = next_batch(policy, open_ids, counters, table.floats[NF_GAIN])

@@ -22,11 +22,14 @@ split kind, a constraint or a new statistic is a change to one splitter and its
 kernel (``tests/test_layers.py`` checks that no module of ``tree/`` reads
 another's underscore attributes).
 """
+import numba
 import numpy as np
 
 from .._config import HIST_DTYPE
+from .._kernels.categorical import choose_categorical
 from .._kernels.criterion import (SQUARED, compact_rows, criterion_random_scan, criterion_scan,
                                   feature_varies, node_statistics)
+from .._kernels.criterion_categories import category_scan
 from .._kernels.exact import exact_scan, mark_nodes
 from .._kernels.expand import scan_mask
 from .._kernels.levels import choose_splits
@@ -167,6 +170,10 @@ class CriterionSplitter:
                 .astype(np.int64)
         self.stat = self.channel = self.weight = self.row_stats = None
         self.root_weight, self.lists, self.listed = 0.0, None, 0
+        self.is_cat = np.ascontiguousarray(columns.is_categorical, dtype=np.uint8)
+        cat_bins = columns.n_values[self.is_cat > 0]
+        #: 32-bit words of a set of codes of the widest categorical feature (0: none)
+        self.cat_words = int((cat_bins.max() + 32) // 32) if cat_bins.size else 0
 
     def begin_tree(self, stat, channel, weight, n_rows=None):
         """This tree's row statistics; ``n_rows``: the rows of the node-by-node path, whose
@@ -198,23 +205,55 @@ class CriterionSplitter:
         gain, pick, left = scan_outputs(B, A, K + 2)
         totals = table.stats[nodes]
         codes, lists = self.columns.codes, tuple(self.lists)
-        thr_of = np.zeros((0, 0))
+        thr_of, uniform = np.zeros((0, 0)), np.zeros((0, 0))
+        numeric = self.numeric_mask(tree, mask)
         if self.random_splits:
-            thr_of = np.empty((B, A))
-            randoms = (self.values, self.value_offsets, tree.rng.random((B, A)))
+            thr_of, uniform = np.empty((B, A)), tree.rng.random((B, A))
+            randoms = (self.values, self.value_offsets, uniform)
             criterion_random_scan(codes, lists, randoms, self.row_stats, self.node_of, totals,
-                                  tree.features, mask, tree.settings, (gain, pick, left), thr_of,
-                                  varies)
+                                  tree.features, numeric, tree.settings, (gain, pick, left),
+                                  thr_of, varies)
         else:
             criterion_scan(codes, lists, self.row_stats, self.node_of, totals, tree.features,
-                           mask, tree.settings, (gain, pick, left), varies)
+                           numeric, tree.settings, (gain, pick, left), varies)
+        sets = self.scan_categories(tree, table, nodes, mask, (gain, pick, left), uniform)
         found = drop_constant_targets(self, table, choose_splits(
             gain, pick, left, thr_of, nodes, tree.features, tree.settings,
             self.min_impurity_decrease * self.root_weight, table.ints, table.floats,
             table.stats, table.cand_left))
+        self.record_sets(tree, table, nodes, sets)
         if not self.random_splits:
             set_sorted_thresholds(table, found, self.columns)
         return SplitBatch(table, found)
+
+    def numeric_mask(self, tree, mask):
+        """``mask`` without the categorical features (the numeric scans skip them)."""
+        if not self.cat_words:
+            return mask
+        return mask & (1 - self.is_cat[tree.features])[None, :]
+
+    def scan_categories(self, tree, table, nodes, mask, out, uniform):
+        """The categorical features' candidates of a batch (``mask``: the features each
+        node may use; ``uniform``: extra trees' draws, or (0, 0)) into the scan outputs
+        ``out``; returns the sets of codes they send left, or None without any."""
+        if not self.cat_words:
+            return None
+        B, A = nodes.shape[0], tree.features.shape[0]
+        sets = np.zeros((B, A, self.cat_words), dtype=np.uint32)
+        scan = np.ascontiguousarray(mask & self.is_cat[tree.features][None, :], dtype=np.uint8)
+        if scan.any():
+            starts, counts, sides = table.segments(nodes)
+            category_scan(self.columns.codes, (self.buf, sides, starts, counts), self.row_stats,
+                          self.columns.n_values, table.stats[nodes], tree.features, scan,
+                          tree.settings, uniform, 4 * numba.get_num_threads(), out, sets)
+        return sets
+
+    def record_sets(self, tree, table, nodes, sets):
+        """The kind and set of codes of each node of the batch whose candidate is on a
+        categorical feature."""
+        if sets is not None:
+            choose_categorical(self.is_cat, sets, tree.features, nodes, table.ints,
+                               table.cat_bits)
 
     def _compact(self, active):
         """Drop the rows of finished leaves from the feature lists once they are a third."""
