@@ -34,7 +34,8 @@ def _impurity(stats, kind):
 
 
 def _brute_force(codes, y, w, kind, singletons=False):
-    """Best impurity decrease over every (set of present categories, missing side)."""
+    """Best impurity decrease over every (set of present categories, missing side); with
+    ``singletons``, over each category alone and every present one (missing apart)."""
     present = np.unique(codes[codes >= 0])
     miss = codes < 0
 
@@ -44,17 +45,18 @@ def _brute_force(codes, y, w, kind, singletons=False):
         return np.bincount(y[mask], weights=w[mask], minlength=int(y.max()) + 1)
 
     parent = _impurity(stats(np.ones(len(y), bool)), kind)
-    sizes = [1] if singletons else range(1, len(present) + 1)
+    subsets = [(c,) for c in present] + [tuple(present)] if singletons else \
+        [s for size in range(1, len(present) + 1)
+         for s in itertools.combinations(present, size)]
     best = -np.inf
-    for size in sizes:
-        for subset in itertools.combinations(present, size):
-            in_set = np.isin(codes, subset)
-            for miss_left in ((False, True) if miss.any() else (False,)):
-                left = in_set | (miss & miss_left)
-                if left.all() or not left.any():
-                    continue
-                dec = parent - _impurity(stats(left), kind) - _impurity(stats(~left), kind)
-                best = max(best, dec)
+    for subset in subsets:
+        in_set = np.isin(codes, subset)
+        for miss_left in ((False, True) if miss.any() else (False,)):
+            left = in_set | (miss & miss_left)
+            if left.all() or not left.any():
+                continue
+            dec = parent - _impurity(stats(left), kind) - _impurity(stats(~left), kind)
+            best = max(best, dec)
     return best
 
 
@@ -305,7 +307,7 @@ def test_pooled_categories_move_together():
     est = bw.DecisionTreeClassifier(splitter="hist", max_bin=15, max_depth=8).fit(df, y)
     tree = est.tree_
     city = list(df.columns).index("city")
-    dictionary = est._category_dictionaries[city]
+    dictionary = est.category_dictionaries_[city]
     counts = df["city"].value_counts().reindex(dictionary).to_numpy()
     by_count = sorted(range(len(dictionary)), key=lambda c: (-counts[c], c))  # ties: code
     rare = set(by_count[14:])  # below the 14 most frequent: one pooled bin
@@ -317,3 +319,58 @@ def test_pooled_categories_move_together():
     is_leaf = tree.feature < 0
     np.testing.assert_array_equal(np.bincount(est.apply(df), minlength=tree.n_nodes)[is_leaf],
                                   tree.count[is_leaf])
+
+
+def test_three_classes_try_present_against_missing():
+    """One-vs-rest also tries every present category against the missing rows (as the
+    numeric scan does): here missingness is the whole signal."""
+    rng = np.random.default_rng(10)
+    codes = rng.integers(0, 5, 600)
+    missing = rng.random(600) < 0.3
+    codes[missing] = -1
+    y = np.where(missing, 2, rng.integers(0, 2, 600))
+    tree = bw.DecisionTreeClassifier(max_depth=1).fit(_frame(codes), y).tree_
+    assert sorted(tree.categories(0)) == [0, 1, 2, 3, 4] and tree.default_left[0] == 0
+
+
+def test_empty_list_or_mask_keeps_the_dtype_categories():
+    df, y, _ = _mixed()
+    for spec in ([], [False, False, False]):
+        est = bw.DecisionTreeClassifier(max_depth=3, categorical_features=spec).fit(df, y)
+        assert sorted(est.category_dictionaries_) == [0, 2]
+        gbdt = bw.GBDTClassifier(n_estimators=2, categorical_features=spec).fit(df, y)
+        assert gbdt.booster_.feature_types == ["categorical", "numeric", "categorical"]
+
+
+def test_sparse_data_with_a_categorical_list_is_a_clear_error():
+    from scipy import sparse
+    X = sparse.random(50, 3, density=0.5, format="csr", random_state=0)
+    y = np.arange(50) % 2
+    for est in (bw.DecisionTreeClassifier(categorical_features=[0]),
+                bw.GBDTClassifier(n_estimators=2, categorical_features=[0])):
+        with pytest.raises(TypeError, match="dense"):
+            est.fit(X, y)
+
+
+def test_too_many_categories_for_exact_splits_is_a_clear_error():
+    rng = np.random.default_rng(11)
+    codes = np.arange(3000)
+    df = pd.DataFrame({"id": pd.Categorical([f"u{i}" for i in codes]),
+                       "x": rng.normal(size=3000)})
+    y = rng.integers(0, 2, 3000)
+    with pytest.raises(ValueError, match="splitter='hist'"):
+        bw.DecisionTreeClassifier(max_depth=2).fit(df, y)
+    est = bw.DecisionTreeClassifier(max_depth=2, splitter="hist").fit(df, y)
+    assert est.tree_.n_nodes >= 1
+
+
+def test_warm_start_needs_the_same_categories():
+    df, y, _ = _mixed()
+    forest = bw.RandomForestClassifier(3, warm_start=True, random_state=0).fit(df, y)
+    other = df.copy()
+    other["city"] = other["city"].where(other["city"] != "city00", "elsewhere")
+    with pytest.raises(ValueError, match="categories"):
+        forest.set_params(n_estimators=5).fit(other, y)
+    assert len(forest.trees_) == 3 and forest.category_dictionaries_[0][0] == "city00"
+    forest.fit(df, y)
+    assert len(forest.trees_) == 5

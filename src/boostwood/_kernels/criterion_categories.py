@@ -118,7 +118,7 @@ def scan_categories(hist, bins, n_present, mb, K, criterion, parent, tot, msl, m
         prefixes = False
     else:
         prefixes = _order(hist, bins, n_present, K, criterion, keys, order)
-        n_cand = n_present if has_miss or not prefixes else n_present - 1
+        n_cand = n_present - 1 + (1 if has_miss else 0) + (0 if prefixes else 1)
         for c in range(W):
             run[c] = 0.0
     for j in range(n_cand):
@@ -126,10 +126,14 @@ def scan_categories(hist, bins, n_present, mb, K, criterion, parent, tot, msl, m
             if prefixes:  # the first j + 1 categories of the order
                 for c in range(W):
                     run[c] += hist[order[j], c]
-            else:  # category j alone
+            elif j < n_present:  # category j alone
                 for c in range(W):
                     run[c] = hist[order[j], c]
-        everything = prefixes and j == n_present - 1  # every present one: missing right
+            else:  # every present one
+                for c in range(W):
+                    run[c] = tot[c] - hist[mb, c]
+        # every present category left: only the missing rows go right
+        everything = j == n_present - 1 if prefixes else j == n_present
         for tl in range(1 if everything or not has_miss else 2):
             for c in range(W):
                 left[c] = run[c] + hist[mb, c] if tl == 1 else run[c]
@@ -152,7 +156,7 @@ def scan_categories(hist, bins, n_present, mb, K, criterion, parent, tot, msl, m
             on = left_of[i] != 0
             b = bins[i]
         else:
-            on = i <= bj if prefixes else i == bj
+            on = i <= bj if prefixes else (i == bj or bj == n_present)
             b = order[i]
         if on:
             bits[b >> 5] |= np.uint32(1) << np.uint32(b & 31)
@@ -216,9 +220,12 @@ def category_scan(codes, segments, row_stats, n_values, totals, features, scan_m
     n_nodes, W = totals.shape
     K = W - 2
     crit = ENTROPY if criterion == GAIN_RATIO else criterion
-    max_bins = 1
+    max_bins = 1  # (over the scanned features only: a numeric one may have n_rows codes)
     for a in range(features.shape[0]):
-        max_bins = max(max_bins, n_values[features[a]] + 1)
+        for k in range(n_nodes):
+            if scan_mask[k, a] != 0:
+                max_bins = max(max_bins, n_values[features[a]] + 1)
+                break
     n_chunks = max(1, min(n_nodes, n_chunks))
     per = (n_nodes + n_chunks - 1) // n_chunks
     for t in prange(n_chunks):

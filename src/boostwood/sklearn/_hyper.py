@@ -80,7 +80,9 @@ def categorical_spec(spec, X):
             raise ValueError(f"categorical_features as a boolean mask needs one entry per "
                              f"feature ({n}), got {spec.shape[0] if spec.ndim else 0}")
         spec = np.nonzero(spec)[0]
-    return spec.tolist() or None
+    if spec.size == 0:  # nothing named: the frame's own categorical columns, if any
+        return categorical_spec("from_dtype", X)
+    return spec.tolist()
 
 
 def labels_of(y, n):

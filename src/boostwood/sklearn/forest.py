@@ -93,7 +93,8 @@ class _Forest(FittedAttributes, _TreeParams, BaseEstimator):
             return max(1, int(round(m * n)))
         raise ValueError(f"max_samples must be None, an int or a float in (0, 1], got {m!r}")
 
-    _WARM_KEYS = ("n_features_in_", "feature_names_in_", "classes_", "n_classes_")
+    _WARM_KEYS = ("n_features_in_", "feature_names_in_", "classes_", "n_classes_",
+                  "category_dictionaries_")
 
     def fit(self, X, y, sample_weight=None):
         """Grow the forest (``warm_start``: add trees to it); a fit that raises leaves the
@@ -115,10 +116,13 @@ class _Forest(FittedAttributes, _TreeParams, BaseEstimator):
         if warm is None:
             return 0
         now = {k: getattr(self, k) for k in self._WARM_KEYS if hasattr(self, k)}
-        same = now.keys() == warm.keys() and all(np.array_equal(now[k], warm[k]) for k in now)
+        same = now.keys() == warm.keys() and all(
+            now[k] == warm[k] if isinstance(now[k], dict) else np.array_equal(now[k], warm[k])
+            for k in now)
         if not same:  # (fit's kept_on_error puts back what validation set from this data)
             raise ValueError(
-                "warm_start adds trees for the same features and classes: this data has "
+                "warm_start adds trees for the same features, categories and classes: this "
+                "data has "
                 f"{now['n_features_in_']} features {list(now.get('feature_names_in_', []))[:5]}"
                 f" and classes {list(now.get('classes_', []))[:5]}, the forest "
                 f"{warm['n_features_in_']} {list(warm.get('feature_names_in_', []))[:5]} and "

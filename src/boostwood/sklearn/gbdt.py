@@ -229,7 +229,7 @@ class _GBDTBase(FittedAttributes, BaseEstimator):
                                  y_numeric=self._objective != "_clf")
         else:
             X = self._frame(X, reset=True)
-            y = _labels(y, len(X))
+            y = _labels(y, X.shape[0])
         y = self._encode_y(y)
         sample_weight = self._weigh_classes(y, _check_sample_weight(sample_weight, X,
                                                                     dtype=np.float64))

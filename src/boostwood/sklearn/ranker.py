@@ -137,7 +137,7 @@ class GBDTRanker(_GBDTBase):
                                     ensure_all_finite=False, dtype=[np.float64, np.float32],
                                     y_numeric=True)
             else:  # a frame with categorical columns: the Dataset codes them
-                X, y = self._frame(X, reset=True), _labels(y, len(X))
+                X, y = self._frame(X, reset=True), _labels(y, X.shape[0])
             y = self._encode_y(y)
             if group is None and qid is None:
                 raise ValueError("GBDTRanker.fit needs the query of every row: group= (query "

@@ -116,7 +116,7 @@ def log_proba(proba):
 
 
 def _check_X_predict(est, X):
-    dictionaries = getattr(est, "_category_dictionaries", None)
+    dictionaries = getattr(est, "category_dictionaries_", None)
     if not dictionaries:
         X = checked_data(est, X, reset=False, accept_sparse=["csr", "csc"],
                          ensure_all_finite=False, dtype=[np.float64, np.float32])
@@ -151,7 +151,7 @@ def _fit_inputs(est, X, y, sample_weight, classifier):
         if not classifier:
             y = _numeric_labels(y)
         fm = as_feature_matrix(X, "X", categorical_feature=categorical or None)
-    est._category_dictionaries = fm.categories
+    est.category_dictionaries_ = fm.categories
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
     if np.any(sample_weight < 0):
         raise ValueError("sample_weight must be non-negative")
@@ -234,7 +234,7 @@ class _DecisionTree(FittedAttributes, _TreeParams, BaseEstimator):
         if names is None and hasattr(self, "feature_names_in_"):
             names = [str(n) for n in self.feature_names_in_]
         return _export_tree_text(self.tree_, names, decimals, leaf_label=self._leaf_label,
-                                 labels=getattr(self, "_category_dictionaries", None))
+                                 labels=getattr(self, "category_dictionaries_", None))
 
 
 class DecisionTreeClassifier(ClassifierMixin, _DecisionTree):

@@ -146,6 +146,11 @@ class SortedSplitter:
         return SplitBatch(table, found)
 
 
+#: The most categories (codes) of one feature a criterion tree keeps apart: every node's
+#: candidate holds a set of them for every feature (``cat_words`` words each).
+MAX_SPLIT_CATEGORIES = 2048
+
+
 class CriterionSplitter:
     """Best splits by an impurity criterion over sorted ``columns`` (or bins presented as
     sorted columns); with ``random_splits``, one random threshold per node and feature
@@ -172,6 +177,13 @@ class CriterionSplitter:
         self.root_weight, self.lists, self.listed = 0.0, None, 0
         self.is_cat = np.ascontiguousarray(columns.is_categorical, dtype=np.uint8)
         cat_bins = columns.n_values[self.is_cat > 0]
+        if cat_bins.size and cat_bins.max() > MAX_SPLIT_CATEGORIES:
+            f = int(np.flatnonzero(self.is_cat)[np.argmax(cat_bins)])
+            raise ValueError(
+                f"categorical feature {f} has {int(cat_bins.max())} categories; the classic "
+                f"learners split at most {MAX_SPLIT_CATEGORIES} apart (a set per node and "
+                f"feature): use splitter='hist' with max_bin <= {MAX_SPLIT_CATEGORIES}, "
+                "which pools the rarest categories")
         #: 32-bit words of a set of codes of the widest categorical feature (0: none)
         self.cat_words = int((cat_bins.max() + 32) // 32) if cat_bins.size else 0
 
