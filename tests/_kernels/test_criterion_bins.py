@@ -50,7 +50,8 @@ def _scan(codes, stat, channel, weight, K, buf, starts, counts, criterion, keys,
                      (buf, np.ones(B, dtype=np.int64), starts, counts), totals,
                      np.arange(F, dtype=np.int64), keys, n_pick, known_const,
                      criterion_settings(CRITERIA[criterion], 2, msl, 0.0, 0), 2,
-                     (gain, pick, left), const)
+                     (gain, pick, left), const,
+                     (np.zeros(F, dtype=np.uint8), np.zeros((B, F, 0), dtype=np.uint32)))
     return gain, pick[P_BIN], pick[P_NEXT], pick[P_DEFAULT_LEFT], left, const
 
 

@@ -121,8 +121,8 @@ class _Forest(FittedAttributes, _TreeParams, BaseEstimator):
             for k in now)
         if not same:  # (fit's kept_on_error puts back what validation set from this data)
             raise ValueError(
-                "warm_start adds trees for the same features, categories and classes: this "
-                "data has "
+                "warm_start adds trees for the same features and classes (and the same "
+                "categories of categorical features): this data has "
                 f"{now['n_features_in_']} features {list(now.get('feature_names_in_', []))[:5]}"
                 f" and classes {list(now.get('classes_', []))[:5]}, the forest "
                 f"{warm['n_features_in_']} {list(warm.get('feature_names_in_', []))[:5]} and "
