@@ -1,0 +1,266 @@
+"""boostwood on Dask: train on a cluster's partitions, get the model one machine would train.
+
+::
+
+    from distributed import Client, LocalCluster
+    import boostwood.dask as bwd
+
+    client = Client(LocalCluster(n_workers=2, threads_per_worker=1))
+    dtrain = bwd.DaskDataset(client, X, y)           # dask DataFrame / Array, Series / Array
+    out = bwd.train(client, {"objective": "binary:logistic", "nthread": 1}, dtrain, 100)
+    booster = out["booster"]                        # an ordinary Booster
+    pred = bwd.predict(client, booster, X)          # lazy, one task per partition
+
+**What runs where.** The collections are persisted on the workers; each worker that holds
+training partitions runs one long task: the ordinary :func:`boostwood.train` on its own
+rows, with a :class:`~boostwood.dask._collective.DaskReducer` in place of the local one.
+Histograms, node totals, the binning sample, the initial score, bagging draws and metric
+sums meet in its collectives, all exact or keyed by global row ids (a row's id is its
+position in the collection, partition by partition), so **the model is byte-identical
+to single-machine training on the concatenated partitions**, whatever the number of
+workers or how the rows are spread (empty partitions included). Every rank builds the
+same model; the driver checks their digests agree.
+
+**Failures.** Every collective waits at most ``timeout`` seconds (default 60): a worker
+that dies or hangs ends the call with :class:`CollectiveTimeout` naming what was
+missing, never a hang.
+
+**Threads.** Each worker's training runs numba's kernels on ``nthread`` threads: set it
+to the worker's ``threads_per_worker`` (several Dask workers in one process share numba's
+thread pools).
+
+Not yet: the scikit-learn style Dask estimators, ranking groups, resuming from a
+checkpoint, and the memory bound (each worker concatenates its partitions once).
+"""
+import hashlib
+import uuid
+
+import numpy as np
+
+from ._collective import HANDLER, CollectiveTimeout, DaskReducer, collective_handler
+
+__all__ = ["DaskDataset", "train", "predict", "CollectiveTimeout", "DaskReducer"]
+
+
+def _require_distributed():
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise ImportError("boostwood.dask needs dask[distributed]: pip install "
+                          "'boostwood[dask]'") from None
+
+
+def _partitions(collection, name):
+    """The collection's partitions (Delayed), in order; None for None."""
+    if collection is None:
+        return None
+    import dask.array as da
+    if isinstance(collection, da.Array):
+        if collection.ndim == 2:
+            collection = collection.rechunk({1: -1})  # whole rows in a block
+        return list(collection.to_delayed().ravel())
+    if hasattr(collection, "to_delayed"):  # dask DataFrame / Series
+        return list(collection.to_delayed())
+    raise TypeError(f"{name} must be a dask Array, DataFrame or Series, got "
+                    f"{type(collection).__name__}")
+
+
+def _part(X, y, w, margin):
+    """One partition's rows, checked: its arrays all have its number of rows."""
+    n = X.shape[0]
+    for name, v in (("label", y), ("weight", w), ("base_margin", margin)):
+        if v is not None and len(v) != n:
+            raise ValueError(f"a partition of {name} has {len(v)} rows, the data's "
+                             f"partition {n}: the collections must be partitioned alike")
+    as_array = (lambda v: None if v is None else np.asarray(v, dtype=np.float64))
+    return X, as_array(y), as_array(w), as_array(margin)
+
+
+def _rows(part):
+    return part[0].shape[0]
+
+
+def _empty_part(part):
+    """No rows, the columns of ``part``."""
+    return tuple(None if v is None else v[:0] for v in part)
+
+
+class DaskDataset:
+    """Training or evaluation data held on a Dask cluster, partition by partition.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    data : dask DataFrame (numeric, category and string columns) or 2-d dask Array
+    label, weight, base_margin : dask Series or 1-d Array partitioned as ``data``, optional
+    feature_names : list of str, optional
+    categorical_feature : list of names or indices, optional (as :class:`boostwood.Dataset`)
+
+    The partitions are computed and kept on the workers (``client.compute``); nothing is
+    gathered to the client but their row counts.
+    """
+
+    def __init__(self, client, data, label=None, weight=None, base_margin=None,
+                 feature_names=None, categorical_feature=None):
+        _require_distributed()
+        import dask
+        from distributed import wait
+        parts = [_partitions(v, name) for v, name in ((data, "data"), (label, "label"),
+                                                      (weight, "weight"),
+                                                      (base_margin, "base_margin"))]
+        n = len(parts[0])
+        for p, name in zip(parts[1:], ("label", "weight", "base_margin")):
+            if p is not None and len(p) != n:
+                raise ValueError(f"{name} has {len(p)} partitions, data {n}: partition them "
+                                 "alike")
+        column = (lambda p, i: None if p is None else p[i])
+        self.client = client
+        self.futures = client.compute([dask.delayed(_part)(parts[0][i], column(parts[1], i),
+                                                           column(parts[2], i),
+                                                           column(parts[3], i))
+                                       for i in range(n)])
+        wait(self.futures)
+        self.lengths = np.array(client.gather(client.map(_rows, self.futures)), dtype=np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
+        who = client.who_has(self.futures)
+        self.workers = [sorted(who[f.key])[0] for f in self.futures]
+        self.feature_names = feature_names
+        self.categorical_feature = categorical_feature
+        self.has_label = label is not None
+
+    @property
+    def num_row(self):
+        return int(self.lengths.sum())
+
+
+def _local_dataset(parts, offsets, names, categorical, reference=None):
+    """The Dataset of one rank's partitions (possibly none): its rows keep their global
+    ids (their positions in the collection)."""
+    from .. import Dataset
+    X = parts[0][0]
+    if hasattr(X, "iloc"):
+        import pandas as pd
+        X = pd.concat([p[0] for p in parts], axis=0, ignore_index=True) if len(parts) > 1 \
+            else X
+    else:
+        X = np.concatenate([np.asarray(p[0]) for p in parts], axis=0)
+    cat = (lambda i: None if parts[0][i] is None else np.concatenate([p[i] for p in parts]))
+    ids = np.concatenate([o + np.arange(p[0].shape[0], dtype=np.int64)
+                          for o, p in zip(offsets, parts)])
+    return Dataset(X, cat(1), weight=cat(2), base_margin=cat(3), row_ids=ids,
+                   feature_names=names, categorical_feature=categorical, reference=reference)
+
+
+def _train_task(run, rank, params, train_parts, evals_parts, num_boost_round, early_stopping):
+    """One rank's training: the ordinary ``train`` on its rows, meeting the other ranks in
+    the reducer's collectives. Returns (Booster, history, model digest)."""
+    from .. import train as local_train
+    from ..boosting import model_io
+    run_id, n_ranks, hub, timeout, names, categorical = run
+    reducer = DaskReducer(run_id, rank, n_ranks, hub, timeout)
+    try:
+        dtrain = _local_dataset(*train_parts, names, categorical)
+        evals = [(_local_dataset(parts, offsets, names, None, reference=dtrain), name)
+                 for (parts, offsets), name in evals_parts]
+        history = {}
+        booster = local_train(params, dtrain, num_boost_round, evals=evals,
+                              early_stopping_rounds=early_stopping, verbose_eval=False,
+                              evals_result=history, reducer=reducer)
+    finally:
+        reducer.close()
+    digest = hashlib.sha256(model_io.dumps(booster._to_dict()).encode()).hexdigest()
+    return booster, history, digest
+
+
+def _register(dask_worker):
+    dask_worker.handlers[HANDLER] = collective_handler
+
+
+def train(client, params, dtrain, num_boost_round=10, evals=None, early_stopping_rounds=None,
+          timeout=60.0):
+    """Train on the cluster; returns ``{"booster": Booster, "history": {...}}`` as
+    ``xgboost.dask.train`` does.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    params : dict, :func:`boostwood.train`'s parameters
+    dtrain : DaskDataset
+    num_boost_round : int
+    evals : list of (DaskDataset, str), optional; the last drives early stopping
+    early_stopping_rounds : int, optional
+    timeout : float, seconds any collective may wait for the other workers (default 60)
+
+    The model is byte-identical to ``boostwood.train`` on the concatenated partitions.
+    """
+    _require_distributed()
+    if not isinstance(dtrain, DaskDataset):
+        raise TypeError(f"dtrain must be a DaskDataset, got {type(dtrain).__name__}")
+    if not dtrain.has_label:
+        raise ValueError("dtrain has no label")
+    ranks = sorted(set(dtrain.workers))  # the workers holding training rows
+    run_id = uuid.uuid4().hex
+    client.run(_register)
+    run = (run_id, len(ranks), ranks[0], float(timeout), dtrain.feature_names,
+           dtrain.categorical_feature)
+
+    def assigned(ds):
+        """Per rank: (partitions, their offsets); a partition held by a worker outside the
+        run goes to a rank by its index, and a rank without any gets an empty one."""
+        out = [([], []) for _ in ranks]
+        for i, (fut, w) in enumerate(zip(ds.futures, ds.workers)):
+            r = ranks.index(w) if w in ranks else i % len(ranks)
+            out[r][0].append(fut)
+            out[r][1].append(int(ds.offsets[i]))
+        for parts, offsets in out:
+            if not parts:
+                parts.append(client.submit(_empty_part, ds.futures[0], pure=False))
+                offsets.append(0)
+        return out
+
+    train_parts = assigned(dtrain)
+    evals = list(evals or [])
+    eval_parts = [(assigned(ds), name) for ds, name in evals]
+    futures = [client.submit(_train_task, run, rank, dict(params), train_parts[rank],
+                             [(parts[rank], name) for parts, name in eval_parts],
+                             num_boost_round, early_stopping_rounds,
+                             workers=[addr], allow_other_workers=False, pure=False,
+                             key=f"boostwood-train-{run_id}-{rank}")
+               for rank, addr in enumerate(ranks)]
+    results = client.gather(futures)
+    if len({digest for _, _, digest in results}) != 1:
+        raise RuntimeError("the workers of a Dask training run built different models: "
+                           "a defect, please report it")
+    booster, history, _ = results[0]
+    return {"booster": booster, "history": history}
+
+
+def _predict_part(part, booster, kwargs):
+    return booster.predict(part, **kwargs)
+
+
+def predict(client, booster, data, **kwargs):
+    """``booster.predict`` per partition of ``data`` (a dask DataFrame or Array), lazily:
+    a dask Array of one block per partition, aligned with them. ``kwargs`` go to
+    :meth:`boostwood.Booster.predict`. (``client`` is the cluster the graph runs on.)"""
+    _require_distributed()
+    import dask.array as da
+    n_out = booster.n_outputs
+    if isinstance(data, da.Array):
+        data = data.rechunk({1: -1}) if data.ndim == 2 else data
+        if n_out > 1 and not kwargs.get("pred_leaf"):
+            return data.map_blocks(_predict_part, booster, kwargs, dtype=np.float64,
+                                   chunks=(data.chunks[0], (n_out,)))
+        return data.map_blocks(_predict_part, booster, kwargs, dtype=np.float64,
+                               drop_axis=1)
+    if hasattr(data, "to_delayed"):
+        import dask
+        blocks = [da.from_delayed(dask.delayed(_predict_part)(p, booster, kwargs),
+                                  shape=(np.nan,) if n_out == 1 else (np.nan, n_out),
+                                  dtype=np.float64)
+                  for p in data.to_delayed()]
+        return da.concatenate(blocks, axis=0)
+    raise TypeError(f"data must be a dask DataFrame or Array, got {type(data).__name__}")
+
+
+inplace_predict = predict

@@ -1,0 +1,197 @@
+"""The reducer of a training run on Dask: the shards' collectives meet at rank 0.
+
+Every participating worker runs one long task, the ordinary ``train()`` with a
+:class:`DaskReducer`. A collective is one message per rank to rank 0's worker, carried by
+``distributed``'s own comms (a worker handler, as Dask's P2P shuffle carries its
+messages): rank 0's task deposits its own part and waits for the others; each other
+rank sends its part with an RPC whose answer is the combined result. Rank 0 combines the
+parts *in rank order* (sums of int64 fixed-point histograms and exact accumulators are
+exact in any order anyway), so every rank gets the same numbers and the ranks step in
+lockstep through the same training.
+
+Messages carry the run's id and the collective's sequence number, so a late message of
+another run never mixes in. Every wait is bounded by ``timeout`` seconds: a rank that
+died or hangs makes the others fail with :class:`CollectiveTimeout` naming it, never
+hang.
+"""
+import asyncio
+import threading
+import time
+
+import numpy as np
+
+#: The worker handler that receives the other ranks' parts at rank 0.
+HANDLER = "boostwood_collective"
+
+#: Runs whose rank 0 lives in this process: run id -> :class:`_Hub`.
+_HUBS = {}
+_HUBS_LOCK = threading.Lock()
+
+
+def _unwrap(value):
+    """A message's payload: ``to_serialize`` wraps it, which in-process comms (workers
+    of one process) pass on as it is, and the other comms unpack."""
+    from distributed.protocol.serialize import Serialize
+    return value.data if isinstance(value, Serialize) else value
+
+
+class CollectiveTimeout(RuntimeError):
+    """A collective of a Dask training run waited longer than its timeout."""
+
+
+def _combine(kind, parts):
+    if kind == "sum":
+        out = np.array(parts[0], copy=True)
+        for p in parts[1:]:
+            out += p
+        return out
+    if kind == "max":
+        out = np.array(parts[0], copy=True)
+        for p in parts[1:]:
+            np.maximum(out, p, out=out)
+        return out
+    return list(parts)  # "gather"
+
+
+class _Hub:
+    """Rank 0's meeting point of one run: the parts of each collective, the results."""
+
+    def __init__(self, n_ranks, timeout):
+        self.n, self.timeout = n_ranks, timeout
+        self.cond = threading.Condition()
+        self.parts = {}  # seq -> [part or None] * n
+        self.results = {}  # seq -> (result, readers left)
+        self.failed = None
+
+    def deposit(self, seq, rank, part):
+        with self.cond:
+            self.parts.setdefault(seq, [None] * self.n)[rank] = (part,)
+            self.cond.notify_all()
+
+    def meet(self, seq, kind, part):
+        """Rank 0: deposit its part, wait for every rank's, combine, publish."""
+        self.deposit(seq, 0, part)
+        deadline = time.monotonic() + self.timeout
+        with self.cond:
+            while True:
+                missing = [r for r, p in enumerate(self.parts[seq]) if p is None]
+                if not missing:
+                    break
+                left = deadline - time.monotonic()
+                if self.failed or left <= 0:
+                    self.failed = self.failed or f"rank(s) {missing} did not arrive"
+                    self.cond.notify_all()
+                    raise CollectiveTimeout(
+                        f"collective {seq} of a Dask training run: {self.failed} within "
+                        f"{self.timeout:g} s (a worker died, was restarted or is stuck)")
+                self.cond.wait(left)
+            result = _combine(kind, [p[0] for p in self.parts.pop(seq)])
+            self.results[seq] = [result, self.n - 1]
+            self.cond.notify_all()
+        return result
+
+    def result_for(self, seq):
+        """Another rank's answer, once rank 0 combined ``seq`` (None: not yet)."""
+        with self.cond:
+            if self.failed:
+                raise CollectiveTimeout(f"collective {seq}: {self.failed}")
+            cell = self.results.get(seq)
+            if cell is None:
+                return None
+            cell[1] -= 1
+            if cell[1] == 0:
+                del self.results[seq]
+            return cell
+
+
+async def collective_handler(run_id=None, seq=None, rank=None, part=None):
+    """Rank 0's worker: take rank ``rank``'s part of collective ``seq`` and answer with
+    the combined result once rank 0 has combined every part."""
+    deadline = time.monotonic() + 30.0
+    while (hub := _HUBS.get(run_id)) is None:  # rank 0's task may start a little later
+        if time.monotonic() > deadline:
+            raise CollectiveTimeout(f"no Dask training run {run_id!r} at this worker")
+        await asyncio.sleep(0.001)
+    hub.deposit(seq, rank, _unwrap(part))
+    deadline = time.monotonic() + hub.timeout
+    delay = 0.0001
+    while (cell := hub.result_for(seq)) is None:
+        if time.monotonic() > deadline:
+            raise CollectiveTimeout(f"collective {seq}: no result within {hub.timeout:g} s")
+        await asyncio.sleep(delay)
+        delay = min(2 * delay, 0.002)
+    from distributed.protocol import to_serialize
+    return to_serialize(cell[0])
+
+
+class DaskReducer:
+    """The four collectives of :mod:`boostwood._comm` between the ranks of one Dask run.
+
+    Parameters
+    ----------
+    run_id : str, the run's id (every rank the same)
+    rank, n_ranks : int, this task's rank and the number of ranks
+    hub : str, the address of rank 0's worker
+    timeout : float, seconds any collective may wait
+    """
+
+    def __init__(self, run_id, rank, n_ranks, hub, timeout):
+        from distributed import get_worker
+        self.run_id, self.shard, self.n_shards = run_id, int(rank), int(n_ranks)
+        self.hub_address, self.timeout = hub, float(timeout)
+        self._seq = 0
+        self._worker = get_worker()
+        if self.shard == 0:
+            with _HUBS_LOCK:
+                _HUBS[run_id] = _Hub(self.n_shards, self.timeout)
+
+    def close(self):
+        """Forget the run (rank 0)."""
+        if self.shard == 0:
+            with _HUBS_LOCK:
+                _HUBS.pop(self.run_id, None)
+
+    def _meet(self, kind, part):
+        self._seq += 1
+        if self.n_shards == 1:
+            return _combine(kind, [part])
+        if self.shard == 0:
+            return _HUBS[self.run_id].meet(self._seq, kind, part)
+        return self._send(kind, part)
+
+    def _send(self, kind, part):
+        from distributed.protocol import to_serialize
+        from distributed.utils import sync
+        worker = self._worker
+
+        async def call():
+            return await asyncio.wait_for(
+                worker.rpc(self.hub_address).boostwood_collective(
+                    run_id=self.run_id, seq=self._seq, rank=self.shard,
+                    part=to_serialize(part)), self.timeout)
+        try:
+            return _unwrap(sync(worker.loop, call))
+        except (asyncio.TimeoutError, OSError) as exc:
+            raise CollectiveTimeout(
+                f"collective {self._seq} of a Dask training run: rank 0 at "
+                f"{self.hub_address} did not answer within {self.timeout:g} s "
+                f"({type(exc).__name__}: a worker died, was restarted or is stuck)") from None
+
+    def allreduce_histograms(self, hist, slots):
+        slots = np.asarray(slots, dtype=np.int64)
+        total = self._meet("sum", np.ascontiguousarray(hist[slots]))
+        hist[slots] = total
+        return hist
+
+    def allreduce_sum(self, array):
+        total = self._meet("sum", np.ascontiguousarray(array))
+        array[...] = total
+        return array
+
+    def allreduce_max(self, array):
+        top = self._meet("max", np.ascontiguousarray(array))
+        array[...] = top
+        return array
+
+    def allgather(self, obj):
+        return self._meet("gather", obj)

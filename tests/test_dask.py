@@ -1,0 +1,165 @@
+"""Training on Dask gives the single-machine model to the byte ([Q5]).
+
+A LocalCluster of 1-4 in-process workers (one thread each); the rows are spread over
+partitions of random, skewed and empty sizes, which the scheduler places where it
+likes. Each case trains with ``boostwood.dask.train`` and with ``boostwood.train`` on the
+concatenated partitions, and compares the saved models and the evaluation history.
+"""
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import boostwood as bw
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+bwd = pytest.importorskip("boostwood.dask")
+
+from conftest import make_classification  # noqa: E402
+
+
+def _json(booster):
+    m = booster._to_dict()
+    m.pop("boostwood_version", None)
+    return json.dumps(m, sort_keys=True)
+
+
+def _chunks(n, kind, seed):
+    r = np.random.default_rng(seed)
+    if kind == "skewed":
+        sizes = [int(0.7 * n), int(0.2 * n)]
+        sizes.append(n - sum(sizes))
+    elif kind == "empty":
+        sizes = [n // 3, 0, n - n // 3 - n // 4, 0, n // 4]
+    else:
+        cuts = np.sort(r.choice(np.arange(1, n), size=5, replace=False))
+        sizes = np.diff(np.concatenate([[0], cuts, [n]])).tolist()
+    return tuple(int(s) for s in sizes)
+
+
+@pytest.fixture(scope="module")
+def clusters():
+    made = {}
+
+    def get(k):
+        if k not in made:
+            cluster = distributed.LocalCluster(n_workers=k, threads_per_worker=1,
+                                               processes=False, dashboard_address=":0")
+            made[k] = (cluster, distributed.Client(cluster))
+        return made[k][1]
+    yield get
+    for cluster, client in made.values():
+        client.close()
+        cluster.close()
+
+
+CASES = {
+    "hist-depthwise-bagging": dict(objective="binary:logistic", max_depth=4, subsample=0.7,
+                                   colsample_bynode=0.6, eta=0.3),
+    "hist-lossguide": dict(objective="binary:logistic", grow_policy="lossguide", max_leaves=12,
+                           max_depth=0, colsample_bytree=0.8, eta=0.3),
+    "approx-global": dict(objective="binary:logistic", tree_method="approx", max_depth=3,
+                          subsample=0.8, eta=0.3),
+    "hist-multiclass": dict(objective="multi:softprob", num_class=3, max_depth=3,
+                            subsample=0.8, eta=0.3),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_dask_training_is_the_single_machine_model(name, clusters):
+    params = {**CASES[name], "seed": 5, "nthread": 1, "bin_construct_sample_cnt": 1500}
+    X, y = make_classification(2400, 6, seed=0, missing=0.1)
+    Xv, yv = make_classification(600, 6, seed=1, missing=0.1)
+    if params["objective"].startswith("multi"):
+        y = np.digitize(X[:, 0] + np.nan_to_num(X[:, 1]), [-0.7, 0.7]).astype(float)
+        yv = np.digitize(Xv[:, 0] + np.nan_to_num(Xv[:, 1]), [-0.7, 0.7]).astype(float)
+    res = {}
+    single = bw.train(params, bw.Dataset(X, y), 8, evals=[(bw.Dataset(Xv, yv), "valid")],
+                      early_stopping_rounds=3, verbose_eval=False, evals_result=res)
+    for k, kind in [(1, "random"), (2, "skewed"), (3, "empty"), (4, "random")]:
+        client = clusters(k)
+        rows = _chunks(len(y), kind, seed=k)
+        dtrain = bwd.DaskDataset(client, da.from_array(X, chunks=(rows, 6)),
+                                 da.from_array(y, chunks=(rows,)))
+        dvalid = bwd.DaskDataset(client, da.from_array(Xv, chunks=(250, 6)),
+                                 da.from_array(yv, chunks=(250,)))
+        out = bwd.train(client, params, dtrain, 8, evals=[(dvalid, "valid")],
+                        early_stopping_rounds=3)
+        assert out["history"] == res, (k, kind)
+        assert _json(out["booster"]) == _json(single), (k, kind)
+        pred = bwd.predict(client, out["booster"], da.from_array(Xv, chunks=(250, 6)))
+        np.testing.assert_array_equal(pred.compute(), single.predict(Xv))
+
+
+def test_dask_dataframes_with_categorical_columns(clusters):
+    """Each worker codes its own partitions' categories; the dictionaries merge in the
+    collectives, so the model is the one of the whole frame."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(3)
+    n = 2000
+    df = pd.DataFrame({"a": rng.normal(size=n), "city": rng.choice(list("pqrstuvw"), n),
+                       "b": rng.normal(size=n)})
+    df.loc[rng.random(n) < 0.05, "city"] = None
+    y = ((df.a + df.city.isin(list("pqr")) + rng.normal(scale=0.5, size=n)) > 0.5).astype(float)
+    params = {"objective": "binary:logistic", "max_depth": 3, "seed": 1, "nthread": 1}
+    single = bw.train(params, bw.Dataset(df, y.to_numpy()), 6)
+    client = clusters(3)
+    ddf = dd.from_pandas(df, npartitions=4)
+    out = bwd.train(client, params, bwd.DaskDataset(client, ddf, dd.from_pandas(y, npartitions=4)),
+                    6)
+    assert out["booster"].feature_types == ["numeric", "categorical", "numeric"]
+    assert _json(out["booster"]) == _json(single)
+    np.testing.assert_array_equal(bwd.predict(client, out["booster"], ddf).compute(),
+                                  single.predict(df))
+
+
+def test_bad_input_is_a_clear_error(clusters):
+    client = clusters(2)
+    X = da.from_array(np.zeros((100, 3)), chunks=(50, 3))
+    with pytest.raises(ValueError, match="no label"):
+        bwd.train(client, {"objective": "binary:logistic"}, bwd.DaskDataset(client, X), 2)
+    with pytest.raises(TypeError, match="DaskDataset"):
+        bwd.train(client, {}, X, 2)
+    with pytest.raises(ValueError, match="partition"):
+        bwd.DaskDataset(client, X, da.from_array(np.zeros(100), chunks=(30,)))
+    with pytest.raises(TypeError, match="dask Array, DataFrame or Series"):
+        bwd.DaskDataset(client, np.zeros((10, 2)))
+
+
+def test_a_lost_worker_ends_training_with_a_clear_error_not_a_hang(clusters):
+    """One worker leaves mid-training: the call fails within the collective timeout."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=":0")
+    client = distributed.Client(cluster)
+    try:
+        X, y = make_classification(20000, 8, seed=2)
+        dtrain = bwd.DaskDataset(client, da.from_array(X, chunks=(5000, 8)),
+                                 da.from_array(y, chunks=(5000,)))
+        assert len(set(dtrain.workers)) == 2
+        params = {"objective": "binary:logistic", "max_depth": 8, "nthread": 1}
+        box = {}
+
+        def run():
+            try:
+                bwd.train(client, params, dtrain, 100000, timeout=5.0)
+            except BaseException as exc:  # what the user sees
+                box["error"] = exc
+        thread = threading.Thread(target=run, daemon=True)
+        start = time.monotonic()
+        thread.start()
+        time.sleep(1.5)
+        victim = [w for w in cluster.workers.values() if w.address != min(dtrain.workers)][0]
+        client.sync(victim.close)
+        thread.join(60)
+        assert not thread.is_alive(), "training hung after a worker left"
+        assert time.monotonic() - start < 60
+        error = box.get("error")
+        assert isinstance(error, bwd.CollectiveTimeout), repr(error)
+        assert "did not arrive" in str(error) or "did not answer" in str(error)
+    finally:
+        client.close()
+        cluster.close()
