@@ -163,3 +163,35 @@ def test_a_lost_worker_ends_training_with_a_clear_error_not_a_hang(clusters):
     finally:
         client.close()
         cluster.close()
+
+
+def test_dask_estimators_are_the_local_estimators(clusters):
+    """DaskGBDTClassifier / Regressor: the local estimators' model and predictions, lazily;
+    string class labels, an evaluation set, clone and to_local."""
+    from sklearn.base import clone
+    client = clusters(2)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(2000, 5))
+    labels = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
+    target = 2 * X[:, 0] + rng.normal(size=2000)
+    Xd = da.from_array(X, chunks=(450, 5))
+    clf = bwd.DaskGBDTClassifier(n_estimators=15, max_depth=3, client=client).fit(
+        Xd, da.from_array(labels, chunks=450))
+    local = bw.GBDTClassifier(n_estimators=15, max_depth=3, n_jobs=1).fit(X, labels)
+    assert list(clf.classes_) == ["no", "yes"]
+    proba = clf.predict_proba(Xd)
+    assert isinstance(proba, da.Array)
+    np.testing.assert_array_equal(proba.compute(), local.predict_proba(X))
+    np.testing.assert_array_equal(clf.predict(Xd).compute(), local.predict(X))
+    yd = da.from_array(target, chunks=450)
+    reg = bwd.DaskGBDTRegressor(n_estimators=15, max_depth=3, client=client,
+                                early_stopping_rounds=3).fit(Xd, yd, eval_set=[(Xd, yd)])
+    lreg = bw.GBDTRegressor(n_estimators=15, max_depth=3, n_jobs=1,
+                            early_stopping_rounds=3).fit(X, target, eval_set=[(X, target)])
+    assert reg.evals_result_ == lreg.evals_result_
+    np.testing.assert_array_equal(reg.predict(Xd).compute(), lreg.predict(X))
+    np.testing.assert_array_equal(reg.to_local().predict(X), lreg.predict(X))
+    assert clone(reg).get_params()["timeout"] == 60.0
+    with pytest.raises(ValueError, match="timeout"):
+        bwd.train(client, {"objective": "reg:squarederror"},
+                  bwd.DaskDataset(client, Xd, yd), 2, timeout=0)

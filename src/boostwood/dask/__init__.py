@@ -29,8 +29,9 @@ missing, never a hang.
 to the worker's ``threads_per_worker`` (several Dask workers in one process share numba's
 thread pools).
 
-Not yet: the scikit-learn style Dask estimators, ranking groups, resuming from a
-checkpoint, and the memory bound (each worker concatenates its partitions once).
+Estimators: :class:`~boostwood.dask.estimators.DaskGBDTRegressor` and
+``DaskGBDTClassifier``. Not yet: ranking groups, resuming from a checkpoint, and the
+memory bound (each worker concatenates its partitions once).
 """
 import hashlib
 import uuid
@@ -39,7 +40,16 @@ import numpy as np
 
 from ._collective import HANDLER, CollectiveTimeout, DaskReducer, collective_handler
 
-__all__ = ["DaskDataset", "train", "predict", "CollectiveTimeout", "DaskReducer"]
+__all__ = ["DaskDataset", "train", "predict", "inplace_predict", "CollectiveTimeout",
+           "DaskReducer", "DaskGBDTRegressor", "DaskGBDTClassifier"]
+
+
+def __getattr__(name):
+    """The estimators load scikit-learn: only when asked for."""
+    if name in ("DaskGBDTRegressor", "DaskGBDTClassifier"):
+        from . import estimators
+        return getattr(estimators, name)
+    raise AttributeError(f"module 'boostwood.dask' has no attribute {name!r}")
 
 
 def _require_distributed():
@@ -137,13 +147,18 @@ def _local_dataset(parts, offsets, names, categorical, reference=None):
     """The Dataset of one rank's partitions (possibly none): its rows keep their global
     ids (their positions in the collection)."""
     from .. import Dataset
+    from ..data.validation import as_feature_matrix
     X = parts[0][0]
     if hasattr(X, "iloc"):
         import pandas as pd
         X = pd.concat([p[0] for p in parts], axis=0, ignore_index=True) if len(parts) > 1 \
             else X
-    else:
-        X = np.concatenate([np.asarray(p[0]) for p in parts], axis=0)
+    else:  # the rank's own matrix (or its one block, which nothing changes): as a
+        # validated FeatureMatrix the Dataset takes it without a copy of its own
+        X = as_feature_matrix(np.concatenate([np.asarray(p[0]) for p in parts], axis=0)
+                              if len(parts) > 1 else np.asarray(X), "data",
+                              allow_empty_rows=True, feature_names=names,
+                              categorical_feature=categorical)
     cat = (lambda i: None if parts[0][i] is None else np.concatenate([p[i] for p in parts]))
     ids = np.concatenate([o + np.arange(p[0].shape[0], dtype=np.int64)
                           for o, p in zip(offsets, parts)])
@@ -198,6 +213,8 @@ def train(client, params, dtrain, num_boost_round=10, evals=None, early_stopping
         raise TypeError(f"dtrain must be a DaskDataset, got {type(dtrain).__name__}")
     if not dtrain.has_label:
         raise ValueError("dtrain has no label")
+    if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     ranks = sorted(set(dtrain.workers))  # the workers holding training rows
     run_id = uuid.uuid4().hex
     client.run(_register)

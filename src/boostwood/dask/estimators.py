@@ -1,0 +1,185 @@
+"""scikit-learn style estimators on Dask: the local estimators' parameters, trained with
+:func:`boostwood.dask.train`, predicting lazily.
+
+``DaskGBDTRegressor`` and ``DaskGBDTClassifier`` take every parameter of
+:class:`boostwood.GBDTRegressor` / :class:`boostwood.GBDTClassifier`, plus ``client``
+(None: the current default client) and ``timeout`` (seconds any collective may wait).
+``fit`` takes dask collections; ``predict`` / ``predict_proba`` return dask Arrays, one
+block per partition; ``to_local()`` gives the local estimator with the same model.
+``n_jobs`` None runs each worker's training on as many threads as the workers have
+(the smallest ``nthreads`` of the cluster).
+"""
+import inspect
+
+import numpy as np
+
+from ..sklearn import GBDTClassifier, GBDTRegressor
+from ..sklearn import _hyper
+from . import DaskDataset, predict, train
+
+_DASK_DOC = """
+    client : distributed.Client, optional
+        The cluster to train on (None: ``distributed.default_client()``).
+    timeout : float, default=60.0
+        Seconds any collective may wait for the other workers before the fit fails.
+"""
+
+
+def _client(est):
+    if est.client is not None:
+        return est.client
+    from distributed import default_client
+    return default_client()
+
+
+def _columns(X):
+    names = getattr(X, "columns", None)
+    return X.shape[1], (None if names is None else np.asarray([str(c) for c in names],
+                                                             dtype=object))
+
+
+class _DaskFit:
+    """What both Dask estimators add to their local class."""
+
+    def _dask_fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set):
+        _hyper.check_hyperparameters(self)
+        client = _client(self)
+        n_features, names = _columns(X)
+        self.n_features_in_ = n_features
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        params = self._native_params()
+        if self.n_jobs is None:
+            params["nthread"] = int(min(client.nthreads().values()))
+        feature_names = None if names is None else list(names)
+        dtrain = DaskDataset(client, X, self._dask_labels(y), weight=sample_weight,
+                             feature_names=feature_names)
+        evals = []
+        weights = sample_weight_eval_set or [None] * len(eval_set or [])
+        for i, ((Xe, ye), we) in enumerate(zip(eval_set or [], weights)):
+            evals.append((DaskDataset(client, Xe, self._dask_labels(ye), weight=we,
+                                      feature_names=feature_names), f"validation_{i}"))
+        out = train(client, params, dtrain, self.n_estimators, evals=evals,
+                    early_stopping_rounds=self.early_stopping_rounds if evals else None,
+                    timeout=self.timeout)
+        self.booster_ = out["booster"]
+        self.evals_result_ = out["history"]
+        self.best_iteration_ = self.booster_.best_iteration
+        self.best_score_ = self.booster_.best_score
+        self.n_estimators_ = self.booster_.num_boosted_rounds()
+        return self
+
+    def _dask_labels(self, y):
+        return y
+
+    def _lazy(self, X, **kwargs):
+        from sklearn.utils.validation import check_is_fitted
+        check_is_fitted(self, "booster_")
+        return predict(_client(self), self.booster_, X, **kwargs)
+
+    def __sklearn_clone__(self):
+        """scikit-learn's ``clone``, keeping the same ``client`` (a Client cannot be
+        deep-copied)."""
+        from sklearn.base import clone
+        return type(self)(**{k: v if k == "client" else clone(v, safe=False)
+                             for k, v in self.get_params(deep=False).items()})
+
+    def to_local(self):
+        """The local estimator (:class:`boostwood.GBDTRegressor` / ``GBDTClassifier``) with
+        this one's parameters and fitted model."""
+        local = self._local_class(**{k: v for k, v in self.get_params().items()
+                                     if k not in ("client", "timeout")})
+        for k, v in vars(self).items():
+            if k.endswith("_") and not k.startswith("_"):
+                setattr(local, k, v)
+        return local
+
+
+def _signature(cls, local):
+    return inspect.Signature(
+        list(inspect.signature(local.__init__).parameters.values())
+        + [inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, default=None),
+           inspect.Parameter("timeout", inspect.Parameter.KEYWORD_ONLY, default=60.0)])
+
+
+class DaskGBDTRegressor(_DaskFit, GBDTRegressor):
+    __doc__ = ("Gradient boosted trees for regression, trained on a Dask cluster.\n"
+               + GBDTRegressor.__doc__.split("\n", 1)[1] + _DASK_DOC)
+    _local_class = GBDTRegressor
+
+    def __init__(self, *, client=None, timeout=60.0, **kwargs):
+        super().__init__(**kwargs)
+        self.client = client
+        self.timeout = timeout
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
+        """Fit on dask collections (``eval_set``: a list of (X, y) pairs of them)."""
+        return self._dask_fit(X, y, sample_weight, eval_set, sample_weight_eval_set)
+
+    def predict(self, X, output_margin=False, iteration_range=None):
+        """Predictions as a dask Array (lazy), one block per partition of ``X``."""
+        return self._lazy(X, output_margin=output_margin, iteration_range=iteration_range)
+
+
+class DaskGBDTClassifier(_DaskFit, GBDTClassifier):
+    __doc__ = ("Gradient boosted trees for classification, trained on a Dask cluster.\n"
+               + GBDTClassifier.__doc__.split("\n", 1)[1] + _DASK_DOC)
+    _local_class = GBDTClassifier
+
+    def __init__(self, *, client=None, timeout=60.0, **kwargs):
+        super().__init__(**kwargs)
+        self.client = client
+        self.timeout = timeout
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
+        """Fit on dask collections (``eval_set``: a list of (X, y) pairs of them); the
+        classes are the labels' distinct values (one pass over ``y``)."""
+        import dask.array as da
+        labels = y.unique() if hasattr(y, "unique") and not isinstance(y, da.Array) \
+            else da.unique(y)
+        self.classes_ = np.sort(np.asarray(_client(self).compute(labels).result()))
+        self.n_classes_ = len(self.classes_)
+        if self.n_classes_ < 2:
+            raise ValueError("the classifier needs samples of at least 2 classes, but y "
+                             "holds only one class")
+        if self.class_weight is not None:
+            raise ValueError("class_weight is not supported on Dask yet: pass sample_weight")
+        return self._dask_fit(X, y, sample_weight, eval_set, sample_weight_eval_set)
+
+    def _dask_labels(self, y):
+        classes = self.classes_
+        if hasattr(y, "map_partitions"):
+            return y.map_partitions(_codes, classes, meta=(getattr(y, "name", None), "f8"))
+        return y.map_blocks(_codes, classes, dtype=np.float64)
+
+    def predict_proba(self, X, iteration_range=None):
+        """Class probabilities as a dask Array (lazy), shape (n_samples, n_classes)."""
+        p = self._lazy(X, iteration_range=iteration_range)
+        if p.ndim == 1:
+            return p.map_blocks(lambda b: np.column_stack([1.0 - b, b]), new_axis=1,
+                                chunks=(p.chunks[0], (2,)), dtype=np.float64)
+        return p
+
+    def predict(self, X, iteration_range=None, *, output_margin=False):
+        """Predicted class labels as a dask Array (lazy)."""
+        if output_margin:
+            return self._lazy(X, output_margin=True, iteration_range=iteration_range)
+        classes = self.classes_
+        return self.predict_proba(X, iteration_range).map_blocks(
+            lambda b: classes[np.argmax(b, axis=1)], drop_axis=1, dtype=classes.dtype)
+
+
+def _codes(y, classes):
+    """Labels as class codes (a label outside ``classes`` is an error)."""
+    y = np.asarray(y)
+    codes = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
+    if not np.all(classes[codes] == y):
+        raise ValueError(f"y contains labels not among the classes: "
+                         f"{np.unique(y[classes[codes] != y])[:5].tolist()}")
+    return codes.astype(np.float64)
+
+
+DaskGBDTRegressor.__init__.__signature__ = _signature(DaskGBDTRegressor, GBDTRegressor)
+DaskGBDTClassifier.__init__.__signature__ = _signature(DaskGBDTClassifier, GBDTClassifier)
