@@ -195,3 +195,37 @@ def test_dask_estimators_are_the_local_estimators(clusters):
     with pytest.raises(ValueError, match="timeout"):
         bwd.train(client, {"objective": "reg:squarederror"},
                   bwd.DaskDataset(client, Xd, yd), 2, timeout=0)
+
+
+def test_a_run_resumes_from_its_checkpoint_on_another_cluster_size(clusters, tmp_path,
+                                                                    monkeypatch):
+    """The first worker saves every 4 rounds; a run that fails after round 8 resumes from
+    the file, on 2 workers instead of 3, to the model of an uninterrupted run."""
+    from boostwood.boosting import callback
+    X, y = make_classification(1500, 5, seed=6, missing=0.05)
+    params = {"objective": "binary:logistic", "max_depth": 3, "subsample": 0.8, "seed": 2,
+              "nthread": 1}
+    whole = bw.train(params, bw.Dataset(X, y), 12)
+    path = str(tmp_path / "run.checkpoint.json")
+    saved = callback.Checkpoint.after_iteration
+
+    def crash_after_8(self, model, epoch, evals_log):
+        saved(self, model, epoch, evals_log)
+        if epoch + 1 == 8:
+            raise RuntimeError("the machine went away")
+        return False
+
+    def data(client, rows):
+        return bwd.DaskDataset(client, da.from_array(X, chunks=(rows, 5)),
+                               da.from_array(y, chunks=(rows,)))
+    monkeypatch.setattr(callback.Checkpoint, "after_iteration", crash_after_8)
+    client = clusters(3)
+    with pytest.raises(RuntimeError, match="went away"):
+        bwd.train(client, params, data(client, 400), 12, checkpoint=path,
+                  checkpoint_every=4, timeout=5.0)
+    assert bw.Booster(model_file=path).num_boosted_rounds() == 8
+    monkeypatch.setattr(callback.Checkpoint, "after_iteration", saved)
+    client = clusters(2)
+    out = bwd.train(client, params, data(client, 700), 12, checkpoint=path, checkpoint_every=4)
+    assert _json(out["booster"]) == _json(whole)
+    assert not (tmp_path / "run.checkpoint.json").exists()

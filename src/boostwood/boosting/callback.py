@@ -174,6 +174,20 @@ class EvaluationMonitor(TrainingCallback):
         return model
 
 
+class Checkpoint(TrainingCallback):
+    """Save the model every ``every`` rounds (atomically) to ``path``: a crashed run resumes
+    from it with ``train(..., init_model=Booster(model_file=path))`` to the same model
+    (the command line's ``--checkpoint-every``, and ``boostwood.dask.train``'s)."""
+
+    def __init__(self, path, every):
+        self.path, self.every = path, every
+
+    def after_iteration(self, model, epoch, evals_log):
+        if (epoch + 1) % self.every == 0:
+            model.save_model(self.path)
+        return False
+
+
 class RecordEvaluation(TrainingCallback):
     """Copy the evaluation history into the dict ``eval_result`` as training goes."""
 

@@ -6,6 +6,7 @@ import time
 import numpy as np
 
 from ..boosting import Booster, EvaluationMonitor, TrainingCallback, cv, train
+from ..boosting.callback import Checkpoint
 from ..boosting.rank_metrics import metric_names
 from ..boosting.metrics import get_metric
 from ..boosting.params import binning_args, resolve_params
@@ -134,18 +135,6 @@ class ProgressBar(TrainingCallback):
     def after_training(self, model):
         self.stream.write("\n")
         return model
-
-
-class Checkpoint(TrainingCallback):
-    """Save the model every ``every`` rounds (atomically) to ``path``."""
-
-    def __init__(self, path, every):
-        self.path, self.every = path, every
-
-    def after_iteration(self, model, epoch, evals_log):
-        if (epoch + 1) % self.every == 0:
-            model.save_model(self.path)
-        return False
 
 
 # -- train ---------------------------------------------------------------------------------------

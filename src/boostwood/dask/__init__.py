@@ -30,10 +30,15 @@ to the worker's ``threads_per_worker`` (several Dask workers in one process shar
 thread pools).
 
 Estimators: :class:`~boostwood.dask.estimators.DaskGBDTRegressor` and
-``DaskGBDTClassifier``. Not yet: ranking groups, resuming from a checkpoint, and the
+``DaskGBDTClassifier``. Not yet: ranking groups and the
 memory bound (each worker concatenates its partitions once).
+
+**Checkpoints.** ``train(..., checkpoint=path)`` saves the model every
+``checkpoint_every`` rounds from the first worker; a run started again with the file
+present resumes from it, on a cluster of any size, to the uninterrupted run's model.
 """
 import hashlib
+import os
 import uuid
 
 import numpy as np
@@ -166,12 +171,16 @@ def _local_dataset(parts, offsets, names, categorical, reference=None):
                    feature_names=names, categorical_feature=categorical, reference=reference)
 
 
-def _train_task(run, rank, params, train_parts, evals_parts, num_boost_round, early_stopping):
+def _train_task(run, rank, params, train_parts, evals_parts, num_boost_round, early_stopping,
+                resume):
     """One rank's training: the ordinary ``train`` on its rows, meeting the other ranks in
     the reducer's collectives. Returns (Booster, history, model digest)."""
     from .. import train as local_train
     from ..boosting import model_io
+    from ..boosting.callback import Checkpoint
     run_id, n_ranks, hub, timeout, names, categorical = run
+    init, path, every = resume
+    callbacks = [Checkpoint(path, every)] if path is not None and rank == 0 else None
     reducer = DaskReducer(run_id, rank, n_ranks, hub, timeout)
     try:
         dtrain = _local_dataset(*train_parts, names, categorical)
@@ -180,7 +189,8 @@ def _train_task(run, rank, params, train_parts, evals_parts, num_boost_round, ea
         history = {}
         booster = local_train(params, dtrain, num_boost_round, evals=evals,
                               early_stopping_rounds=early_stopping, verbose_eval=False,
-                              evals_result=history, reducer=reducer)
+                              evals_result=history, reducer=reducer, callbacks=callbacks,
+                              init_model=init)
     finally:
         reducer.close()
     digest = hashlib.sha256(model_io.dumps(booster._to_dict()).encode()).hexdigest()
@@ -192,7 +202,7 @@ def _register(dask_worker):
 
 
 def train(client, params, dtrain, num_boost_round=10, evals=None, early_stopping_rounds=None,
-          timeout=60.0):
+          timeout=60.0, checkpoint=None, checkpoint_every=10):
     """Train on the cluster; returns ``{"booster": Booster, "history": {...}}`` as
     ``xgboost.dask.train`` does.
 
@@ -205,6 +215,13 @@ def train(client, params, dtrain, num_boost_round=10, evals=None, early_stopping
     evals : list of (DaskDataset, str), optional; the last drives early stopping
     early_stopping_rounds : int, optional
     timeout : float, seconds any collective may wait for the other workers (default 60)
+    checkpoint : str, optional
+        A model file path the client and the first worker share: that worker saves the
+        model there every ``checkpoint_every`` rounds. When the file exists at the
+        start (a run that failed), training resumes from it, on a cluster of any size, to
+        the model an uninterrupted run gives (without early stopping, whose state the
+        file does not hold); it is removed once training ends.
+    checkpoint_every : int, default 10
 
     The model is byte-identical to ``boostwood.train`` on the concatenated partitions.
     """
@@ -215,6 +232,16 @@ def train(client, params, dtrain, num_boost_round=10, evals=None, early_stopping
         raise ValueError("dtrain has no label")
     if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    init = None
+    if checkpoint is not None and os.path.exists(checkpoint):
+        from .. import Booster
+        init = Booster(model_file=checkpoint)
+        if init.num_boosted_rounds() > num_boost_round:
+            raise ValueError(f"{checkpoint} already holds {init.num_boosted_rounds()} rounds, "
+                             f"more than the {num_boost_round} asked for")
+    todo = num_boost_round - (init.num_boosted_rounds() if init is not None else 0)
+    resume = (init, None if checkpoint is None else os.path.abspath(checkpoint),
+              max(1, int(checkpoint_every)))
     ranks = sorted(set(dtrain.workers))  # the workers holding training rows
     run_id = uuid.uuid4().hex
     client.run(_register)
@@ -240,7 +267,7 @@ def train(client, params, dtrain, num_boost_round=10, evals=None, early_stopping
     eval_parts = [(assigned(ds), name) for ds, name in evals]
     futures = [client.submit(_train_task, run, rank, dict(params), train_parts[rank],
                              [(parts[rank], name) for parts, name in eval_parts],
-                             num_boost_round, early_stopping_rounds,
+                             todo, early_stopping_rounds, resume,
                              workers=[addr], allow_other_workers=False, pure=False,
                              key=f"boostwood-train-{run_id}-{rank}")
                for rank, addr in enumerate(ranks)]
@@ -249,6 +276,8 @@ def train(client, params, dtrain, num_boost_round=10, evals=None, early_stopping
         raise RuntimeError("the workers of a Dask training run built different models: "
                            "a defect, please report it")
     booster, history, _ = results[0]
+    if checkpoint is not None and os.path.exists(checkpoint):
+        os.remove(checkpoint)
     return {"booster": booster, "history": history}
 
 
