@@ -229,3 +229,48 @@ def test_a_run_resumes_from_its_checkpoint_on_another_cluster_size(clusters, tmp
     out = bwd.train(client, params, data(client, 700), 12, checkpoint=path, checkpoint_every=4)
     assert _json(out["booster"]) == _json(whole)
     assert not (tmp_path / "run.checkpoint.json").exists()
+
+
+def _ranking_data(n_queries=120, seed=8):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(3, 25, n_queries)
+    qid = np.repeat(np.arange(n_queries) * 7 + 3, sizes)  # ids, not positions
+    X = rng.normal(size=(qid.size, 5))
+    rel = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=qid.size)
+                           + 1), 0, 4)
+    return X, rel, qid, np.cumsum(sizes)
+
+
+def test_ranking_keeps_queries_whole_and_is_the_single_machine_model(clusters):
+    X, rel, qid, ends = _ranking_data()
+    params = {"objective": "rank:ndcg", "max_depth": 3, "eta": 0.3, "seed": 4, "nthread": 1,
+              "eval_metric": "ndcg@5"}
+    Xv, relv, qidv, endsv = _ranking_data(40, seed=9)
+    res = {}
+    single = bw.train(params, bw.Dataset(X, rel, qid=qid), 6,
+                      evals=[(bw.Dataset(Xv, relv, qid=qidv), "valid")], evals_result=res,
+                      verbose_eval=False)
+    client = clusters(3)
+    cuts = [int(ends[i]) for i in (20, 50, 51, 90)]  # partitions end at query boundaries
+    rows = tuple(np.diff(np.concatenate([[0], cuts, [len(rel)]])).tolist())
+
+    def collection(v, chunks):
+        return da.from_array(v, chunks=(chunks,) + ((v.shape[1],) if v.ndim == 2 else ()))
+    dtrain = bwd.DaskDataset(client, collection(X, rows), collection(rel, rows),
+                             qid=collection(qid, rows))
+    dvalid = bwd.DaskDataset(client, collection(Xv, (len(relv),)),
+                             collection(relv, (len(relv),)), qid=collection(qidv, (len(relv),)))
+    out = bwd.train(client, params, dtrain, 6, evals=[(dvalid, "valid")])
+    assert out["history"] == res
+    assert _json(out["booster"]) == _json(single)
+    ranker = bwd.DaskGBDTRanker(n_estimators=6, max_depth=3, learning_rate=0.3,
+                                random_state=4, client=client).fit(
+        collection(X, rows), collection(rel, rows), qid=collection(qid, rows))
+    local = bw.GBDTRanker(n_estimators=6, max_depth=3, learning_rate=0.3, random_state=4,
+                          n_jobs=1).fit(X, rel, qid=qid)
+    np.testing.assert_array_equal(ranker.predict(collection(X, rows)).compute(),
+                                  local.predict(X))
+    split = tuple(np.diff([0, int(ends[20]) + 2, len(rel)]).tolist())  # query 21 cut in two
+    with pytest.raises(ValueError, match="one partition"):
+        bwd.DaskDataset(client, collection(X, split), collection(rel, split),
+                        qid=collection(qid, split))

@@ -29,8 +29,8 @@ missing, never a hang.
 to the worker's ``threads_per_worker`` (several Dask workers in one process share numba's
 thread pools).
 
-Estimators: :class:`~boostwood.dask.estimators.DaskGBDTRegressor` and
-``DaskGBDTClassifier``. Not yet: ranking groups and the
+Estimators: :class:`~boostwood.dask.estimators.DaskGBDTRegressor`,
+``DaskGBDTClassifier`` and ``DaskGBDTRanker``. Not yet: the
 memory bound (each worker concatenates its partitions once).
 
 **Checkpoints.** ``train(..., checkpoint=path)`` saves the model every
@@ -46,12 +46,12 @@ import numpy as np
 from ._collective import HANDLER, CollectiveTimeout, DaskReducer, collective_handler
 
 __all__ = ["DaskDataset", "train", "predict", "inplace_predict", "CollectiveTimeout",
-           "DaskReducer", "DaskGBDTRegressor", "DaskGBDTClassifier"]
+           "DaskReducer", "DaskGBDTRegressor", "DaskGBDTClassifier", "DaskGBDTRanker"]
 
 
 def __getattr__(name):
     """The estimators load scikit-learn: only when asked for."""
-    if name in ("DaskGBDTRegressor", "DaskGBDTClassifier"):
+    if name in ("DaskGBDTRegressor", "DaskGBDTClassifier", "DaskGBDTRanker"):
         from . import estimators
         return getattr(estimators, name)
     raise AttributeError(f"module 'boostwood.dask' has no attribute {name!r}")
@@ -80,15 +80,35 @@ def _partitions(collection, name):
                     f"{type(collection).__name__}")
 
 
-def _part(X, y, w, margin):
+def _part(X, y, w, margin, qid):
     """One partition's rows, checked: its arrays all have its number of rows."""
     n = X.shape[0]
-    for name, v in (("label", y), ("weight", w), ("base_margin", margin)):
+    for name, v in (("label", y), ("weight", w), ("base_margin", margin), ("qid", qid)):
         if v is not None and len(v) != n:
             raise ValueError(f"a partition of {name} has {len(v)} rows, the data's "
                              f"partition {n}: the collections must be partitioned alike")
     as_array = (lambda v: None if v is None else np.asarray(v, dtype=np.float64))
-    return X, as_array(y), as_array(w), as_array(margin)
+    return X, as_array(y), as_array(w), as_array(margin), \
+        None if qid is None else np.asarray(qid)
+
+
+def _query_ids(part):
+    return np.unique(part[4])
+
+
+def _check_whole_queries(client, futures):
+    """Each query's rows in one partition (a partition goes to one worker whole, and a
+    query must not span workers): else a ValueError naming a query and its partitions."""
+    ids = client.gather(client.map(_query_ids, futures))
+    owner = {}
+    for i, part_ids in enumerate(ids):
+        for q in part_ids.tolist():
+            if q in owner:
+                raise ValueError(
+                    f"query {q!r} has rows in partitions {owner[q]} and {i}: a query's rows "
+                    "must be in one partition (repartition by the query id, e.g. "
+                    "set_index on it)")
+            owner[q] = i
 
 
 def _rows(part):
@@ -108,6 +128,8 @@ class DaskDataset:
     client : distributed.Client
     data : dask DataFrame (numeric, category and string columns) or 2-d dask Array
     label, weight, base_margin : dask Series or 1-d Array partitioned as ``data``, optional
+    qid : dask Series or 1-d Array partitioned as ``data``, optional
+        Each row's query id (ranking); a query's rows must be in one partition.
     feature_names : list of str, optional
     categorical_feature : list of names or indices, optional (as :class:`boostwood.Dataset`)
 
@@ -116,25 +138,26 @@ class DaskDataset:
     """
 
     def __init__(self, client, data, label=None, weight=None, base_margin=None,
-                 feature_names=None, categorical_feature=None):
+                 feature_names=None, categorical_feature=None, qid=None):
         _require_distributed()
         import dask
         from distributed import wait
         parts = [_partitions(v, name) for v, name in ((data, "data"), (label, "label"),
                                                       (weight, "weight"),
-                                                      (base_margin, "base_margin"))]
+                                                      (base_margin, "base_margin"),
+                                                      (qid, "qid"))]
         n = len(parts[0])
-        for p, name in zip(parts[1:], ("label", "weight", "base_margin")):
+        for p, name in zip(parts[1:], ("label", "weight", "base_margin", "qid")):
             if p is not None and len(p) != n:
                 raise ValueError(f"{name} has {len(p)} partitions, data {n}: partition them "
                                  "alike")
         column = (lambda p, i: None if p is None else p[i])
         self.client = client
-        self.futures = client.compute([dask.delayed(_part)(parts[0][i], column(parts[1], i),
-                                                           column(parts[2], i),
-                                                           column(parts[3], i))
+        self.futures = client.compute([dask.delayed(_part)(*(column(p, i) for p in parts))
                                        for i in range(n)])
         wait(self.futures)
+        if qid is not None:
+            _check_whole_queries(client, self.futures)
         self.lengths = np.array(client.gather(client.map(_rows, self.futures)), dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
         who = client.who_has(self.futures)
@@ -167,7 +190,7 @@ def _local_dataset(parts, offsets, names, categorical, reference=None):
     cat = (lambda i: None if parts[0][i] is None else np.concatenate([p[i] for p in parts]))
     ids = np.concatenate([o + np.arange(p[0].shape[0], dtype=np.int64)
                           for o, p in zip(offsets, parts)])
-    return Dataset(X, cat(1), weight=cat(2), base_margin=cat(3), row_ids=ids,
+    return Dataset(X, cat(1), weight=cat(2), base_margin=cat(3), row_ids=ids, qid=cat(4),
                    feature_names=names, categorical_feature=categorical, reference=reference)
 
 
@@ -191,10 +214,47 @@ def _train_task(run, rank, params, train_parts, evals_parts, num_boost_round, ea
                               early_stopping_rounds=early_stopping, verbose_eval=False,
                               evals_result=history, reducer=reducer, callbacks=callbacks,
                               init_model=init)
+    except BaseException as exc:
+        reducer.abort(exc)
+        raise
     finally:
         reducer.close()
     digest = hashlib.sha256(model_io.dumps(booster._to_dict()).encode()).hexdigest()
     return booster, history, digest
+
+
+def _resumed(checkpoint, every, num_boost_round):
+    """((the checkpoint's Booster or None, its absolute path or None, the period), the
+    rounds left to train)."""
+    init = None
+    if checkpoint is not None and os.path.exists(checkpoint):
+        from .. import Booster
+        init = Booster(model_file=checkpoint)
+        if init.num_boosted_rounds() > num_boost_round:
+            raise ValueError(f"{checkpoint} already holds {init.num_boosted_rounds()} rounds, "
+                             f"more than the {num_boost_round} asked for")
+    todo = num_boost_round - (init.num_boosted_rounds() if init is not None else 0)
+    return (init, None if checkpoint is None else os.path.abspath(checkpoint),
+            max(1, int(every))), todo
+
+
+def _gathered(client, futures):
+    """The ranks' results; where some failed, the first failure that is not a collective
+    timeout (the others' timeouts follow from it) is raised, and the rest cancelled."""
+    from distributed import as_completed, wait
+    for done in as_completed(futures):
+        if done.status == "error":
+            break
+    else:
+        return client.gather(futures)
+    try:  # the others fail soon after (aborted); give them a moment
+        wait(futures, timeout=5.0)
+    except Exception:
+        pass
+    errors = [f.exception() for f in futures if f.status == "error"]
+    client.cancel([f for f in futures if not f.done()])
+    cause = next((e for e in errors if not isinstance(e, CollectiveTimeout)), errors[0])
+    raise cause
 
 
 def _register(dask_worker):
@@ -232,16 +292,8 @@ def train(client, params, dtrain, num_boost_round=10, evals=None, early_stopping
         raise ValueError("dtrain has no label")
     if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    init = None
-    if checkpoint is not None and os.path.exists(checkpoint):
-        from .. import Booster
-        init = Booster(model_file=checkpoint)
-        if init.num_boosted_rounds() > num_boost_round:
-            raise ValueError(f"{checkpoint} already holds {init.num_boosted_rounds()} rounds, "
-                             f"more than the {num_boost_round} asked for")
-    todo = num_boost_round - (init.num_boosted_rounds() if init is not None else 0)
-    resume = (init, None if checkpoint is None else os.path.abspath(checkpoint),
-              max(1, int(checkpoint_every)))
+    resume, todo = _resumed(checkpoint, checkpoint_every, num_boost_round)
+    from distributed import wait
     ranks = sorted(set(dtrain.workers))  # the workers holding training rows
     run_id = uuid.uuid4().hex
     client.run(_register)
@@ -256,10 +308,15 @@ def train(client, params, dtrain, num_boost_round=10, evals=None, early_stopping
             r = ranks.index(w) if w in ranks else i % len(ranks)
             out[r][0].append(fut)
             out[r][1].append(int(ds.offsets[i]))
-        for parts, offsets in out:
-            if not parts:
-                parts.append(client.submit(_empty_part, ds.futures[0], pure=False))
-                offsets.append(0)
+        empty = [parts for parts, _ in out if not parts]
+        if empty:  # made now: once the training tasks hold the workers' threads, a task
+            # computed on one of them would wait for the training that waits for it
+            part = client.submit(_empty_part, ds.futures[0], pure=False)
+            wait([part])
+            for parts, offsets in out:
+                if not parts:
+                    parts.append(part)
+                    offsets.append(0)
         return out
 
     train_parts = assigned(dtrain)
@@ -271,7 +328,7 @@ def train(client, params, dtrain, num_boost_round=10, evals=None, early_stopping
                              workers=[addr], allow_other_workers=False, pure=False,
                              key=f"boostwood-train-{run_id}-{rank}")
                for rank, addr in enumerate(ranks)]
-    results = client.gather(futures)
+    results = _gathered(client, futures)
     if len({digest for _, _, digest in results}) != 1:
         raise RuntimeError("the workers of a Dask training run built different models: "
                            "a defect, please report it")

@@ -90,6 +90,12 @@ class _Hub:
             self.cond.notify_all()
         return result
 
+    def abort(self, reason):
+        """A rank failed: every rank waiting, or coming, fails too."""
+        with self.cond:
+            self.failed = self.failed or reason
+            self.cond.notify_all()
+
     def result_for(self, seq):
         """Another rank's answer, once rank 0 combined ``seq`` (None: not yet)."""
         with self.cond:
@@ -112,6 +118,9 @@ async def collective_handler(run_id=None, seq=None, rank=None, part=None):
         if time.monotonic() > deadline:
             raise CollectiveTimeout(f"no Dask training run {run_id!r} at this worker")
         await asyncio.sleep(0.001)
+    if seq < 0:  # rank ``rank`` failed: ``part`` says why
+        hub.abort(f"rank {rank} failed ({_unwrap(part)})")
+        return None
     hub.deposit(seq, rank, _unwrap(part))
     deadline = time.monotonic() + hub.timeout
     delay = 0.0001
@@ -144,6 +153,22 @@ class DaskReducer:
         if self.shard == 0:
             with _HUBS_LOCK:
                 _HUBS[run_id] = _Hub(self.n_shards, self.timeout)
+
+    def abort(self, exc):
+        """This rank failed with ``exc``: the others stop waiting for it (best effort)."""
+        reason = f"{type(exc).__name__}: {exc}"[:300]
+        if self.shard == 0:
+            hub = _HUBS.get(self.run_id)
+            if hub is not None:
+                hub.abort(f"rank 0 failed ({reason})")
+            return
+        if isinstance(exc, CollectiveTimeout):
+            return  # (rank 0 knows, or is gone)
+        try:
+            self._seq = -1  # (a negative sequence number: an abort)
+            self._send("abort", reason)
+        except Exception:
+            pass
 
     def close(self):
         """Forget the run (rank 0)."""

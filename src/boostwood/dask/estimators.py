@@ -1,8 +1,8 @@
 """scikit-learn style estimators on Dask: the local estimators' parameters, trained with
 :func:`boostwood.dask.train`, predicting lazily.
 
-``DaskGBDTRegressor`` and ``DaskGBDTClassifier`` take every parameter of
-:class:`boostwood.GBDTRegressor` / :class:`boostwood.GBDTClassifier`, plus ``client``
+``DaskGBDTRegressor``, ``DaskGBDTClassifier`` and ``DaskGBDTRanker`` take every parameter
+of :class:`boostwood.GBDTRegressor` / ``GBDTClassifier`` / ``GBDTRanker``, plus ``client``
 (None: the current default client) and ``timeout`` (seconds any collective may wait).
 ``fit`` takes dask collections; ``predict`` / ``predict_proba`` return dask Arrays, one
 block per partition; ``to_local()`` gives the local estimator with the same model.
@@ -13,7 +13,7 @@ import inspect
 
 import numpy as np
 
-from ..sklearn import GBDTClassifier, GBDTRegressor
+from ..sklearn import GBDTClassifier, GBDTRanker, GBDTRegressor
 from ..sklearn import _hyper
 from . import DaskDataset, predict, train
 
@@ -41,7 +41,8 @@ def _columns(X):
 class _DaskFit:
     """What both Dask estimators add to their local class."""
 
-    def _dask_fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set):
+    def _dask_fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, qid=None,
+                  eval_qid=None):
         _hyper.check_hyperparameters(self)
         client = _client(self)
         n_features, names = _columns(X)
@@ -55,12 +56,14 @@ class _DaskFit:
             params["nthread"] = int(min(client.nthreads().values()))
         feature_names = None if names is None else list(names)
         dtrain = DaskDataset(client, X, self._dask_labels(y), weight=sample_weight,
-                             feature_names=feature_names)
+                             feature_names=feature_names, qid=qid)
         evals = []
         weights = sample_weight_eval_set or [None] * len(eval_set or [])
-        for i, ((Xe, ye), we) in enumerate(zip(eval_set or [], weights)):
+        queries = eval_qid or [None] * len(eval_set or [])
+        for i, ((Xe, ye), we, qe) in enumerate(zip(eval_set or [], weights, queries)):
             evals.append((DaskDataset(client, Xe, self._dask_labels(ye), weight=we,
-                                      feature_names=feature_names), f"validation_{i}"))
+                                      feature_names=feature_names, qid=qe),
+                          f"validation_{i}"))
         out = train(client, params, dtrain, self.n_estimators, evals=evals,
                     early_stopping_rounds=self.early_stopping_rounds if evals else None,
                     timeout=self.timeout)
@@ -171,6 +174,31 @@ class DaskGBDTClassifier(_DaskFit, GBDTClassifier):
             lambda b: classes[np.argmax(b, axis=1)], drop_axis=1, dtype=classes.dtype)
 
 
+class DaskGBDTRanker(_DaskFit, GBDTRanker):
+    __doc__ = ("Gradient boosted trees for learning to rank, trained on a Dask cluster.\n"
+               + GBDTRanker.__doc__.split("\n", 1)[1] + _DASK_DOC)
+    _local_class = GBDTRanker
+
+    def __init__(self, *, client=None, timeout=60.0, **kwargs):
+        super().__init__(**kwargs)
+        self.client = client
+        self.timeout = timeout
+
+    def fit(self, X, y, *, qid, sample_weight=None, eval_set=None, eval_qid=None,
+            sample_weight_eval_set=None):
+        """Fit on dask collections: ``qid`` each row's query id (a dask collection
+        partitioned as ``X``, each query within one partition); ``eval_qid`` one per
+        ``eval_set`` pair."""
+        if eval_set is not None and (eval_qid is None or len(eval_qid) != len(eval_set)):
+            raise ValueError("eval_qid must give the queries of each eval_set pair")
+        return self._dask_fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
+                              qid=qid, eval_qid=eval_qid)
+
+    def predict(self, X, output_margin=False, iteration_range=None):
+        """Scores as a dask Array (lazy): within a query, higher ranks first."""
+        return self._lazy(X, output_margin=output_margin, iteration_range=iteration_range)
+
+
 def _codes(y, classes):
     """Labels as class codes (a label outside ``classes`` is an error)."""
     y = np.asarray(y)
@@ -183,3 +211,4 @@ def _codes(y, classes):
 
 DaskGBDTRegressor.__init__.__signature__ = _signature(DaskGBDTRegressor, GBDTRegressor)
 DaskGBDTClassifier.__init__.__signature__ = _signature(DaskGBDTClassifier, GBDTClassifier)
+DaskGBDTRanker.__init__.__signature__ = _signature(DaskGBDTRanker, GBDTRanker)

@@ -79,6 +79,13 @@ class Ranking(Objective):
         self.params = params
         self.seed, self.round, self.reducer = 0, 0, None
 
+    def __getstate__(self):
+        """A pickled objective (a model sent to prediction workers) leaves its training
+        run's reducer behind: a Dask run's holds its worker."""
+        state = dict(self.__dict__)
+        state["reducer"] = None
+        return state
+
     def start_round(self, seed, rnd, reducer=None):
         """The round about to be grown (the pair and target draws are keyed by it), and
         where the shards meet (position-bias sums)."""
