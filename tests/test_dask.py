@@ -274,3 +274,58 @@ def test_ranking_keeps_queries_whole_and_is_the_single_machine_model(clusters):
     with pytest.raises(ValueError, match="one partition"):
         bwd.DaskDataset(client, collection(X, split), collection(rel, split),
                         qid=collection(qid, split))
+
+
+def test_integer_categories_of_different_partitions_stay_categorical(clusters):
+    """A category column whose partitions list different categories (``astype`` on a dask
+    frame) keeps its type when a worker joins its partitions: the model is the frame's."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(12)
+    n = 1800
+    df = pd.DataFrame({"k": np.sort(rng.integers(0, 30, n)), "x": rng.normal(size=n)})
+    y = ((df.k % 7 < 3) + 0.5 * df.x > 0.5).astype(float)
+    params = {"objective": "binary:logistic", "max_depth": 3, "seed": 1, "nthread": 1}
+    single = bw.train(params, bw.Dataset(df.assign(k=df.k.astype("category")), y.to_numpy()), 5)
+    client = clusters(2)
+    ddf = dd.from_pandas(df, npartitions=6)
+    ddf["k"] = ddf["k"].astype("category")  # each partition its own categories
+    out = bwd.train(client, params, bwd.DaskDataset(client, ddf, dd.from_pandas(y, npartitions=6)),
+                    5)
+    assert out["booster"].feature_types == ["categorical", "numeric"]
+    assert _json(out["booster"]) == _json(single)
+
+
+def test_worker_processes_over_tcp():
+    """Worker processes (TCP comms): the parts and the model travel serialised; a ranking
+    model comes back and goes to the workers again for prediction."""
+    import pickle
+    X, rel, qid, ends = _ranking_data(60, seed=13)
+    params = {"objective": "rank:ndcg", "max_depth": 3, "seed": 3, "nthread": 1}
+    single = bw.train(params, bw.Dataset(X, rel, qid=qid), 4)
+    rows = tuple(np.diff([0, int(ends[29]), len(rel)]).tolist())
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        chunks = (lambda v: da.from_array(v, chunks=(rows,) + v.shape[1:]))
+        out = bwd.train(client, params, bwd.DaskDataset(client, chunks(X), chunks(rel),
+                                                        qid=chunks(qid)), 4)
+        assert _json(out["booster"]) == _json(single)
+        np.testing.assert_array_equal(bwd.predict(client, out["booster"], chunks(X)).compute(),
+                                      single.predict(X))
+        est = bwd.DaskGBDTRegressor(n_estimators=3, client=client).fit(chunks(X), chunks(rel))
+        again = pickle.loads(pickle.dumps(est))  # the client stays behind
+        assert again.client is None and again.n_estimators_ == 3
+
+
+def test_estimator_settings_dask_cannot_honour_are_errors(clusters):
+    client = clusters(2)
+    Xd = da.from_array(np.random.default_rng(0).normal(size=(200, 3)), chunks=(100, 3))
+    yd = da.from_array(np.arange(200) % 2 * 1.0, chunks=100)
+    with pytest.raises(ValueError, match="needs an eval_set"):
+        bwd.DaskGBDTRegressor(early_stopping_rounds=2, client=client).fit(Xd, yd)
+    with pytest.raises(ValueError, match="class_weight"):
+        bwd.DaskGBDTClassifier(class_weight="balanced", client=client).fit(Xd, yd)
+    with pytest.raises(ValueError, match="pred_leaf"):
+        bwd.predict(client, bw.train({}, bw.Dataset(np.zeros((10, 3)), np.arange(10.0)), 1),
+                    Xd, pred_leaf=True)

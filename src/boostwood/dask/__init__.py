@@ -21,9 +21,12 @@ to single-machine training on the concatenated partitions**, whatever the number
 workers or how the rows are spread (empty partitions included). Every rank builds the
 same model; the driver checks their digests agree.
 
-**Failures.** Every collective waits at most ``timeout`` seconds (default 60): a worker
-that dies or hangs ends the call with :class:`CollectiveTimeout` naming what was
-missing, never a hang.
+**Failures.** Every collective waits at most ``timeout`` seconds (default 60), and every
+rank's task must start within it: a worker that dies or hangs ends the call with
+:class:`CollectiveTimeout` naming what was missing, a few seconds after the timeout at
+the most, never a hang; a rank that fails stops the others at once. ``timeout`` also
+bounds how far one worker may fall behind the others (the first collective waits for
+the slowest worker's data preparation).
 
 **Threads.** Each worker's training runs numba's kernels on ``nthread`` threads: set it
 to the worker's ``threads_per_worker`` (several Dask workers in one process share numba's
@@ -39,6 +42,7 @@ present resumes from it, on a cluster of any size, to the uninterrupted run's mo
 """
 import hashlib
 import os
+import time
 import uuid
 
 import numpy as np
@@ -133,8 +137,9 @@ class DaskDataset:
     feature_names : list of str, optional
     categorical_feature : list of names or indices, optional (as :class:`boostwood.Dataset`)
 
-    The partitions are computed and kept on the workers (``client.compute``); nothing is
-    gathered to the client but their row counts.
+    The partitions are computed and kept on the workers (``client.compute``); nothing
+    comes back to the client but their row counts (and, with ``qid``, each partition's
+    query ids, to check that no query spans two).
     """
 
     def __init__(self, client, data, label=None, weight=None, base_margin=None,
@@ -171,6 +176,23 @@ class DaskDataset:
         return int(self.lengths.sum())
 
 
+def _concat_frames(frames):
+    """The frames one after the other, a category column keeping its type: its partitions'
+    category lists joined first (pandas turns categories of different lists into
+    objects, and integer categories into numbers)."""
+    import pandas as pd
+    from pandas.api.types import union_categoricals
+    if len(frames) == 1:
+        return frames[0]
+    frames = [f.copy(deep=False) for f in frames]
+    for c in frames[0].columns:
+        if all(isinstance(f[c].dtype, pd.CategoricalDtype) for f in frames):
+            cats = union_categoricals([f[c] for f in frames], ignore_order=True).categories
+            for f in frames:
+                f[c] = f[c].cat.set_categories(cats)
+    return pd.concat(frames, axis=0, ignore_index=True)
+
+
 def _local_dataset(parts, offsets, names, categorical, reference=None):
     """The Dataset of one rank's partitions (possibly none): its rows keep their global
     ids (their positions in the collection)."""
@@ -178,9 +200,7 @@ def _local_dataset(parts, offsets, names, categorical, reference=None):
     from ..data.validation import as_feature_matrix
     X = parts[0][0]
     if hasattr(X, "iloc"):
-        import pandas as pd
-        X = pd.concat([p[0] for p in parts], axis=0, ignore_index=True) if len(parts) > 1 \
-            else X
+        X = _concat_frames([p[0] for p in parts])
     else:  # the rank's own matrix (or its one block, which nothing changes): as a
         # validated FeatureMatrix the Dataset takes it without a copy of its own
         X = as_feature_matrix(np.concatenate([np.asarray(p[0]) for p in parts], axis=0)
@@ -223,9 +243,13 @@ def _train_task(run, rank, params, train_parts, evals_parts, num_boost_round, ea
     return booster, history, digest
 
 
-def _resumed(checkpoint, every, num_boost_round):
+def _resumed(checkpoint, every, num_boost_round, params):
     """((the checkpoint's Booster or None, its absolute path or None, the period), the
     rounds left to train)."""
+    from ..boosting.params import resolve_params
+    if checkpoint is not None and resolve_params(params)["num_iterations"] is not None:
+        raise ValueError("with a checkpoint, give the rounds as num_boost_round, not as "
+                         "num_iterations (or an alias of it) in params")
     init = None
     if checkpoint is not None and os.path.exists(checkpoint):
         from .. import Booster
@@ -236,6 +260,69 @@ def _resumed(checkpoint, every, num_boost_round):
     todo = num_boost_round - (init.num_boosted_rounds() if init is not None else 0)
     return (init, None if checkpoint is None else os.path.abspath(checkpoint),
             max(1, int(every))), todo
+
+
+def _holders(client, ds):
+    """The worker holding each of ``ds``'s partitions now (Dask recomputes one that a
+    worker lost), the first by address where several do."""
+    from distributed import wait
+    wait(ds.futures)
+    who = client.who_has(ds.futures)
+    alive = set(client.nthreads())
+    out = []
+    for i, f in enumerate(ds.futures):
+        held = sorted(w for w in who.get(f.key, ()) if w in alive)
+        if not held:
+            raise RuntimeError(f"partition {i} is held by no live worker: build the "
+                               "DaskDataset again")
+        out.append(held[0])
+    return out
+
+
+def _assigned(client, ds, holders, ranks):
+    """Per rank: (partitions, their offsets); a partition held by a worker outside the run
+    goes to a rank by its index, and a rank without any gets an empty one."""
+    from distributed import wait
+    out = [([], []) for _ in ranks]
+    for i, (fut, w) in enumerate(zip(ds.futures, holders)):
+        r = ranks.index(w) if w in ranks else i % len(ranks)
+        out[r][0].append(fut)
+        out[r][1].append(int(ds.offsets[i]))
+    if any(not parts for parts, _ in out):  # made now: once the training tasks hold the
+        # workers' threads, a task computed on one of them would wait for the training
+        part = client.submit(_empty_part, ds.futures[0], pure=False)
+        wait([part])
+        for parts, offsets in out:
+            if not parts:
+                parts.append(part)
+                offsets.append(0)
+    return out
+
+
+def _task_states(dask_scheduler, keys):
+    tasks = dask_scheduler.tasks
+    return {k: tasks[k].state if k in tasks else "forgotten" for k in keys}
+
+
+def _check_started(client, futures, timeout):
+    """Every rank's task is on its worker within ``timeout`` seconds; one whose worker
+    left before it started ("no-worker") would wait forever: the run is cancelled with
+    an error instead."""
+    keys = [f.key for f in futures]
+    deadline = time.monotonic() + timeout
+    while True:
+        states = client.run_on_scheduler(_task_states, keys=keys)
+        stuck = [k for k, v in states.items() if v == "no-worker"]  # ("forgotten": the
+        # scheduler has not had the submission yet)
+        if stuck or time.monotonic() > deadline:
+            client.cancel(futures)
+            raise CollectiveTimeout(
+                f"{len(stuck) or len(keys)} training task(s) could not start on their "
+                f"workers{' within %g s' % timeout if not stuck else ''} (a worker left?): "
+                "run train again")
+        if all(v in ("processing", "memory", "erred") for v in states.values()):
+            return
+        time.sleep(0.02)
 
 
 def _gathered(client, futures):
@@ -276,8 +363,8 @@ def train(client, params, dtrain, num_boost_round=10, evals=None, early_stopping
     early_stopping_rounds : int, optional
     timeout : float, seconds any collective may wait for the other workers (default 60)
     checkpoint : str, optional
-        A model file path the client and the first worker share: that worker saves the
-        model there every ``checkpoint_every`` rounds. When the file exists at the
+        A model file path the client and every worker share (the first worker of the run,
+        by address, saves the model there every ``checkpoint_every`` rounds). When the file exists at the
         start (a run that failed), training resumes from it, on a cluster of any size, to
         the model an uninterrupted run gives (without early stopping, whose state the
         file does not hold); it is removed once training ends.
@@ -292,42 +379,24 @@ def train(client, params, dtrain, num_boost_round=10, evals=None, early_stopping
         raise ValueError("dtrain has no label")
     if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    resume, todo = _resumed(checkpoint, checkpoint_every, num_boost_round)
-    from distributed import wait
-    ranks = sorted(set(dtrain.workers))  # the workers holding training rows
+    resume, todo = _resumed(checkpoint, checkpoint_every, num_boost_round, params)
+    holders = _holders(client, dtrain)  # now: a worker may have left since the Dataset
+    ranks = sorted(set(holders))  # the workers holding training rows
     run_id = uuid.uuid4().hex
-    client.run(_register)
+    client.run(_register, workers=ranks)
     run = (run_id, len(ranks), ranks[0], float(timeout), dtrain.feature_names,
            dtrain.categorical_feature)
-
-    def assigned(ds):
-        """Per rank: (partitions, their offsets); a partition held by a worker outside the
-        run goes to a rank by its index, and a rank without any gets an empty one."""
-        out = [([], []) for _ in ranks]
-        for i, (fut, w) in enumerate(zip(ds.futures, ds.workers)):
-            r = ranks.index(w) if w in ranks else i % len(ranks)
-            out[r][0].append(fut)
-            out[r][1].append(int(ds.offsets[i]))
-        empty = [parts for parts, _ in out if not parts]
-        if empty:  # made now: once the training tasks hold the workers' threads, a task
-            # computed on one of them would wait for the training that waits for it
-            part = client.submit(_empty_part, ds.futures[0], pure=False)
-            wait([part])
-            for parts, offsets in out:
-                if not parts:
-                    parts.append(part)
-                    offsets.append(0)
-        return out
-
-    train_parts = assigned(dtrain)
+    train_parts = _assigned(client, dtrain, holders, ranks)
     evals = list(evals or [])
-    eval_parts = [(assigned(ds), name) for ds, name in evals]
+    eval_parts = [(_assigned(client, ds, _holders(client, ds), ranks), name)
+                  for ds, name in evals]
     futures = [client.submit(_train_task, run, rank, dict(params), train_parts[rank],
                              [(parts[rank], name) for parts, name in eval_parts],
                              todo, early_stopping_rounds, resume,
                              workers=[addr], allow_other_workers=False, pure=False,
                              key=f"boostwood-train-{run_id}-{rank}")
                for rank, addr in enumerate(ranks)]
+    _check_started(client, futures, timeout)
     results = _gathered(client, futures)
     if len({digest for _, _, digest in results}) != 1:
         raise RuntimeError("the workers of a Dask training run built different models: "
@@ -345,9 +414,14 @@ def _predict_part(part, booster, kwargs):
 def predict(client, booster, data, **kwargs):
     """``booster.predict`` per partition of ``data`` (a dask DataFrame or Array), lazily:
     a dask Array of one block per partition, aligned with them. ``kwargs`` go to
-    :meth:`boostwood.Booster.predict`. (``client`` is the cluster the graph runs on.)"""
+    :meth:`boostwood.Booster.predict` (not the leaf, contribution or interaction
+    outputs yet)."""
     _require_distributed()
     import dask.array as da
+    shaped = [k for k in ("pred_leaf", "pred_contribs", "pred_interactions") if kwargs.get(k)]
+    if shaped:
+        raise ValueError(f"{shaped[0]} is not supported on Dask yet: predict with the "
+                         "Booster on each partition (data.map_partitions)")
     n_out = booster.n_outputs
     if isinstance(data, da.Array):
         data = data.rechunk({1: -1}) if data.ndim == 2 else data

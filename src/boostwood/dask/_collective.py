@@ -15,6 +15,7 @@ died or hangs makes the others fail with :class:`CollectiveTimeout` naming it, n
 hang.
 """
 import asyncio
+import collections
 import threading
 import time
 
@@ -26,6 +27,8 @@ HANDLER = "boostwood_collective"
 #: Runs whose rank 0 lives in this process: run id -> :class:`_Hub`.
 _HUBS = {}
 _HUBS_LOCK = threading.Lock()
+#: Runs of this process's rank 0 that ended (a late message is answered at once).
+_ENDED = collections.deque(maxlen=256)
 
 
 def _unwrap(value):
@@ -85,7 +88,9 @@ class _Hub:
                         f"collective {seq} of a Dask training run: {self.failed} within "
                         f"{self.timeout:g} s (a worker died, was restarted or is stuck)")
                 self.cond.wait(left)
-            result = _combine(kind, [p[0] for p in self.parts.pop(seq)])
+            parts = [p[0] for p in self.parts.pop(seq)]
+        result = _combine(kind, parts)  # (outside the lock: the handlers may deposit)
+        with self.cond:
             self.results[seq] = [result, self.n - 1]
             self.cond.notify_all()
         return result
@@ -110,13 +115,16 @@ class _Hub:
             return cell
 
 
-async def collective_handler(run_id=None, seq=None, rank=None, part=None):
+async def collective_handler(run_id=None, seq=None, rank=None, part=None, timeout=60.0):
     """Rank 0's worker: take rank ``rank``'s part of collective ``seq`` and answer with
     the combined result once rank 0 has combined every part."""
-    deadline = time.monotonic() + 30.0
+    deadline = time.monotonic() + float(timeout)
     while (hub := _HUBS.get(run_id)) is None:  # rank 0's task may start a little later
+        if run_id in _ENDED:
+            raise CollectiveTimeout(f"the Dask training run {run_id!r} has ended at rank 0")
         if time.monotonic() > deadline:
-            raise CollectiveTimeout(f"no Dask training run {run_id!r} at this worker")
+            raise CollectiveTimeout(f"rank 0 of the Dask training run {run_id!r} did not "
+                                    f"start within {float(timeout):g} s")
         await asyncio.sleep(0.001)
     if seq < 0:  # rank ``rank`` failed: ``part`` says why
         hub.abort(f"rank {rank} failed ({_unwrap(part)})")
@@ -175,6 +183,7 @@ class DaskReducer:
         if self.shard == 0:
             with _HUBS_LOCK:
                 _HUBS.pop(self.run_id, None)
+                _ENDED.append(self.run_id)
 
     def _meet(self, kind, part):
         self._seq += 1
@@ -193,14 +202,19 @@ class DaskReducer:
             return await asyncio.wait_for(
                 worker.rpc(self.hub_address).boostwood_collective(
                     run_id=self.run_id, seq=self._seq, rank=self.shard,
-                    part=to_serialize(part)), self.timeout)
+                    part=to_serialize(part), timeout=self.timeout), self.timeout)
         try:
-            return _unwrap(sync(worker.loop, call))
+            answer = _unwrap(sync(worker.loop, call))
         except (asyncio.TimeoutError, OSError) as exc:
             raise CollectiveTimeout(
                 f"collective {self._seq} of a Dask training run: rank 0 at "
                 f"{self.hub_address} did not answer within {self.timeout:g} s "
                 f"({type(exc).__name__}: a worker died, was restarted or is stuck)") from None
+        if answer is None and self._seq >= 0:  # a worker without the handler answers None
+            raise CollectiveTimeout(
+                f"collective {self._seq}: the worker at {self.hub_address} does not run rank "
+                "0 of this Dask training run (was it restarted?)")
+        return answer
 
     def allreduce_histograms(self, hist, slots):
         slots = np.asarray(slots, dtype=np.int64)

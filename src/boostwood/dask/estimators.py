@@ -7,7 +7,9 @@ of :class:`boostwood.GBDTRegressor` / ``GBDTClassifier`` / ``GBDTRanker``, plus 
 ``fit`` takes dask collections; ``predict`` / ``predict_proba`` return dask Arrays, one
 block per partition; ``to_local()`` gives the local estimator with the same model.
 ``n_jobs`` None runs each worker's training on as many threads as the workers have
-(the smallest ``nthreads`` of the cluster).
+(the smallest ``nthreads`` of the cluster). Not on Dask yet: ``class_weight``,
+``early_stopping_rounds`` without an ``eval_set`` (an error), and categorical features
+named by index (by column name, or by dtype, they work). ``verbose`` prints nothing.
 """
 import inspect
 
@@ -15,6 +17,7 @@ import numpy as np
 
 from ..sklearn import GBDTClassifier, GBDTRanker, GBDTRegressor
 from ..sklearn import _hyper
+from ..sklearn._hyper import kept_on_error
 from . import DaskDataset, predict, train
 
 _DASK_DOC = """
@@ -44,6 +47,14 @@ class _DaskFit:
     def _dask_fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, qid=None,
                   eval_qid=None):
         _hyper.check_hyperparameters(self)
+        if self.early_stopping_rounds is not None and not eval_set:
+            raise ValueError("early_stopping_rounds on Dask needs an eval_set (the local "
+                             "estimators hold out validation_fraction instead)")
+        if self.categorical_features is None or (
+                not isinstance(self.categorical_features, str)
+                and not all(isinstance(c, str) for c in self.categorical_features)):
+            raise ValueError("categorical_features on Dask: 'from_dtype' (the partitions' "
+                             "category and string columns) or a list of column names")
         client = _client(self)
         n_features, names = _columns(X)
         self.n_features_in_ = n_features
@@ -55,8 +66,11 @@ class _DaskFit:
         if self.n_jobs is None:
             params["nthread"] = int(min(client.nthreads().values()))
         feature_names = None if names is None else list(names)
+        categorical = None if isinstance(self.categorical_features, str) else \
+            list(self.categorical_features) or None
         dtrain = DaskDataset(client, X, self._dask_labels(y), weight=sample_weight,
-                             feature_names=feature_names, qid=qid)
+                             feature_names=feature_names, qid=qid,
+                             categorical_feature=categorical)
         evals = []
         weights = sample_weight_eval_set or [None] * len(eval_set or [])
         queries = eval_qid or [None] * len(eval_set or [])
@@ -81,6 +95,13 @@ class _DaskFit:
         from sklearn.utils.validation import check_is_fitted
         check_is_fitted(self, "booster_")
         return predict(_client(self), self.booster_, X, **kwargs)
+
+    def __getstate__(self):
+        """A pickled estimator leaves its ``client`` behind (a Client cannot be pickled):
+        unpickled, it uses the default client."""
+        state = dict(self.__dict__)
+        state["client"] = None
+        return state
 
     def __sklearn_clone__(self):
         """scikit-learn's ``clone``, keeping the same ``client`` (a Client cannot be
@@ -119,7 +140,8 @@ class DaskGBDTRegressor(_DaskFit, GBDTRegressor):
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
         """Fit on dask collections (``eval_set``: a list of (X, y) pairs of them)."""
-        return self._dask_fit(X, y, sample_weight, eval_set, sample_weight_eval_set)
+        with kept_on_error(self):
+            return self._dask_fit(X, y, sample_weight, eval_set, sample_weight_eval_set)
 
     def predict(self, X, output_margin=False, iteration_range=None):
         """Predictions as a dask Array (lazy), one block per partition of ``X``."""
@@ -140,16 +162,18 @@ class DaskGBDTClassifier(_DaskFit, GBDTClassifier):
         """Fit on dask collections (``eval_set``: a list of (X, y) pairs of them); the
         classes are the labels' distinct values (one pass over ``y``)."""
         import dask.array as da
-        labels = y.unique() if hasattr(y, "unique") and not isinstance(y, da.Array) \
-            else da.unique(y)
-        self.classes_ = np.sort(np.asarray(_client(self).compute(labels).result()))
-        self.n_classes_ = len(self.classes_)
-        if self.n_classes_ < 2:
-            raise ValueError("the classifier needs samples of at least 2 classes, but y "
-                             "holds only one class")
-        if self.class_weight is not None:
-            raise ValueError("class_weight is not supported on Dask yet: pass sample_weight")
-        return self._dask_fit(X, y, sample_weight, eval_set, sample_weight_eval_set)
+        with kept_on_error(self):
+            labels = y.unique() if hasattr(y, "unique") and not isinstance(y, da.Array) \
+                else da.unique(y)
+            self.classes_ = np.sort(np.asarray(_client(self).compute(labels).result()))
+            self.n_classes_ = len(self.classes_)
+            if self.n_classes_ < 2:
+                raise ValueError("the classifier needs samples of at least 2 classes, but y "
+                                 "holds only one class")
+            if self.class_weight is not None:
+                raise ValueError("class_weight is not supported on Dask yet: pass "
+                                 "sample_weight")
+            return self._dask_fit(X, y, sample_weight, eval_set, sample_weight_eval_set)
 
     def _dask_labels(self, y):
         classes = self.classes_
@@ -191,8 +215,9 @@ class DaskGBDTRanker(_DaskFit, GBDTRanker):
         ``eval_set`` pair."""
         if eval_set is not None and (eval_qid is None or len(eval_qid) != len(eval_set)):
             raise ValueError("eval_qid must give the queries of each eval_set pair")
-        return self._dask_fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
-                              qid=qid, eval_qid=eval_qid)
+        with kept_on_error(self):
+            return self._dask_fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
+                                  qid=qid, eval_qid=eval_qid)
 
     def predict(self, X, output_margin=False, iteration_range=None):
         """Scores as a dask Array (lazy): within a query, higher ranks first."""
