@@ -64,6 +64,7 @@ class _Hub:
         self.cond = threading.Condition()
         self.parts = {}  # seq -> [part or None] * n
         self.results = {}  # seq -> (result, readers left)
+        self.waiters = {}  # seq -> [(event loop, asyncio.Event)] of the handlers waiting
         self.failed = None
 
     def deposit(self, seq, rank, part):
@@ -93,13 +94,31 @@ class _Hub:
         with self.cond:
             self.results[seq] = [result, self.n - 1]
             self.cond.notify_all()
+            self._wake(self.waiters.pop(seq, []))
         return result
+
+    @staticmethod
+    def _wake(waiters):
+        for loop, event in waiters:
+            loop.call_soon_threadsafe(event.set)
+
+    def wait_on(self, seq, loop, event):
+        """Set ``event`` (on ``loop``) when ``seq``'s result is published or the run
+        fails; False where that has happened already."""
+        with self.cond:
+            if self.failed or seq in self.results:
+                return False
+            self.waiters.setdefault(seq, []).append((loop, event))
+            return True
 
     def abort(self, reason):
         """A rank failed: every rank waiting, or coming, fails too."""
         with self.cond:
             self.failed = self.failed or reason
             self.cond.notify_all()
+            for waiters in self.waiters.values():
+                self._wake(waiters)
+            self.waiters.clear()
 
     def result_for(self, seq):
         """Another rank's answer, once rank 0 combined ``seq`` (None: not yet)."""
@@ -130,13 +149,16 @@ async def collective_handler(run_id=None, seq=None, rank=None, part=None, timeou
         hub.abort(f"rank {rank} failed ({_unwrap(part)})")
         return None
     hub.deposit(seq, rank, _unwrap(part))
-    deadline = time.monotonic() + hub.timeout
-    delay = 0.0001
-    while (cell := hub.result_for(seq)) is None:
-        if time.monotonic() > deadline:
-            raise CollectiveTimeout(f"collective {seq}: no result within {hub.timeout:g} s")
-        await asyncio.sleep(delay)
-        delay = min(2 * delay, 0.002)
+    event = asyncio.Event()  # set by rank 0's thread once it has combined every part
+    if hub.wait_on(seq, asyncio.get_running_loop(), event):
+        try:
+            await asyncio.wait_for(event.wait(), hub.timeout)
+        except asyncio.TimeoutError:
+            raise CollectiveTimeout(f"collective {seq}: no result within "
+                                    f"{hub.timeout:g} s") from None
+    cell = hub.result_for(seq)  # (raises if the run failed)
+    if cell is None:
+        raise CollectiveTimeout(f"collective {seq}: woken without a result")
     from distributed.protocol import to_serialize
     return to_serialize(cell[0])
 
