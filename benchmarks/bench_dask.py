@@ -31,6 +31,8 @@ from bench_categorical import auc, commit  # noqa: E402
 from bench_higgs import make_higgs_like  # noqa: E402
 
 
+# (These three run on the workers through client.run: defined in this script, they travel
+# by value; bench_higgs's and bench_categorical's twins would have to be importable there.)
 def _status_kib(field):
     with open("/proc/self/status") as f:
         for line in f:

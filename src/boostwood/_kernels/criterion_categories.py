@@ -49,15 +49,14 @@ def _order(hist, bins, n_present, K, criterion, keys, order):
     """``order[:n_present]``: the present bins in the order their candidates are scanned
     (Breiman's order for two classes and regression, else by code); returns whether the
     candidates are prefixes of it (else each bin alone)."""
-    prefixes = criterion == SQUARED or K == 2
     for i in range(n_present):
+        order[i] = bins[i]
+    if not (criterion == SQUARED or K == 2):
+        return False
+    for i in range(n_present):  # (one-vs-rest needs no keys)
         b = bins[i]
         w = hist[b, K]
         keys[i] = (hist[b, 0] if criterion == SQUARED else hist[b, 1]) / w if w > 0.0 else 0.0
-    for i in range(n_present):
-        order[i] = bins[i]
-    if not prefixes:
-        return False
     if n_present > SORT_IN_PLACE:
         idx = np.argsort(keys[:n_present], kind="mergesort")  # stable: ties by code
         for i in range(n_present):
