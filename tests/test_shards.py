@@ -85,6 +85,13 @@ CASES = {
     "hist-quantized-multiclass": dict(objective="multi:softprob", num_class=3, max_depth=3,
                                       subsample=0.8, eta=0.3, use_quantized_grad=True,
                                       num_grad_quant_bins=6),
+    # metrics that are not sums of rows (computed where the shards' rows meet), early
+    # stopping on the last
+    "hist-auc-metrics": dict(objective="binary:logistic", max_depth=3, eta=0.3,
+                             eval_metric=["aucpr", "average_precision", "auc"]),
+    # the initial score by bisection over exact sums across shards
+    "pseudo-huber": dict(objective="reg:pseudohubererror", huber_slope=0.4, max_depth=3,
+                         eta=0.3, subsample=0.8),
 }
 
 
@@ -100,6 +107,67 @@ def test_k_shards_give_the_single_process_model(name):
         got = _sharded(params, rounds, X, y, Xv, yv, k, kind)
         assert got[1] == expected[1], (k, kind)  # the same metric values every round
         assert got[0] == expected[0], (k, kind)
+
+
+class _CountingReducer:
+    """A shard's reducer that counts the shard's ``allgather`` calls."""
+
+    def __init__(self, reducer, calls):
+        self._r, self._calls = reducer, calls
+        self.n_shards, self.shard = reducer.n_shards, reducer.shard
+
+    def __getattr__(self, name):
+        return getattr(self._r, name)
+
+    def allgather(self, obj):
+        self._calls[self.shard] += 1
+        return self._r.allgather(obj)
+
+
+@pytest.mark.parametrize("params", [
+    {"objective": "binary:logistic", "eval_metric": ["auc", "aucpr", "average_precision"]},
+    {"objective": "reg:pseudohubererror", "eval_metric": "auc"},
+    {"objective": "multi:softprob", "num_class": 3, "eval_metric": "auc"},
+    {"objective": "binary:logistic", "tree_method": "approx", "eval_metric": "aucpr"},
+])
+def test_auc_metrics_pseudo_huber_and_approx_gather_no_rows_onto_every_shard(params):
+    """Every round's AUC-type metrics, reg:pseudohubererror's initial score, every tree's
+    global approx proposals and the binning sample reach each shard as their result
+    (a value, the cuts, the edges): with them, training makes exactly as many
+    ``allgather`` calls as a hist run with none of them, and none at all of rows; and it
+    gives the single process's model and history."""
+    X, y = _data(params["objective"], n=900)
+    Xv, yv = _data(params["objective"], n=300, seed=1)
+    plain = {"objective": "binary:logistic", "eval_metric": "logloss"}
+    if "num_class" in params:
+        plain = {"objective": "multi:softprob", "num_class": 3, "eval_metric": "mlogloss"}
+    counts = {}
+    for name, p in (("with", params), ("without", plain)):
+        p = {**p, "max_depth": 3, "seed": 2}
+        calls = [0, 0, 0]
+        parts, vparts = _split(len(y), 3, "random"), _split(len(yv), 3, "random", seed=1)
+
+        def shard(reducer, s, p=p, calls=calls):
+            d = bw.Dataset(X[parts[s]], y[parts[s]], row_ids=parts[s])
+            dv = bw.Dataset(Xv[vparts[s]], yv[vparts[s]], row_ids=vparts[s], reference=d)
+            res = {}
+            b = bw.train(p, d, 6, evals=[(dv, "v")], verbose_eval=False, evals_result=res,
+                         reducer=_CountingReducer(reducer, calls))
+            return _json(b), res
+
+        out = SimulatedShards(3, seed=1).run(shard)
+        counts[name] = calls
+        if name == "with":
+            assert all(o == out[0] for o in out)
+            assert out[0] == _single_plain(p, 6, X, y, Xv, yv)
+    assert counts["with"] == counts["without"] == [0, 0, 0]
+
+
+def _single_plain(params, rounds, X, y, Xv, yv):
+    res = {}
+    b = bw.train(params, bw.Dataset(X, y), rounds, evals=[(bw.Dataset(Xv, yv), "v")],
+                 verbose_eval=False, evals_result=res)
+    return _json(b), res
 
 
 def test_early_stopping_happens_identically_on_shards():

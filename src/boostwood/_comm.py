@@ -12,11 +12,19 @@ same result on every shard:
 * ``allreduce_max(array)``: the elementwise maximum (float64);
 * ``allgather(obj)``: the list of every shard's ``obj``, in shard order.
 
+One more is optional (:func:`combine` falls back to ``allgather`` without it):
+
+* ``combine(obj, fn)``: ``fn(every shard's obj, in shard order)``, computed once (a
+  distributed reducer computes it where the parts meet, so only that process ever holds
+  them all) and returned on every shard. Metrics that are not sums of per-row terms
+  (AUC) and exact searches over every row (an initial score) reduce this way: what
+  travels back is their small result, not every shard's rows.
+
 Single-process training uses :class:`LocalReducer` (one shard, nothing to add).
 :class:`SimulatedShards` runs k shards in k threads of one process and adds
 their contributions in a shuffled order at every call, so tests show that a
 model does not depend on how rows are split or in what order shards are added.
-A distributed reducer (Dask) implements the same four calls; the grower stays
+A distributed reducer (Dask) implements the same calls; the grower stays
 the same.
 
 Sums of floats that fixed point cannot hold (labels for the initial score,
@@ -60,6 +68,10 @@ class LocalReducer:
         """Every shard's ``obj``, in shard order."""
         return [obj]
 
+    def combine(self, obj, fn):
+        """``fn`` of every shard's ``obj`` (in shard order), the same on every shard."""
+        return fn([obj])
+
 
 class _ShardReducer:
     """The reducer one shard of a :class:`SimulatedShards` group trains with."""
@@ -88,6 +100,20 @@ class _ShardReducer:
 
     def allgather(self, obj):
         return self._group.collective(self.shard, obj, lambda parts, rng: list(parts))
+
+    def combine(self, obj, fn):
+        return self._group.collective(self.shard, obj, lambda parts, rng: fn(list(parts)))
+
+
+def combine(reducer, obj, fn):
+    """``fn(every shard's obj, in shard order)``, the same result on every shard of
+    ``reducer`` (None: this process alone). A reducer without ``combine`` gathers every
+    part onto every shard and applies ``fn`` there."""
+    if reducer is None or reducer.n_shards == 1:
+        return fn([obj])
+    if callable(getattr(reducer, "combine", None)):
+        return reducer.combine(obj, fn)
+    return fn(reducer.allgather(obj))
 
 
 def _shuffled_sum(parts, rng):

@@ -562,6 +562,21 @@ def pointwise_grad_sum(kind, y, c, w, param):
 
 
 @njit(parallel=True, cache=True, nogil=True)
+def pointwise_grad_terms(kind, y, c, w, param, out):
+    """out[i] = w_i g(y_i, c): the terms of the derivative of sum_i w_i L(y_i, c) at one
+    constant margin c, in float64, to be summed exactly (across shards too).
+
+    y : ndarray of shape (n_rows,), float64   # IN
+    w : ndarray of shape (n_rows,), or (1,) for one weight of every row   # IN
+    out : ndarray of shape (n_rows,), float64   # OUT
+    """
+    one = w.shape[0] != y.shape[0]
+    for i in prange(y.shape[0]):
+        g, _ = pointwise_grad_hess(kind, y[i], c, param)
+        out[i] = (w[0] if one else w[i]) * g
+
+
+@njit(parallel=True, cache=True, nogil=True)
 def log_factorial(y, out):
     """out[i] = log(y[i]!) = lgamma(y[i] + 1) (the Poisson likelihood's constant).
 

@@ -2,7 +2,9 @@
 
 An additive metric gives per-row terms whose exact totals, summed across data
 shards by the reducer, ``finalize`` turns into the reported value. AUC is not
-additive and is computed on all rows (gathered in global row order).
+additive: with several shards, every shard's rows (ids, labels, predictions, weights)
+go to the reducer's meeting point only, which computes the value on all rows in global
+row order and hands every shard that one number (:func:`boostwood._comm.combine`).
 Predictions passed in are on the scale metrics read (the objective's
 ``eval_transform``: probabilities for classification, also under multi:softmax and
 binary:logitraw), labels as the objective sees them.
@@ -11,10 +13,10 @@ import numbers
 
 import numpy as np
 
-from .._comm import exact_sums_of_finite
+from .._comm import combine, exact_sums_of_finite
 from .._kernels.loss import binary_logloss_columns, log_factorial
 from .._kernels.sort import argsort_stable, auc_of_sorted, sorted_pairs
-from ..data.rowinfo import RowInfo, gather_rows
+from ..data.rowinfo import RowInfo
 
 _EPS = 1e-15
 
@@ -101,9 +103,26 @@ class Metric:
         read (the objective's ``eval_transform``)."""
         y, w = info.label, info.weight
         if not self.additive:
-            y, pred, w = gather_rows(info, reducer, y, pred, w)
-            return float(self.from_rows(y, pred, w))
+            if reducer is None or reducer.n_shards == 1:
+                return float(self.from_rows(y, pred, w))
+            one = _one_weight(w)  # (unit weights travel as one number)
+            return combine(reducer, (info.ids(), y, pred, w if one is None else one),
+                           self._from_parts)
         return float(self.finalize(*_column_totals(self.columns(y, pred, w), reducer)))
+
+    def _from_parts(self, parts):
+        """The value on every shard's rows, ``parts`` [(ids, y, pred, w or the one
+        weight of every row)] put in global row order: what one process gets."""
+        ids = np.concatenate([p[0] for p in parts])
+        order = np.argsort(ids, kind="stable")
+        y, pred = (np.concatenate([p[j] for p in parts])[order] for j in (1, 2))
+        ones = {float(p[3]) for p in parts if not np.ndim(p[3])}
+        if len(ones) == 1 and all(not np.ndim(p[3]) for p in parts):
+            w = np.broadcast_to(np.float64(ones.pop()), ids.shape)  # as RowInfo holds it
+        else:
+            w = np.concatenate([p[3] if np.ndim(p[3]) else np.full(len(p[0]), p[3])
+                                for p in parts])[order]
+        return float(self.from_rows(y, pred, w))
 
     def __call__(self, y, pred, w):
         self.check(y, 1 if np.ndim(pred) == 1 else np.shape(pred)[1])

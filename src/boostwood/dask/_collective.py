@@ -43,6 +43,8 @@ class CollectiveTimeout(RuntimeError):
 
 
 def _combine(kind, parts):
+    if callable(kind):  # ``combine``'s function (rank 0's own: it never travels)
+        return kind(parts)
     if kind == "sum":
         out = np.array(parts[0], copy=True)
         for p in parts[1:]:
@@ -164,7 +166,7 @@ async def collective_handler(run_id=None, seq=None, rank=None, part=None, timeou
 
 
 class DaskReducer:
-    """The four collectives of :mod:`boostwood._comm` between the ranks of one Dask run.
+    """The collectives of :mod:`boostwood._comm` between the ranks of one Dask run.
 
     Parameters
     ----------
@@ -256,3 +258,8 @@ class DaskReducer:
 
     def allgather(self, obj):
         return self._meet("gather", obj)
+
+    def combine(self, obj, fn):
+        """``fn`` of every rank's ``obj``, computed at rank 0 only, where the parts
+        arrive: the other ranks receive the result, never the parts."""
+        return self._meet(fn, obj)

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .._comm import combine
 from .._kernels.binning import bins_of_codes
 from .._kernels.fixed import code_weight_sums, exact_cuts
 
@@ -78,18 +79,20 @@ class GlobalProposal:
         lut_starts = np.zeros(c.codes.shape[0], dtype=np.int64)
         lut_starts[1:] = np.cumsum(self._n_values + 1)[:-1]
         luts = np.empty(int(np.sum(self._n_values + 1)), dtype=self.dtype)
+        own = [(c.values[f][:int(self._n_values[f])], self._sums[f, :int(self._n_values[f])])
+               for f in range(c.codes.shape[0])]
+        every = None
+        if self.reducer is not None and self.reducer.n_shards > 1:
+            # every shard's distinct values and weights meet where the reducer combines
+            # them; the shards receive the cuts only
+            every = combine(self.reducer, own, lambda parts: [
+                _cuts(*_merged([p[f] for p in parts]), float(unit), self.n_cand)
+                for f in range(len(own))])
         for f in range(c.codes.shape[0]):
             n_values = int(self._n_values[f])
-            values, weight = self._merged(c.values[f][:n_values], self._sums[f, :n_values])
-            # Summary.from_value_weights(values, weight * unit).cuts(n_cand), compiled
-            cuts = exact_cuts(values, np.asarray(weight, dtype=np.int64), float(unit),
-                              self.n_cand)
+            cuts = _cuts(*own[f], float(unit), self.n_cand) if every is None else every[f]
             if self.categories.get(f, 0) > 0:  # codes 0..k-1: category c in bin c
                 cuts = np.arange(self.categories[f], dtype=np.float64)
-            elif cuts.size == 0:
-                cuts = values[-1:] if values.size else np.array([np.inf])
-            else:
-                cuts[-1] = values[-1]  # the last bin reaches the largest value
             self.cut_values[f] = cuts
             lut = luts[lut_starts[f]:lut_starts[f] + n_values + 1]
             lut[:n_values] = _bins_of_sorted(cuts, c.values[f][:n_values], self.dtype)
@@ -99,20 +102,30 @@ class GlobalProposal:
         self.X_binned[:] = self.X_columns.T
         return self
 
-    def _merged(self, values, weight):
-        """Distinct values of all shards and their total weights (exact)."""
-        if self.reducer is None or self.reducer.n_shards == 1:
-            return values, weight
-        parts = self.reducer.allgather((values, weight))
-        every, inverse = np.unique(np.concatenate([p[0] for p in parts]), return_inverse=True)
-        total = np.zeros(every.size, dtype=np.int64)
-        np.add.at(total, inverse, np.concatenate([p[1] for p in parts]))
-        return every, total
-
     def thresholds(self, features, bins):
         """Raw thresholds of splits "bin <= b": the candidate value s_b itself, so the
         split is "x <= s_b" (buckets are (s_{b-1}, s_b], as in the paper's Alg. 2)."""
         return np.array([self.cut_values[f][b] for f, b in zip(features, bins)])
+
+
+def _cuts(values, weight, unit, n_cand):
+    """A feature's cuts from its sorted distinct values and their fixed-point weights:
+    ``Summary.from_value_weights(values, weight * unit).cuts(n_cand)`` (compiled), the
+    last reaching the largest value."""
+    cuts = exact_cuts(values, np.asarray(weight, dtype=np.int64), unit, n_cand)
+    if cuts.size == 0:
+        return values[-1:].copy() if values.size else np.array([np.inf])
+    cuts[-1] = values[-1]
+    return cuts
+
+
+def _merged(parts):
+    """The distinct values of every shard's (values, weights) and their total weights
+    (exact)."""
+    every, inverse = np.unique(np.concatenate([p[0] for p in parts]), return_inverse=True)
+    total = np.zeros(every.size, dtype=np.int64)
+    np.add.at(total, inverse, np.concatenate([p[1] for p in parts]))
+    return every, total
 
 
 def _bins_of_sorted(cuts, values, dtype):
