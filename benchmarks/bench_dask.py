@@ -13,7 +13,7 @@ rounds, depth 6 (LightGBM: 63 leaves, ``max_depth`` 6), learning rate 0.1, 255 b
 Reported per library: the timed seconds, the time / the faster other library, test AUC,
 and each worker's peak resident memory above what it held after the data were persisted
 (``VmHWM`` minus ``VmRSS`` read on the worker, a fresh process per library), the largest
-worker's. With ``--scaling``, boostwood alone on 1, 2 and 4 workers (more workers than
+worker's and, in brackets, the smallest's. With ``--scaling``, boostwood alone on 1, 2 and 4 workers (more workers than
 cores oversubscribe this machine: the table says how many cores there are).
 
 Usage::
@@ -88,8 +88,8 @@ FITS = {"boostwood": fit_boostwood, "xgboost": fit_xgboost, "lightgbm": fit_ligh
 
 
 def run(name, n_workers, data, a):
-    """(seconds, test AUC, largest worker's peak MiB above its data) of one library on a
-    fresh cluster."""
+    """(seconds, test AUC, the workers' peak MiB above their data, ascending) of one
+    library on a fresh cluster."""
     import dask.array as da
     from distributed import Client, LocalCluster, wait
     X, y, Xt, yt = data
@@ -108,7 +108,7 @@ def run(name, n_workers, data, a):
         predict = FITS[name](client, Xd, yd, a)
         seconds = time.perf_counter() - t0
         peak = client.run(_peak)
-        above = max(peak[w] - base[w] for w in peak) / 1024
+        above = sorted((peak[w] - base[w]) / 1024 for w in peak)
     return seconds, auc(yt, predict(Xt)), above
 
 
@@ -127,19 +127,21 @@ def main():
     print(f"commit {commit()}; {platform.processor() or platform.machine()}, {os.cpu_count()} "
           f"cores; {a.rows} rows in {a.partitions} partitions, {a.rounds} rounds, "
           f"{a.workers} workers x 1 thread")
-    print("| library | seconds | / faster other | test AUC | peak MiB above data (worker) |")
+    print("| library | seconds | / faster other | test AUC | peak MiB above data: largest "
+          "worker (smallest) |")
     print("|---|---|---|---|---|")
     res = {name: run(name, a.workers, data, a) for name in a.libraries.split(",")}
     for name, (s, area, mib) in res.items():
         others = [v[0] for k, v in res.items() if k != name]
         ratio = f"{s / min(others):.2f}x" if others else "-"
-        print(f"| {name} | {s:.2f} | {ratio} | {area:.4f} | {mib:.0f} |", flush=True)
+        print(f"| {name} | {s:.2f} | {ratio} | {area:.4f} | {mib[-1]:.0f} ({mib[0]:.0f}) |",
+              flush=True)
     if a.scaling:
         print("\n| boostwood workers | seconds | test AUC | peak MiB above data (worker) |")
         print("|---|---|---|---|")
         for k in (1, 2, 4):
             s, area, mib = run("boostwood", k, data, a)
-            print(f"| {k} | {s:.2f} | {area:.4f} | {mib:.0f} |", flush=True)
+            print(f"| {k} | {s:.2f} | {area:.4f} | {mib[-1]:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -60,7 +60,10 @@ CASES = {
     "hist-depthwise-bagging": dict(objective="binary:logistic", max_depth=4, subsample=0.7,
                                    colsample_bynode=0.6, eta=0.3),
     "hist-lossguide": dict(objective="binary:logistic", grow_policy="lossguide", max_leaves=12,
-                           max_depth=0, colsample_bytree=0.8, eta=0.3),
+                           max_depth=0, colsample_bytree=0.8, eta=0.3,
+                           eval_metric=["auc", "aucpr", "logloss"]),  # (AUC: at rank 0)
+    "pseudo-huber": dict(objective="reg:pseudohubererror", huber_slope=0.4, max_depth=3,
+                         eta=0.3),  # (initial score: a bisection over exact sums)
     "approx-global": dict(objective="binary:logistic", tree_method="approx", max_depth=3,
                           subsample=0.8, eta=0.3),
     "hist-multiclass": dict(objective="multi:softprob", num_class=3, max_depth=3,
@@ -329,3 +332,24 @@ def test_estimator_settings_dask_cannot_honour_are_errors(clusters):
     with pytest.raises(ValueError, match="pred_leaf"):
         bwd.predict(client, bw.train({}, bw.Dataset(np.zeros((10, 3)), np.arange(10.0)), 1),
                     Xd, pred_leaf=True)
+
+
+def test_a_workers_partitions_are_binned_as_row_blocks_not_joined():
+    """The memory bound: a rank's array partitions (and numeric DataFrame partitions)
+    become the row blocks of its Dataset, not a joined copy; categorical frames are
+    joined (their categories are coded once over the rank's rows)."""
+    import pandas as pd
+    from boostwood.dask import _local_dataset
+    X, y = make_classification(900, 4, seed=2)
+    cuts = [0, 300, 300, 900]
+    arrays = [(X[a:b], y[a:b], None, None, None) for a, b in zip(cuts, cuts[1:])]
+    d = _local_dataset(arrays, cuts[:-1], None, None)
+    assert len(d.features._blocks) == 3 and np.shares_memory(d.features._blocks[0], X)
+    d.construct()
+    assert d.features._blocks is not None  # binned block by block
+    frames = [(pd.DataFrame(p[0], columns=list("abcd")),) + p[1:] for p in arrays]
+    assert _local_dataset(frames, cuts[:-1], None, None).features._blocks is not None
+    for p in frames:
+        p[0]["c"] = pd.Categorical(np.where(p[0]["c"] > 0, "x", "y"))
+    joined = _local_dataset(frames, cuts[:-1], None, None)
+    assert joined.features._blocks is None and joined.categories

@@ -1,4 +1,6 @@
 """Dataset inputs and validation at the boundary."""
+import json
+
 import numpy as np
 import pytest
 
@@ -184,3 +186,32 @@ def test_unweighted_rows_hold_no_weight_array_and_train_as_unit_weights():
     plain = bw.train(params, bw.Dataset(X, y), 5, verbose_eval=False)
     ones = bw.train(params, bw.Dataset(X, y, weight=np.ones(3000)), 5, verbose_eval=False)
     assert np.array_equal(plain.predict(X, output_margin=True), ones.predict(X, output_margin=True))
+
+
+@pytest.mark.parametrize("params", [
+    {"max_depth": 4, "subsample": 0.7, "colsample_bynode": 0.6},
+    {"grow_policy": "lossguide", "max_leaves": 15, "max_depth": 0, "eval_metric": "auc"},
+    {"bin_construct_sample_cnt": 700},  # the binning sample taken across the blocks
+    {"tree_method": "approx"},  # (sorted columns need the whole matrix: joined then)
+])
+def test_row_blocks_train_the_model_of_the_joined_array(params, rng):
+    """A FeatureMatrix held as row blocks (a Dask worker's partitions, empty ones too)
+    trains the model of the joined array to the byte, weighted or not, and histogram
+    training never joins the blocks (no copy of the data)."""
+    from boostwood.data.validation import FeatureMatrix
+    X = rng.normal(size=(3000, 5))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = (X[:, 0] + rng.normal(size=3000) > 0).astype(float)
+    w = rng.random(3000) + 0.5
+    params = {"objective": "binary:logistic", "seed": 3, **params}
+    for weight in (None, w):
+        single = bw.train(params, bw.Dataset(X, y, weight=weight), 5, verbose_eval=False)
+        fm = FeatureMatrix.from_blocks([X[:700], X[700:700], X[700:2100], X[2100:]])
+        d = bw.Dataset(fm, y, weight=weight, row_ids=np.arange(3000))
+        blocked = bw.train(params, d, 5, verbose_eval=False)
+        assert json.dumps(blocked._to_dict()) == json.dumps(single._to_dict())
+        assert (d.features._blocks is None) == (params.get("tree_method") == "approx")
+    np.testing.assert_array_equal(fm.take_rows([2999, 0, 701, 700, 2100]).dense,
+                                  X[[2999, 0, 701, 700, 2100]])
+    with pytest.raises(ValueError, match="row blocks"):
+        FeatureMatrix.from_blocks([X[:5], X[:5, :3]])

@@ -33,8 +33,7 @@ to the worker's ``threads_per_worker`` (several Dask workers in one process shar
 thread pools).
 
 Estimators: :class:`~boostwood.dask.estimators.DaskGBDTRegressor`,
-``DaskGBDTClassifier`` and ``DaskGBDTRanker``. Not yet: the
-memory bound (each worker concatenates its partitions once).
+``DaskGBDTClassifier`` and ``DaskGBDTRanker``.
 
 **Checkpoints.** ``train(..., checkpoint=path)`` saves the model every
 ``checkpoint_every`` rounds from the first worker; a run started again with the file
@@ -193,20 +192,32 @@ def _concat_frames(frames):
     return pd.concat(frames, axis=0, ignore_index=True)
 
 
+def _plain_numbers(frame):
+    """Whether every column of a pandas frame is numeric or boolean (none categorical)."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+    return all(is_numeric_dtype(t) or is_bool_dtype(t) for t in frame.dtypes)
+
+
 def _local_dataset(parts, offsets, names, categorical, reference=None):
     """The Dataset of one rank's partitions (possibly none): its rows keep their global
     ids (their positions in the collection)."""
     from .. import Dataset
-    from ..data.validation import as_feature_matrix
+    from ..data.validation import FeatureMatrix, as_feature_matrix
     X = parts[0][0]
-    if hasattr(X, "iloc"):
-        X = _concat_frames([p[0] for p in parts])
-    else:  # the rank's own matrix (or its one block, which nothing changes): as a
-        # validated FeatureMatrix the Dataset takes it without a copy of its own
-        X = as_feature_matrix(np.concatenate([np.asarray(p[0]) for p in parts], axis=0)
-                              if len(parts) > 1 else np.asarray(X), "data",
-                              allow_empty_rows=True, feature_names=names,
-                              categorical_feature=categorical)
+    frames = hasattr(X, "iloc")
+    if categorical or (frames and not all(_plain_numbers(p[0]) for p in parts)):
+        # categories are coded once, over the rank's rows (a partition's own dictionary
+        # would code them differently)
+        X = _concat_frames([p[0] for p in parts]) if frames else as_feature_matrix(
+            np.concatenate([np.asarray(p[0]) for p in parts], axis=0), "data",
+            allow_empty_rows=True, feature_names=names, categorical_feature=categorical)
+    else:  # the partitions as row blocks of one validated FeatureMatrix, not joined: the
+        # Dataset bins them block by block (an array's partitions are not copied, a
+        # frame's are converted to numbers once)
+        blocks = [as_feature_matrix(p[0] if frames else np.asarray(p[0]), "data",
+                                    allow_empty_rows=True, feature_names=names)
+                  for p in parts]
+        X = FeatureMatrix.from_blocks([b.dense for b in blocks], blocks[0].feature_names)
     cat = (lambda i: None if parts[0][i] is None else np.concatenate([p[i] for p in parts]))
     ids = np.concatenate([o + np.arange(p[0].shape[0], dtype=np.int64)
                           for o, p in zip(offsets, parts)])

@@ -19,6 +19,7 @@ feature's histogram slot, stay within ``max_bin``; a split sends a pooled group 
 """
 import numpy as np
 
+from .._comm import combine
 from .._config import X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE
 from .._kernels.binning import (MAX_PADDED_FEATURES, PADDED_EDGES, bin_dense, bin_dense_padded,
                                bin_values)
@@ -117,8 +118,10 @@ class BinMapper:
         sample: the ``sample_cnt`` rows of smallest hash of (seed, global row id)
         (``row_ids``, default 0..n-1), so that data split into shards samples the
         very rows a single process would. With a ``reducer`` of several shards,
-        the sampled rows of every shard are gathered, in global row order, and
-        every shard fits the same edges on them.
+        the sampled rows of every shard meet where the reducer combines
+        (:func:`boostwood._comm.combine`: at most ``sample_cnt`` rows in all); the
+        edges are fitted there once, on them in global row order, and every shard
+        receives the same edges.
         """
         n_rows = features.shape[0]
         categories = {f: len(d) for f, d in features.categories.items()}
@@ -130,8 +133,25 @@ class BinMapper:
             features = features.take_rows(rows)
             weight = None if weight is None else weight[rows]
             row_ids = row_ids[rows]
+        else:  # (every row a sample row: row blocks are joined for the fit only)
+            features = features.joined()
         if reducer is not None and reducer.n_shards > 1:
-            features, weight = _gather_rows(features, weight, row_ids, reducer)
+            # the sampled rows of every shard meet where the reducer combines them (one
+            # process fits the edges there); the shards receive the edges only
+            block = features.dense if features.dense is not None else features.csc.tocsr()
+            bins, edges = combine(reducer, (row_ids, block, weight), lambda parts: (
+                self._edges_of(*_rows_in_order(parts), categories)))
+            self.category_bins = dict(bins)
+        else:
+            bins, edges = self._edges_of(features, weight, categories)
+        self._set_edges(edges)
+        self.categorical = np.zeros(len(edges), dtype=np.uint8)
+        self.categorical[list(categories)] = 1
+        return self
+
+    def _edges_of(self, features, weight, categories):
+        """(the pooled categorical features' bin tables, every feature's edges) of the
+        sample ``features`` and its ``weight``."""
         # unequal weights: weighted quantiles (all-equal weights give the same edges as none)
         weighted = None
         if weight is not None and weight.size and np.ptp(weight) > 0:
@@ -148,10 +168,7 @@ class BinMapper:
                          self.max_bin) for f in range(features.shape[1])]
         else:  # (sparse data has no categorical features)
             edges = self._sparse_edges(features.csc, weighted)
-        self._set_edges(edges)
-        self.categorical = np.zeros(len(edges), dtype=np.uint8)
-        self.categorical[list(categories)] = 1
-        return self
+        return self.category_bins, edges
 
     def _cat_bins(self, f, categories):
         """Value bins of categorical feature f: one per category, or pooled (module doc)."""
@@ -227,17 +244,19 @@ class BinMapper:
         """Binned copy of the features, shape (n_rows, n_features), row-major."""
         n_rows, n_features = features.shape
         out = np.empty((n_rows, n_features), dtype=self.dtype)
-        if features.dense is not None:
+        if features.is_dense:
             table = self._padded_edges()
-            if table is not None:
-                bin_dense_padded(features.dense, table, self.n_bins, out)
-            else:
-                bin_dense(features.dense, self.edges_flat, self.edge_offsets, self.n_bins, out)
-            for f, pooled in self.category_bins.items():
-                col = features.dense[:, f]
-                seen = ~np.isnan(col)
-                out[:, f] = self.missing_bins[f]
-                out[seen, f] = pooled[col[seen].astype(np.int64)]
+            for start, X in features.row_chunks():  # (one matrix, or its row blocks)
+                part = out[start:start + X.shape[0]]
+                if table is not None:
+                    bin_dense_padded(X, table, self.n_bins, part)
+                else:
+                    bin_dense(X, self.edges_flat, self.edge_offsets, self.n_bins, part)
+                for f, pooled in self.category_bins.items():
+                    col = X[:, f]
+                    seen = ~np.isnan(col)
+                    part[:, f] = self.missing_bins[f]
+                    part[seen, f] = pooled[col[seen].astype(np.int64)]
             return out
         csc = features.csc
         zero = np.zeros(1)
@@ -281,15 +300,20 @@ def _pooled(col, k, max_bin):
     return table
 
 
-def _gather_rows(features, weight, row_ids, reducer):
-    """Every shard's rows (features and weights), concatenated in global row order."""
+def _rows_in_order(parts):
+    """Every shard's (row ids, rows: dense or CSR, weights or None), as one feature matrix
+    and its weights in global row order."""
     from .validation import FeatureMatrix
-    dense = features.dense is not None
-    block = features.dense if dense else features.csc.tocsr()
-    parts = reducer.allgather((row_ids, block, weight))
+    dense = isinstance(parts[0][1], np.ndarray)
     order = np.argsort(np.concatenate([p[0] for p in parts]), kind="stable")
-    if dense:
-        X = np.concatenate([np.asarray(p[1], dtype=np.float64) for p in parts])[order]
+    if dense:  # each shard's rows straight to their places: one matrix, no temporary
+        X = np.empty((order.size, parts[0][1].shape[1]))
+        place = np.empty_like(order)
+        place[order] = np.arange(order.size)
+        start = 0
+        for p in parts:
+            X[place[start:start + p[1].shape[0]]] = p[1]
+            start += p[1].shape[0]
         fm = FeatureMatrix(dense=X)
     else:
         import scipy.sparse as sp

@@ -102,9 +102,9 @@ class Dataset:
         self._features = as_feature_matrix(data, "data", feature_names,
                                            allow_empty_rows=row_ids is not None,
                                            categorical_feature=categorical_feature)
-        dense = self._features.dense
         self._print = None  # fingerprint of the caller's array, held by reference
-        if dense is not None and isinstance(data, np.ndarray) and np.shares_memory(dense, data):
+        dense = self._features.dense if isinstance(data, np.ndarray) else None
+        if dense is not None and np.shares_memory(dense, data):
             if row_ids is None:
                 self._print = fingerprint(dense)
             else:  # a shard is binned with the other shards' help, later: own a copy

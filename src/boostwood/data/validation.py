@@ -90,19 +90,62 @@ class FeatureMatrix:
     dense : ndarray of shape (n_rows, n_features), float32 or float64, or None
     csc : scipy.sparse.csc_matrix of float64, or None
     feature_names : list of str or None
+
+    A dense matrix may also be held as row blocks (:meth:`from_blocks`: a Dask worker's
+    partitions): binning and prediction read them block by block, and only what needs
+    the whole matrix (``dense``) joins them, once.
     """
 
     def __init__(self, dense=None, csc=None, feature_names=None, categories=None):
-        self.dense = dense
+        self._dense, self._blocks = dense, None
         self.csc = csc
         self.feature_names = feature_names
         #: feature index -> the column's category dictionary (its codes are in ``dense``),
         #: for the categorical features (:mod:`.categories`)
         self.categories = {} if categories is None else categories
 
+    @classmethod
+    def from_blocks(cls, blocks, feature_names=None):
+        """A dense matrix held as its row blocks (2-d float arrays of one width, in row
+        order), without joining them."""
+        blocks = [b for b in blocks]
+        if not blocks or len({b.shape[1] for b in blocks}) != 1 or any(
+                b.ndim != 2 or b.dtype not in (np.float32, np.float64) for b in blocks):
+            raise ValueError("row blocks must be 2-d float arrays of one width")
+        fm = cls(feature_names=feature_names)
+        fm._blocks = blocks
+        return fm
+
+    @property
+    def dense(self):
+        if self._dense is None and self._blocks is not None:  # joined when first needed
+            self._dense = self._blocks[0] if len(self._blocks) == 1 else \
+                np.concatenate(self._blocks, axis=0)
+            self._blocks = None
+        return self._dense
+
+    @dense.setter
+    def dense(self, value):
+        self._dense, self._blocks = value, None
+
+    def joined(self):
+        """This matrix with its row blocks joined into a new one (this one keeps its
+        blocks); itself when it holds no blocks."""
+        if self._blocks is None:
+            return self
+        return FeatureMatrix(dense=np.concatenate(self._blocks, axis=0),
+                             feature_names=self.feature_names, categories=self.categories)
+
+    @property
+    def is_dense(self):
+        """Dense (one matrix or row blocks), not sparse, without joining blocks."""
+        return self._dense is not None or self._blocks is not None
+
     @property
     def shape(self):
-        return self.dense.shape if self.dense is not None else self.csc.shape
+        if self._blocks is not None:
+            return (sum(b.shape[0] for b in self._blocks), self._blocks[0].shape[1])
+        return self._dense.shape if self._dense is not None else self.csc.shape
 
     def with_missing(self, value):
         """A copy in which entries equal to ``value`` are NaN (missing); the caller's
@@ -126,6 +169,15 @@ class FeatureMatrix:
 
     def take_rows(self, rows):
         """A FeatureMatrix of the given rows (same names)."""
+        if self._blocks is not None:
+            rows = np.asarray(rows, dtype=np.int64)
+            out = np.empty((rows.shape[0], self.shape[1]),
+                           dtype=np.result_type(*[b.dtype for b in self._blocks]))
+            for start, block in self.row_chunks():
+                here = (rows >= start) & (rows < start + block.shape[0])
+                out[here] = block[rows[here] - start]
+            return FeatureMatrix(dense=out, feature_names=self.feature_names,
+                                 categories=self.categories)
         if self.dense is not None:
             return FeatureMatrix(dense=self.dense[rows], feature_names=self.feature_names,
                                  categories=self.categories)
@@ -147,6 +199,12 @@ class FeatureMatrix:
         matrix itself in one block (row- or column-major, as given), or, for sparse input,
         row-major blocks of at most 64 MiB."""
         n = self.shape[0]
+        if self._blocks is not None:
+            start = 0
+            for block in self._blocks:
+                yield start, block
+                start += block.shape[0]
+            return
         if self.dense is not None:
             yield 0, self.dense
             return
