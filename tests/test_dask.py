@@ -319,6 +319,56 @@ def test_worker_processes_over_tcp():
         est = bwd.DaskGBDTRegressor(n_estimators=3, client=client).fit(chunks(X), chunks(rel))
         again = pickle.loads(pickle.dumps(est))  # the client stays behind
         assert again.client is None and again.n_estimators_ == 3
+        _a_restart_during_prediction_fails_cleanly(client)
+
+
+def _a_restart_during_prediction_fails_cleanly(client):
+    """[Q5] item 4: the scheduler restarts while a prediction is computed. The call ends
+    at once with distributed's cancellation naming the restart (or, had it finished
+    first, the right numbers), never a hang or a wrong answer; predicting again gives
+    the right numbers (the model travels in the task graph, not in worker state)."""
+    X = np.random.default_rng(0).normal(size=(300_000, 8))
+    booster = bw.train({"objective": "binary:logistic", "max_depth": 8, "nthread": 1},
+                       bw.Dataset(X[:4000], (X[:4000, 0] > 0).astype(float)), 40)
+    expect = booster.predict(X)
+    Xd = da.from_array(X, chunks=(20_000, 8))
+    future = client.compute(bwd.predict(client, booster, Xd))
+    time.sleep(0.2)
+    client.restart()
+    try:
+        np.testing.assert_array_equal(future.result(timeout=60), expect)
+    except distributed.client.FutureCancelledError as exc:
+        assert "restart" in str(exc)
+    np.testing.assert_array_equal(bwd.predict(client, booster, Xd).compute(), expect)
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", {"b": 3.0, "c": 0.5}])
+def test_class_weight_on_dask_is_the_local_estimators(clusters, class_weight):
+    """class_weight (counts of one pass over y for "balanced"), with and without
+    sample_weight, three string classes as a dask Array and as a DataFrame column: the
+    local estimator's model to the bit."""
+    import dask.dataframe as dd
+    import pandas as pd
+    client = clusters(2)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(1500, 4))
+    labels = np.array(["a", "b", "c"])[np.digitize(X[:, 0] + 0.3 * rng.normal(size=1500),
+                                                   [-0.2, 0.9])]
+    w = rng.random(1500) + 0.5
+    for weight in (None, w):
+        local = bw.GBDTClassifier(n_estimators=6, max_depth=3, n_jobs=1,
+                                  class_weight=class_weight).fit(X, labels, sample_weight=weight)
+        frame = dd.from_pandas(pd.DataFrame(X, columns=list("pqrs")), npartitions=3)
+        ys = dd.from_pandas(pd.Series(labels, name="y"), npartitions=3)
+        for Xd, yd, wd in ((da.from_array(X, chunks=(500, 4)), da.from_array(labels, chunks=500),
+                            None if weight is None else da.from_array(weight, chunks=500)),
+                           (frame, ys, None if weight is None else
+                            dd.from_pandas(pd.Series(weight), npartitions=3))):
+            clf = bwd.DaskGBDTClassifier(n_estimators=6, max_depth=3, client=client,
+                                         class_weight=class_weight).fit(Xd, yd,
+                                                                        sample_weight=wd)
+            np.testing.assert_array_equal(clf.predict_proba(Xd).compute(),
+                                          local.predict_proba(X))
 
 
 def test_estimator_settings_dask_cannot_honour_are_errors(clusters):
@@ -327,8 +377,8 @@ def test_estimator_settings_dask_cannot_honour_are_errors(clusters):
     yd = da.from_array(np.arange(200) % 2 * 1.0, chunks=100)
     with pytest.raises(ValueError, match="needs an eval_set"):
         bwd.DaskGBDTRegressor(early_stopping_rounds=2, client=client).fit(Xd, yd)
-    with pytest.raises(ValueError, match="class_weight"):
-        bwd.DaskGBDTClassifier(class_weight="balanced", client=client).fit(Xd, yd)
+    with pytest.raises(ValueError, match="class_weight names classes"):
+        bwd.DaskGBDTClassifier(class_weight={7: 2.0}, client=client).fit(Xd, yd)
     with pytest.raises(ValueError, match="pred_leaf"):
         bwd.predict(client, bw.train({}, bw.Dataset(np.zeros((10, 3)), np.arange(10.0)), 1),
                     Xd, pred_leaf=True)

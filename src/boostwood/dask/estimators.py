@@ -7,9 +7,9 @@ of :class:`boostwood.GBDTRegressor` / ``GBDTClassifier`` / ``GBDTRanker``, plus 
 ``fit`` takes dask collections; ``predict`` / ``predict_proba`` return dask Arrays, one
 block per partition; ``to_local()`` gives the local estimator with the same model.
 ``n_jobs`` None runs each worker's training on as many threads as the workers have
-(the smallest ``nthreads`` of the cluster). Not on Dask yet: ``class_weight``,
-``early_stopping_rounds`` without an ``eval_set`` (an error), and categorical features
-named by index (by column name, or by dtype, they work). ``verbose`` prints nothing.
+(the smallest ``nthreads`` of the cluster). Not on Dask yet: ``early_stopping_rounds``
+without an ``eval_set`` (an error), and categorical features named by index (by column
+name, or by dtype, they work). ``verbose`` prints nothing.
 """
 import inspect
 
@@ -163,17 +163,44 @@ class DaskGBDTClassifier(_DaskFit, GBDTClassifier):
         classes are the labels' distinct values (one pass over ``y``)."""
         import dask.array as da
         with kept_on_error(self):
-            labels = y.unique() if hasattr(y, "unique") and not isinstance(y, da.Array) \
-                else da.unique(y)
-            self.classes_ = np.sort(np.asarray(_client(self).compute(labels).result()))
+            counts = y.value_counts() if hasattr(y, "value_counts") and not isinstance(
+                y, da.Array) else da.unique(y, return_counts=True)
+            client = _client(self)
+            counts = client.gather(client.compute(counts))
+            if isinstance(counts, (tuple, list)):  # (values, counts), sorted
+                self.classes_, counts = np.asarray(counts[0]), np.asarray(counts[1])
+            else:  # a pandas Series: counts by value
+                counts = counts.sort_index()
+                self.classes_, counts = counts.index.to_numpy(), counts.to_numpy()
             self.n_classes_ = len(self.classes_)
             if self.n_classes_ < 2:
                 raise ValueError("the classifier needs samples of at least 2 classes, but y "
                                  "holds only one class")
             if self.class_weight is not None:
-                raise ValueError("class_weight is not supported on Dask yet: pass "
-                                 "sample_weight")
+                sample_weight = self._dask_class_weights(y, counts, sample_weight)
             return self._dask_fit(X, y, sample_weight, eval_set, sample_weight_eval_set)
+
+    def _dask_class_weights(self, y, counts, sample_weight):
+        """The rows' weights (lazily) as the local estimator gives them: ``sample_weight``
+        (or ones) times the weight of each row's class (``class_weight``; "balanced":
+        n_samples / (n_classes * class count), from the counts of one pass over y)."""
+        from sklearn.utils.class_weight import compute_class_weight
+        if isinstance(self.class_weight, dict):
+            unknown = [k for k in self.class_weight if not np.any(self.classes_ == k)]
+            if unknown:
+                raise ValueError(f"class_weight names classes that are not in y: {unknown}")
+            table = compute_class_weight(self.class_weight, classes=self.classes_,
+                                         y=self.classes_)
+        else:  # "balanced" (checked with the other hyperparameters)
+            counts = counts.astype(np.float64)
+            table = np.sum(counts) / (len(self.classes_) * counts)
+        weights = self._dask_labels(y)
+        weights = weights.map_partitions(_take, table, meta=(weights.name, "f8")) \
+            if hasattr(weights, "map_partitions") else \
+            weights.map_blocks(_take, table, dtype=np.float64)
+        if sample_weight is None:
+            return weights
+        return sample_weight * weights
 
     def _dask_labels(self, y):
         classes = self.classes_
@@ -222,6 +249,11 @@ class DaskGBDTRanker(_DaskFit, GBDTRanker):
     def predict(self, X, output_margin=False, iteration_range=None):
         """Scores as a dask Array (lazy): within a query, higher ranks first."""
         return self._lazy(X, output_margin=output_margin, iteration_range=iteration_range)
+
+
+def _take(codes, table):
+    """Each row's entry of ``table`` by its class code."""
+    return table[np.asarray(codes, dtype=np.int64)]
 
 
 def _codes(y, classes):
