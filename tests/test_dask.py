@@ -403,3 +403,24 @@ def test_a_workers_partitions_are_binned_as_row_blocks_not_joined():
         p[0]["c"] = pd.Categorical(np.where(p[0]["c"] > 0, "x", "y"))
     joined = _local_dataset(frames, cuts[:-1], None, None)
     assert joined.features._blocks is None and joined.categories
+
+
+def test_a_prediction_graph_holds_the_model_once(clusters):
+    """The model is one task that every block reads, not a copy inside each block's task
+    (a 20-block prediction's graph was 20 models large)."""
+    import pickle
+    import cloudpickle
+    client = clusters(1)
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    boosters = [bw.train({"max_depth": 6}, bw.Dataset(X, X[:, 0] + X[:, 1],
+                                                      feature_names=names), 30)
+                for names in (None, ["0", "1", "2"])]
+    import dask.dataframe as dd
+    for data, booster in ((da.from_array(X, chunks=(10, 3)), boosters[0]),
+                          (dd.from_array(X, chunksize=10), boosters[1])):
+        pred = bwd.predict(client, booster, data)
+        graph = dict(pred.__dask_graph__())
+        # one task is the model itself; the others read it by its key
+        assert sum(getattr(v, "value", None) is booster for v in graph.values()) == 1
+        assert len(cloudpickle.dumps(graph)) < 3 * len(pickle.dumps(booster))
+        np.testing.assert_array_equal(pred.compute(), boosters[0].predict(X))  # (same trees)

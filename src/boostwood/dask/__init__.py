@@ -433,17 +433,20 @@ def predict(client, booster, data, **kwargs):
     if shaped:
         raise ValueError(f"{shaped[0]} is not supported on Dask yet: predict with the "
                          "Booster on each partition (data.map_partitions)")
+    import dask
     n_out = booster.n_outputs
+    model = dask.delayed(booster, pure=False)  # one task of the graph, which every block
+    # reads (a worker fetches it once), not a copy of the model inside each block's task
     if isinstance(data, da.Array):
         data = data.rechunk({1: -1}) if data.ndim == 2 else data
         if n_out > 1 and not kwargs.get("pred_leaf"):
-            return data.map_blocks(_predict_part, booster, kwargs, dtype=np.float64,
-                                   chunks=(data.chunks[0], (n_out,)))
-        return data.map_blocks(_predict_part, booster, kwargs, dtype=np.float64,
-                               drop_axis=1)
+            return data.map_blocks(_predict_part, model, kwargs, dtype=np.float64,
+                                   chunks=(data.chunks[0], (n_out,)),
+                                   meta=np.empty((0, 0), dtype=np.float64))
+        return data.map_blocks(_predict_part, model, kwargs, dtype=np.float64,
+                               drop_axis=1, meta=np.empty((0,), dtype=np.float64))
     if hasattr(data, "to_delayed"):
-        import dask
-        blocks = [da.from_delayed(dask.delayed(_predict_part)(p, booster, kwargs),
+        blocks = [da.from_delayed(dask.delayed(_predict_part)(p, model, kwargs),
                                   shape=(np.nan,) if n_out == 1 else (np.nan, n_out),
                                   dtype=np.float64)
                   for p in data.to_delayed()]
