@@ -277,6 +277,25 @@ def test_ranking_keeps_queries_whole_and_is_the_single_machine_model(clusters):
     with pytest.raises(ValueError, match="one partition"):
         bwd.DaskDataset(client, collection(X, split), collection(rel, split),
                         qid=collection(qid, split))
+    # LightGBM's group sizes (a local array) instead of ids: the model of Dataset(group=)
+    sizes = np.diff(np.concatenate([[0], ends]))
+    by_group = bw.train(params, bw.Dataset(X, rel, group=sizes), 6, verbose_eval=False)
+    out = bwd.train(client, params, bwd.DaskDataset(client, collection(X, rows),
+                                                    collection(rel, rows), group=sizes), 6)
+    assert _json(out["booster"]) == _json(by_group)
+    ranker = bwd.DaskGBDTRanker(n_estimators=6, max_depth=3, learning_rate=0.3,
+                                random_state=4, client=client).fit(
+        collection(X, rows), collection(rel, rows), group=sizes)
+    np.testing.assert_array_equal(
+        ranker.predict(collection(X, rows)).compute(),
+        bw.GBDTRanker(n_estimators=6, max_depth=3, learning_rate=0.3, random_state=4,
+                      n_jobs=1).fit(X, rel, group=sizes).predict(X))
+    with pytest.raises(ValueError, match="query 21 .* crosses the end of partition 0"):
+        bwd.DaskDataset(client, collection(X, split), collection(rel, split), group=sizes)
+    with pytest.raises(ValueError, match="add up"):
+        bwd.DaskDataset(client, collection(X, rows), collection(rel, rows), group=sizes[1:])
+    with pytest.raises(ValueError, match="qid= or as group="):
+        bwd.DaskGBDTRanker(client=client).fit(collection(X, rows), collection(rel, rows))
 
 
 def test_integer_categories_of_different_partitions_stay_categorical(clusters):

@@ -114,6 +114,33 @@ def _check_whole_queries(client, futures):
             owner[q] = i
 
 
+def _group_parts(group, lengths):
+    """Per partition (first query id, its queries' sizes) from the query sizes ``group``;
+    a ValueError unless they are positive integers adding up to the rows, no query
+    crossing a partition boundary."""
+    from ..data.queries import queries_from
+    total = int(lengths.sum())
+    queries_from(total, group=group)  # (checks the sizes: integers, positive, the rows)
+    sizes = np.asarray(group).astype(np.int64)
+    ends = np.cumsum(sizes)
+    bounds = np.cumsum(lengths)
+    inside = np.searchsorted(ends, bounds)  # the query holding each partition's last row
+    for i, (b, q) in enumerate(zip(bounds[:-1], inside[:-1])):
+        if lengths[i] and ends[q] != b:
+            raise ValueError(f"query {q} (rows {ends[q] - sizes[q]}..{ends[q] - 1}) crosses "
+                             f"the end of partition {i} at row {b}: a query's rows must be "
+                             "in one partition")
+    first = np.searchsorted(ends, np.concatenate([[0], bounds[:-1]]), side="right")
+    last = np.searchsorted(ends, bounds, side="left") + 1
+    return [(int(a), sizes[a:z] if n else sizes[:0]) for a, z, n in zip(first, last, lengths)]
+
+
+def _with_queries(part, first, sizes):
+    """The partition with its rows' query ids (``first``, ``first + 1``, ... by ``sizes``)."""
+    qid = np.repeat(np.arange(first, first + len(sizes), dtype=np.int64), sizes)
+    return part[:4] + (qid,)
+
+
 def _rows(part):
     return part[0].shape[0]
 
@@ -133,6 +160,10 @@ class DaskDataset:
     label, weight, base_margin : dask Series or 1-d Array partitioned as ``data``, optional
     qid : dask Series or 1-d Array partitioned as ``data``, optional
         Each row's query id (ranking); a query's rows must be in one partition.
+    group : array-like of int, optional
+        Instead of ``qid``: the sizes of the queries, contiguous rows in collection order
+        (LightGBM's ``group``, a small local array); no query may cross a partition
+        boundary.
     feature_names : list of str, optional
     categorical_feature : list of names or indices, optional (as :class:`boostwood.Dataset`)
 
@@ -142,7 +173,7 @@ class DaskDataset:
     """
 
     def __init__(self, client, data, label=None, weight=None, base_margin=None,
-                 feature_names=None, categorical_feature=None, qid=None):
+                 feature_names=None, categorical_feature=None, qid=None, group=None):
         _require_distributed()
         import dask
         from distributed import wait
@@ -164,6 +195,13 @@ class DaskDataset:
             _check_whole_queries(client, self.futures)
         self.lengths = np.array(client.gather(client.map(_rows, self.futures)), dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
+        if group is not None:
+            if qid is not None:
+                raise ValueError("give the queries once: group= (sizes of contiguous "
+                                 "queries) or qid= (one query id per row), not both")
+            self.futures = [client.submit(_with_queries, f, *q, pure=False)
+                            for f, q in zip(self.futures, _group_parts(group, self.lengths))]
+            wait(self.futures)
         who = client.who_has(self.futures)
         self.workers = [sorted(who[f.key])[0] for f in self.futures]
         self.feature_names = feature_names

@@ -45,7 +45,7 @@ class _DaskFit:
     """What both Dask estimators add to their local class."""
 
     def _dask_fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, qid=None,
-                  eval_qid=None):
+                  eval_qid=None, group=None, eval_group=None):
         _hyper.check_hyperparameters(self)
         if self.early_stopping_rounds is not None and not eval_set:
             raise ValueError("early_stopping_rounds on Dask needs an eval_set (the local "
@@ -69,14 +69,16 @@ class _DaskFit:
         categorical = None if isinstance(self.categorical_features, str) else \
             list(self.categorical_features) or None
         dtrain = DaskDataset(client, X, self._dask_labels(y), weight=sample_weight,
-                             feature_names=feature_names, qid=qid,
+                             feature_names=feature_names, qid=qid, group=group,
                              categorical_feature=categorical)
         evals = []
         weights = sample_weight_eval_set or [None] * len(eval_set or [])
         queries = eval_qid or [None] * len(eval_set or [])
-        for i, ((Xe, ye), we, qe) in enumerate(zip(eval_set or [], weights, queries)):
+        groups = eval_group or [None] * len(eval_set or [])
+        for i, ((Xe, ye), we, qe, ge) in enumerate(zip(eval_set or [], weights, queries,
+                                                       groups)):
             evals.append((DaskDataset(client, Xe, self._dask_labels(ye), weight=we,
-                                      feature_names=feature_names, qid=qe),
+                                      feature_names=feature_names, qid=qe, group=ge),
                           f"validation_{i}"))
         out = train(client, params, dtrain, self.n_estimators, evals=evals,
                     early_stopping_rounds=self.early_stopping_rounds if evals else None,
@@ -235,16 +237,23 @@ class DaskGBDTRanker(_DaskFit, GBDTRanker):
         self.client = client
         self.timeout = timeout
 
-    def fit(self, X, y, *, qid, sample_weight=None, eval_set=None, eval_qid=None,
-            sample_weight_eval_set=None):
+    def fit(self, X, y, *, qid=None, group=None, sample_weight=None, eval_set=None,
+            eval_qid=None, eval_group=None, sample_weight_eval_set=None):
         """Fit on dask collections: ``qid`` each row's query id (a dask collection
-        partitioned as ``X``, each query within one partition); ``eval_qid`` one per
-        ``eval_set`` pair."""
-        if eval_set is not None and (eval_qid is None or len(eval_qid) != len(eval_set)):
-            raise ValueError("eval_qid must give the queries of each eval_set pair")
+        partitioned as ``X``, each query within one partition), or ``group`` the query
+        sizes (a local array; contiguous rows, no query across partitions); ``eval_qid``
+        or ``eval_group``, one per ``eval_set`` pair."""
+        if (qid is None) == (group is None):
+            raise ValueError("give the training queries as qid= or as group= (one of them)")
+        queries = eval_qid if eval_qid is not None else eval_group
+        if eval_set is not None and (queries is None or len(queries) != len(eval_set)
+                                     or (eval_qid is not None and eval_group is not None)):
+            raise ValueError("eval_qid or eval_group must give the queries of each "
+                             "eval_set pair")
         with kept_on_error(self):
             return self._dask_fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
-                                  qid=qid, eval_qid=eval_qid)
+                                  qid=qid, eval_qid=eval_qid, group=group,
+                                  eval_group=eval_group)
 
     def predict(self, X, output_margin=False, iteration_range=None):
         """Scores as a dask Array (lazy): within a query, higher ranks first."""
