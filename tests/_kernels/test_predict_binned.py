@@ -351,3 +351,24 @@ def test_a_forest_without_splits_walks_no_top_level():
     assert packed["binned"] is not None and packed["binned"][1].shape == (1,)
     X = np.random.default_rng(0).normal(size=(100, 3))
     assert np.array_equal(_binned(X, packed, 0.0)[:, 0], np.full(100, 1.25))
+
+
+def test_every_block_size_gives_the_general_sums():
+    """Blocks of 1 to 140 rows (every size of the last lock-step group, which runs on into
+    the block's padding rows, with and without top levels), lock-step steps from none to
+    the depth: the general kernel's sums."""
+    r = np.random.default_rng(21)
+    X = _data(r, 3000, 5)
+    y = np.nan_to_num(X[:, 0]) * 3 - np.nan_to_num(X[:, 2]) ** 2 + r.normal(size=3000)
+    b = bw.train(dict(grow_policy="lossguide", max_leaves=40, max_depth=0, eta=0.3),
+                 bw.Dataset(X, y), 6, verbose_eval=False)
+    packed = pack_trees(b.trees)
+    cuts, cut_start, nodes, steps, depth, *top = packed["binned"]
+    Xp = _hard_rows(r, packed, 1200, 5)
+    for n in list(range(1, 141)) + [1000, 1031]:
+        general = _general(Xp[:n], packed, 0.0)
+        for drawn in (steps, r.integers(0, depth + 1)):
+            out = np.zeros_like(general)
+            predict_binned(Xp[:n], cuts, cut_start, nodes, drawn, depth, *top,
+                           packed["value"], packed["offsets"], packed["group"], out)
+            assert np.array_equal(out, general), n

@@ -43,10 +43,12 @@ rows side by side). Taken as a complete tree (:func:`boostwood.tree.tree.top_lev
 level d has 2**d nodes, and each is one pass that compares a whole column of bins with
 the node's threshold bin (64 one-byte bins per 512-bit instruction) and keeps the answer
 for the rows standing at that node. No load waits for another, and where a row leaves
-the top levels names its node. (1) Sixteen rows at a time (the last five to eight in a
-group of eight; groups run on into zero rows that pad the block to ``_PAD_ROWS``) take
-the tree's remaining steps (``steps`` less the top levels) in lock-step, so the
-processor overlaps their chains of dependent loads.
+the top levels names its node. (1) Sixteen rows at a time (a last group of five to
+sixteen runs on into the zero rows that pad the block to a multiple of 16) take the
+tree's remaining steps (``steps`` less the top levels) in lock-step, so the processor
+overlaps their chains of dependent loads. (The one unrolled group is inlined once: a
+second one of eight rows for the last five to eight cost 6 s of the install's compile
+and no measurable time.)
 ``steps`` is the depth by which leaves hold ``1 - STRAGGLER_SHARE`` of the tree's cover
 (see ``binned_nodes``): the full depth on balanced trees, about 4 on 255-leaf leaf-wise
 trees whose deepest leaf is at about 23 but whose typical row stops at about 4. (2) Rows
@@ -385,22 +387,6 @@ def _lock_step(N, xr, i, steps, K, S, base):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lock_step8(N, xr, i, steps, K, S, base):
-    """:func:`_lock_step` for rows i..i+7."""
-    x0, x1, x2, x3 = xr[i + 0], xr[i + 1], xr[i + 2], xr[i + 3]
-    x4, x5, x6, x7 = xr[i + 4], xr[i + 5], xr[i + 6], xr[i + 7]
-    k0, k1, k2, k3, k4, k5, k6, k7 = \
-        K[i + 0], K[i + 1], K[i + 2], K[i + 3], K[i + 4], K[i + 5], K[i + 6], K[i + 7]
-    for _ in range(steps):
-        k0, k1 = _step(N, k0, x0, S, base), _step(N, k1, x1, S, base)
-        k2, k3 = _step(N, k2, x2, S, base), _step(N, k3, x3, S, base)
-        k4, k5 = _step(N, k4, x4, S, base), _step(N, k5, x5, S, base)
-        k6, k7 = _step(N, k6, x6, S, base), _step(N, k7, x7, S, base)
-    K[i + 0], K[i + 1], K[i + 2], K[i + 3], K[i + 4], K[i + 5], K[i + 6], K[i + 7] = \
-        k0, k1, k2, k3, k4, k5, k6, k7
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _to_leaves(N, xr, L, j, K, S, base):
     """Rows L[j..j+3] go on from their nodes in K until all four stand on leaves."""
     i0, i1, i2, i3 = L[j], L[j + 1], L[j + 2], L[j + 3]
@@ -425,16 +411,13 @@ def _to_leaf(N, x, k, S, base):
 def _walk_tree(N, xr, m, steps, complete, K, L, S, base):
     """The leaf (id within the tree) of each of the block's m rows, from their nodes in
     K (after the top levels), into K: sixteen rows at a time take ``steps`` steps in
-    lock-step, five to eight last ones in a group of eight that runs on into the padding
-    rows (whose nodes K also holds); the rows then not on a leaf (the last one to four,
-    and none else where ``complete``: the tree's depth reached) go on four at a time."""
+    lock-step, a last group of five to sixteen running on into the padding rows (whose
+    nodes K also holds); the rows then not on a leaf (the last one to four, and none else
+    where ``complete``: the tree's depth reached) go on four at a time."""
     i = 0
-    while i + 8 < m:
+    while i + 4 < m:  # (a last group of five to sixteen rows runs on into the padding)
         _lock_step(N, xr, i, steps, K, S, base)
         i += 16
-    if i + 4 < m:
-        _lock_step8(N, xr, i, steps, K, S, base)
-        i += 8
     if complete and i >= m:
         return
     n = 0
