@@ -322,7 +322,7 @@ import sys
 sys.path.insert(0, {tests!r})
 from test_cli import _compiled_signatures
 from boostwood import warmup
-warmup._grow_trees()
+warmup._loop_part()
 warmup._around_trees(warmup._workload_names(False))
 halves = _compiled_signatures()
 warmup._run(warmup._workload_names(False), warmup._count_compiles(), {{}})
@@ -331,8 +331,8 @@ print(sorted(str(k) for k in _compiled_signatures() - halves))
 
 
 def test_compile_halves_leave_the_fits_nothing_to_compile():
-    """With two jobs, one process compiles the training loop and the other what lies
-    around it, each without the other's kernels; the fits after them must find every
+    """With two jobs, one process compiles the training loop and a round's kernels and
+    the other what lies around them, each without the other's kernels; the fits after them must find every
     specialisation they use among the two halves' (one the halves missed would be
     compiled by the fits, after the halves: the install's wall time). Checked on the
     session's warm cache, in a fresh process, by the signatures each step loads."""
@@ -343,10 +343,10 @@ def test_compile_halves_leave_the_fits_nothing_to_compile():
 
 
 def test_compile_helper_compiles_the_loop_in_another_process():
-    """The helper process grows the trees and reports its part (here, after the same
-    kernels ran in this session, every one from the cache)."""
-    from boostwood.warmup import LOOP_PART, _grow_trees, _part_report, _start_loop_part
-    _grow_trees()
+    """The helper process grows the trees (and runs a round's kernels) and reports its
+    part (here, after the same kernels ran in this session, every one from the cache)."""
+    from boostwood.warmup import LOOP_PART, _loop_part, _part_report, _start_loop_part
+    _loop_part()
     report = _part_report(*_start_loop_part())
     assert set(report) == {LOOP_PART}
     assert all(seconds > 0 and n == 0 for seconds, n in report.values()), report

@@ -162,6 +162,13 @@ def _grow_trees():
             grower.grow(gq, rows, features, np.random.default_rng(0))
 
 
+def _loop_part():
+    """The helper process's half: the training loop and the kernels a round calls
+    around its trees (which balance the halves: the other holds prediction's walks)."""
+    _grow_trees()
+    _round_kernels()
+
+
 def _synthetic_round(n=3000, p=6, bins=255):
     """Binned rows as a Dataset bins them (uint8, bin ``bins`` missing), their bins per
     feature, fixed-point gradients as a round quantizes them (int32 (g, h) rows) and a
@@ -232,16 +239,16 @@ def _forest(objective, num_class, n_features):
 
 
 def _around_trees(names):
-    """What the workloads ``names`` compile outside the training loop, without growing
-    a tree: their predictions (on hand-made forests), their data binned, their
-    objectives' initial margins and gradients, and their evaluation metrics."""
+    """What the workloads ``names`` compile outside the training loop and a round's
+    kernels (:func:`_loop_part` compiles those), without growing a tree: their
+    predictions (on hand-made forests), their data binned, their objectives' initial
+    margins and gradients, and their evaluation metrics."""
     from ._comm import LocalReducer
     from .boosting.metrics import get_metric
     from .boosting.params import resolve_params
     from .objectives import get_objective
     from .tree.methods import _raw_adder
 
-    _round_kernels()
     X, score = _data()
     by_name = {w[0]: w for w in _ALL_WORKLOADS}
     forests = {}
@@ -377,7 +384,7 @@ AROUND_PART = "around the training loop"
 
 
 def _loop_main(package):
-    """The helper process's work: :func:`_grow_trees`, then its report as one JSON line;
+    """The helper process's work: :func:`_loop_part`, then its report as one JSON line;
     exit status 2, doing nothing, when this process imported another boostwood than
     ``package`` (the parent's ``__init__.py``)."""
     import boostwood
@@ -386,7 +393,7 @@ def _loop_main(package):
               file=sys.stderr)
         sys.exit(2)
     report = {}
-    _timed(LOOP_PART, _grow_trees, _count_compiles(), report)
+    _timed(LOOP_PART, _loop_part, _count_compiles(), report)
     print(json.dumps(report), flush=True)
 
 
@@ -433,8 +440,9 @@ def compile_kernels(verbose=False, jobs=None, everything=False):
     verbose : bool, print one line per part and workload (seconds and numba compilations)
     jobs : int, optional; processes that compile at once: 1, or 2, which any larger
         number also means (default: 2 where this process may run on two cores or more).
-        With 2, a second process compiles the training loop (:func:`_grow_trees`) while
-        this one compiles what lies around it (:func:`_around_trees`); the fits then run
+        With 2, a second process compiles the training loop and a round's kernels
+        (:func:`_loop_part`) while this one compiles what lies around them
+        (:func:`_around_trees`); the fits then run
         here, loading what the two left in the cache and compiling anything they did not
         (a helper that failed, or a cache index entry lost when both wrote it at once),
         so the cache ends up as complete as after one process.
