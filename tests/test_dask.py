@@ -390,6 +390,26 @@ def test_class_weight_on_dask_is_the_local_estimators(clusters, class_weight):
                                           local.predict_proba(X))
 
 
+def test_a_categorical_label_s_unused_categories_are_no_classes(clusters):
+    """y as a pandas Categorical whose categories include one no row holds: the classes
+    are those y holds (the local estimator's), not its categories."""
+    import dask.dataframe as dd
+    import pandas as pd
+    client = clusters(2)
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(600, 3))
+    labels = pd.Series(pd.Categorical(np.where(X[:, 0] > 0, "a", "b"),
+                                      categories=["a", "b", "c"]), name="y")
+    Xd = dd.from_pandas(pd.DataFrame(X, columns=list("pqr")), npartitions=2)
+    clf = bwd.DaskGBDTClassifier(n_estimators=4, max_depth=2, client=client,
+                                 class_weight="balanced").fit(
+        Xd, dd.from_pandas(labels, npartitions=2))
+    local = bw.GBDTClassifier(n_estimators=4, max_depth=2, n_jobs=1,
+                              class_weight="balanced").fit(X, np.asarray(labels))
+    assert list(clf.classes_) == ["a", "b"]
+    np.testing.assert_array_equal(clf.predict_proba(Xd).compute(), local.predict_proba(X))
+
+
 def test_estimator_settings_dask_cannot_honour_are_errors(clusters):
     client = clusters(2)
     Xd = da.from_array(np.random.default_rng(0).normal(size=(200, 3)), chunks=(100, 3))
@@ -443,3 +463,30 @@ def test_a_prediction_graph_holds_the_model_once(clusters):
         assert sum(getattr(v, "value", None) is booster for v in graph.values()) == 1
         assert len(cloudpickle.dumps(graph)) < 3 * len(pickle.dumps(booster))
         np.testing.assert_array_equal(pred.compute(), boosters[0].predict(X))  # (same trees)
+
+
+def _slow_combine_task(run, rank):
+    from boostwood.dask._collective import DaskReducer
+    run_id, n, hub, timeout = run
+    reducer = DaskReducer(run_id, rank, n, hub, timeout)
+    try:
+        def slow_sum(parts):
+            time.sleep(2.5 * timeout)  # rank 0's work, longer than the timeout
+            return sum(parts)
+        return reducer.combine(rank + 1, slow_sum)
+    finally:
+        reducer.close()
+
+
+def test_a_combine_longer_than_the_timeout_is_work_not_a_lost_rank(clusters):
+    """``combine`` runs its function at rank 0 once every part is in: the other ranks wait
+    for it (asking again every half timeout) instead of failing as if rank 0 were gone."""
+    import uuid
+    from boostwood.dask import _register
+    client = clusters(2)
+    workers = sorted(client.nthreads())
+    client.run(_register, workers=workers)
+    run = (uuid.uuid4().hex, 2, workers[0], 1.0)
+    futures = [client.submit(_slow_combine_task, run, r, workers=[w], pure=False,
+                             allow_other_workers=False) for r, w in enumerate(workers)]
+    assert client.gather(futures) == [3, 3]

@@ -213,5 +213,11 @@ def test_row_blocks_train_the_model_of_the_joined_array(params, rng):
         assert (d.features._blocks is None) == (params.get("tree_method") == "approx")
     np.testing.assert_array_equal(fm.take_rows([2999, 0, 701, 700, 2100]).dense,
                                   X[[2999, 0, 701, 700, 2100]])
-    with pytest.raises(ValueError, match="row blocks"):
-        FeatureMatrix.from_blocks([X[:5], X[:5, :3]])
+    fm = FeatureMatrix.from_blocks([X[:700], X[700:]])
+    np.testing.assert_array_equal(fm.take_rows([-1, 700, 3]).dense, X[[-1, 700, 3]])
+    for bad in ([3000], [-3001], np.ones(3000, dtype=bool), [0.5]):
+        with pytest.raises(IndexError):
+            fm.take_rows(bad)  # (never rows of uninitialised memory)
+    for blocks in ([X[:5], X[:5, :3]], [X[:5], X[0]], []):
+        with pytest.raises(ValueError, match="row blocks"):
+            FeatureMatrix.from_blocks(blocks)

@@ -17,8 +17,9 @@ One more is optional (:func:`combine` falls back to ``allgather`` without it):
 * ``combine(obj, fn)``: ``fn(every shard's obj, in shard order)``, computed once (a
   distributed reducer computes it where the parts meet, so only that process ever holds
   them all) and returned on every shard. Metrics that are not sums of per-row terms
-  (AUC) and exact searches over every row (an initial score) reduce this way: what
-  travels back is their small result, not every shard's rows.
+  (AUC), global ``approx`` proposals and the binning sample's edges reduce this way:
+  what travels back is their small result (a value, the cuts, the edges), not every
+  shard's rows.
 
 Single-process training uses :class:`LocalReducer` (one shard, nothing to add).
 :class:`SimulatedShards` runs k shards in k threads of one process and adds

@@ -354,9 +354,9 @@ def test_a_forest_without_splits_walks_no_top_level():
 
 
 def test_every_block_size_gives_the_general_sums():
-    """Blocks of 1 to 140 rows (every size of the last lock-step group, which runs on into
-    the block's padding rows, with and without top levels), lock-step steps from none to
-    the depth: the general kernel's sums."""
+    """Every size of the last lock-step group, which runs on into the block's padding
+    rows, in blocks with top levels and without; lock-step steps from none to the depth:
+    the general kernel's sums."""
     r = np.random.default_rng(21)
     X = _data(r, 3000, 5)
     y = np.nan_to_num(X[:, 0]) * 3 - np.nan_to_num(X[:, 2]) ** 2 + r.normal(size=3000)
@@ -365,7 +365,9 @@ def test_every_block_size_gives_the_general_sums():
     packed = pack_trees(b.trees)
     cuts, cut_start, nodes, steps, depth, *top = packed["binned"]
     Xp = _hard_rows(r, packed, 1200, 5)
-    for n in list(range(1, 141)) + [1000, 1031]:
+    # 1-140 rows: blocks of up to 18 rows, without top levels; 512-639 rows: eight
+    # blocks of 64-80 rows, with them (a last group of every size from 5 to 16 both ways)
+    for n in list(range(1, 141)) + list(range(512, 640)) + [1000, 1031]:
         general = _general(Xp[:n], packed, 0.0)
         for drawn in (steps, r.integers(0, depth + 1)):
             out = np.zeros_like(general)

@@ -454,7 +454,7 @@ def _eight_trees(nodes, x, b0, b1, b2, b3, b4, b5, b6, b7, S):
 def _few_rows(nodes, xr, m, value, tree_offsets, tree_group, acc, sets):
     """Blocks of fewer than eight rows (short calls, see :func:`_block_rows`, and some
     calls' last block): each row walks eight trees at a time, so the trees' chains of
-    dependent loads overlap as eight rows' do in :func:`_lock_step`, and adds their leaf
+    dependent loads overlap as sixteen rows' do in :func:`_lock_step`, and adds their leaf
     values in tree order (the same additions)."""
     n_trees = tree_offsets.shape[0]
     for i in range(m):

@@ -251,7 +251,8 @@ def _local_dataset(parts, offsets, names, categorical, reference=None):
             allow_empty_rows=True, feature_names=names, categorical_feature=categorical)
     else:  # the partitions as row blocks of one validated FeatureMatrix, not joined: the
         # Dataset bins them block by block (an array's partitions are not copied, a
-        # frame's are converted to numbers once)
+        # frame's are converted to numbers once); tree_method "hist" never joins them,
+        # "approx" (which sorts each column) joins them once
         blocks = [as_feature_matrix(p[0] if frames else np.asarray(p[0]), "data",
                                     allow_empty_rows=True, feature_names=names)
                   for p in parts]

@@ -38,6 +38,12 @@ def _unwrap(value):
     return value.data if isinstance(value, Serialize) else value
 
 
+#: A rank's part when it only asks again for a result (see :func:`collective_handler`).
+_POLL = "boostwood:poll"
+#: The answer while rank 0 still combines the parts: ask again.
+_PENDING = "boostwood:combining"
+
+
 class CollectiveTimeout(RuntimeError):
     """A collective of a Dask training run waited longer than its timeout."""
 
@@ -68,6 +74,7 @@ class _Hub:
         self.results = {}  # seq -> (result, readers left)
         self.waiters = {}  # seq -> [(event loop, asyncio.Event)] of the handlers waiting
         self.failed = None
+        self.combining = None  # the collective whose parts rank 0 is combining now
 
     def deposit(self, seq, rank, part):
         with self.cond:
@@ -92,7 +99,11 @@ class _Hub:
                         f"{self.timeout:g} s (a worker died, was restarted or is stuck)")
                 self.cond.wait(left)
             parts = [p[0] for p in self.parts.pop(seq)]
-        result = _combine(kind, parts)  # (outside the lock: the handlers may deposit)
+            self.combining = seq  # (a long combine is work, not a missing rank)
+        try:
+            result = _combine(kind, parts)  # (outside the lock: the handlers may deposit)
+        finally:
+            self.combining = None
         with self.cond:
             self.results[seq] = [result, self.n - 1]
             self.cond.notify_all()
@@ -150,14 +161,22 @@ async def collective_handler(run_id=None, seq=None, rank=None, part=None, timeou
     if seq < 0:  # rank ``rank`` failed: ``part`` says why
         hub.abort(f"rank {rank} failed ({_unwrap(part)})")
         return None
-    hub.deposit(seq, rank, _unwrap(part))
+    part = _unwrap(part)
+    if not (isinstance(part, str) and part == _POLL):  # (a poll only asks again)
+        hub.deposit(seq, rank, part)
     event = asyncio.Event()  # set by rank 0's thread once it has combined every part
     if hub.wait_on(seq, asyncio.get_running_loop(), event):
-        try:
-            await asyncio.wait_for(event.wait(), hub.timeout)
+        try:  # half the timeout: a rank still combining answers "ask again" in time
+            await asyncio.wait_for(event.wait(), hub.timeout / 2)
         except asyncio.TimeoutError:
-            raise CollectiveTimeout(f"collective {seq}: no result within "
-                                    f"{hub.timeout:g} s") from None
+            if hub.combining == seq:  # every part is in; rank 0 works on them
+                from distributed.protocol import to_serialize
+                return to_serialize(_PENDING)
+            try:
+                await asyncio.wait_for(event.wait(), hub.timeout / 2)
+            except asyncio.TimeoutError:
+                raise CollectiveTimeout(f"collective {seq}: no result within "
+                                        f"{hub.timeout:g} s") from None
     cell = hub.result_for(seq)  # (raises if the run failed)
     if cell is None:
         raise CollectiveTimeout(f"collective {seq}: woken without a result")
@@ -222,13 +241,15 @@ class DaskReducer:
         from distributed.utils import sync
         worker = self._worker
 
-        async def call():
+        async def call(part):
             return await asyncio.wait_for(
                 worker.rpc(self.hub_address).boostwood_collective(
                     run_id=self.run_id, seq=self._seq, rank=self.shard,
                     part=to_serialize(part), timeout=self.timeout), self.timeout)
         try:
-            answer = _unwrap(sync(worker.loop, call))
+            answer = _unwrap(sync(worker.loop, call, part))
+            while isinstance(answer, str) and answer == _PENDING:  # rank 0 still combines
+                answer = _unwrap(sync(worker.loop, call, _POLL))
         except (asyncio.TimeoutError, OSError) as exc:
             raise CollectiveTimeout(
                 f"collective {self._seq} of a Dask training run: rank 0 at "

@@ -174,6 +174,8 @@ class DaskGBDTClassifier(_DaskFit, GBDTClassifier):
             else:  # a pandas Series: counts by value
                 counts = counts.sort_index()
                 self.classes_, counts = counts.index.to_numpy(), counts.to_numpy()
+            held = counts > 0  # (a categorical y also counts its unused categories)
+            self.classes_, counts = self.classes_[held], counts[held]
             self.n_classes_ = len(self.classes_)
             if self.n_classes_ < 2:
                 raise ValueError("the classifier needs samples of at least 2 classes, but y "
@@ -202,6 +204,17 @@ class DaskGBDTClassifier(_DaskFit, GBDTClassifier):
             weights.map_blocks(_take, table, dtype=np.float64)
         if sample_weight is None:
             return weights
+        if hasattr(weights, "map_partitions") or hasattr(sample_weight, "map_partitions"):
+            # partition by partition, by position (an index would align by label)
+            import dask
+            import dask.array as da
+            parts = [_partitions_of(v) for v in (sample_weight, weights)]
+            if len(parts[0]) != len(parts[1]):
+                raise ValueError(f"sample_weight has {len(parts[0])} partitions, y "
+                                 f"{len(parts[1])}: partition them alike")
+            return da.concatenate([da.from_delayed(dask.delayed(_times)(a, b), shape=(np.nan,),
+                                                   dtype=np.float64)
+                                   for a, b in zip(*parts)])
         return sample_weight * weights
 
     def _dask_labels(self, y):
@@ -258,6 +271,22 @@ class DaskGBDTRanker(_DaskFit, GBDTRanker):
     def predict(self, X, output_margin=False, iteration_range=None):
         """Scores as a dask Array (lazy): within a query, higher ranks first."""
         return self._lazy(X, output_margin=output_margin, iteration_range=iteration_range)
+
+
+def _partitions_of(v):
+    """A dask Series' or Array's partitions (Delayed), in order."""
+    if hasattr(v, "to_delayed"):
+        return list(np.ravel(v.to_delayed()))
+    raise TypeError(f"sample_weight must be a dask collection, got {type(v).__name__}")
+
+
+def _times(a, b):
+    """The product of two partitions' values, by position."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"a partition of sample_weight has {a.shape[0]} rows, y's "
+                         f"{b.shape[0]}: partition them alike")
+    return a * b
 
 
 def _take(codes, table):

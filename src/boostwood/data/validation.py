@@ -109,8 +109,8 @@ class FeatureMatrix:
         """A dense matrix held as its row blocks (2-d float arrays of one width, in row
         order), without joining them."""
         blocks = [b for b in blocks]
-        if not blocks or len({b.shape[1] for b in blocks}) != 1 or any(
-                b.ndim != 2 or b.dtype not in (np.float32, np.float64) for b in blocks):
+        if not blocks or any(b.ndim != 2 or b.dtype not in (np.float32, np.float64)
+                             for b in blocks) or len({b.shape[1] for b in blocks}) != 1:
             raise ValueError("row blocks must be 2-d float arrays of one width")
         fm = cls(feature_names=feature_names)
         fm._blocks = blocks
@@ -170,7 +170,15 @@ class FeatureMatrix:
     def take_rows(self, rows):
         """A FeatureMatrix of the given rows (same names)."""
         if self._blocks is not None:
-            rows = np.asarray(rows, dtype=np.int64)
+            rows = np.asarray(rows)
+            if rows.dtype == np.bool_ or not np.issubdtype(rows.dtype, np.integer) \
+                    or rows.ndim != 1:
+                raise IndexError("rows of a matrix held as row blocks are a 1-d array of "
+                                 "integer indices")
+            n = self.shape[0]
+            if rows.size and (rows.min() < -n or rows.max() >= n):
+                raise IndexError(f"row index out of range for {n} rows")
+            rows = np.where(rows < 0, rows + n, rows).astype(np.int64)
             out = np.empty((rows.shape[0], self.shape[1]),
                            dtype=np.result_type(*[b.dtype for b in self._blocks]))
             for start, block in self.row_chunks():
@@ -195,9 +203,10 @@ class FeatureMatrix:
                              categories=cats)
 
     def row_chunks(self, chunk_rows=65536):
-        """Yield (start, dense block) of at most ``chunk_rows`` rows, float: the dense
-        matrix itself in one block (row- or column-major, as given), or, for sparse input,
-        row-major blocks of at most 64 MiB."""
+        """Yield (start, dense block), float: the dense matrix itself in one block (row- or
+        column-major, as given), its row blocks as held (:meth:`from_blocks`: any
+        size), or, for sparse input, row-major blocks of at most ``chunk_rows`` rows and
+        64 MiB."""
         n = self.shape[0]
         if self._blocks is not None:
             start = 0
