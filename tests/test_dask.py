@@ -410,6 +410,31 @@ def test_a_categorical_label_s_unused_categories_are_no_classes(clusters):
     np.testing.assert_array_equal(clf.predict_proba(Xd).compute(), local.predict_proba(X))
 
 
+@pytest.mark.parametrize("spec", [[1], [False, True, False], ["b"]])
+def test_categorical_features_by_index_mask_or_name_on_dask(clusters, spec):
+    """``categorical_features`` as indices or a boolean mask (a dask Array) or names (a
+    DataFrame): the local estimator's model on the same columns, to the bit."""
+    import dask.dataframe as dd
+    import pandas as pd
+    client = clusters(2)
+    rng = np.random.default_rng(9)
+    X = np.column_stack([rng.normal(size=900), rng.integers(0, 12, 900).astype(float),
+                         rng.normal(size=900)])
+    y = ((X[:, 1] % 4 == 1) + 0.5 * X[:, 0] > 0.5).astype(float)
+    named = isinstance(spec[0], str)
+    local = bw.GBDTClassifier(n_estimators=5, max_depth=3, n_jobs=1, categorical_features=spec)
+    frame = pd.DataFrame(X, columns=list("abc"))
+    local.fit(frame if named else X, y)
+    Xd = dd.from_pandas(frame, npartitions=3) if named else da.from_array(X, chunks=(300, 3))
+    yd = dd.from_pandas(pd.Series(y), npartitions=3) if named else \
+        da.from_array(y, chunks=300)
+    clf = bwd.DaskGBDTClassifier(n_estimators=5, max_depth=3, client=client,
+                                 categorical_features=spec).fit(Xd, yd)
+    assert clf.booster_.feature_types[1] == "categorical"
+    np.testing.assert_array_equal(clf.predict_proba(Xd).compute(),
+                                  local.predict_proba(frame if named else X))
+
+
 def test_estimator_settings_dask_cannot_honour_are_errors(clusters):
     client = clusters(2)
     Xd = da.from_array(np.random.default_rng(0).normal(size=(200, 3)), chunks=(100, 3))

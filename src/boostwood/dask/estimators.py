@@ -8,8 +8,8 @@ of :class:`boostwood.GBDTRegressor` / ``GBDTClassifier`` / ``GBDTRanker``, plus 
 block per partition; ``to_local()`` gives the local estimator with the same model.
 ``n_jobs`` None runs each worker's training on as many threads as the workers have
 (the smallest ``nthreads`` of the cluster). Not on Dask yet: ``early_stopping_rounds``
-without an ``eval_set`` (an error), and categorical features named by index (by column
-name, or by dtype, they work). ``verbose`` prints nothing.
+without an ``eval_set`` (an error), and ``categorical_features=None`` (categorical
+features by dtype, by name, by index or by a boolean mask work). ``verbose`` prints nothing.
 """
 import inspect
 
@@ -50,11 +50,10 @@ class _DaskFit:
         if self.early_stopping_rounds is not None and not eval_set:
             raise ValueError("early_stopping_rounds on Dask needs an eval_set (the local "
                              "estimators hold out validation_fraction instead)")
-        if self.categorical_features is None or (
-                not isinstance(self.categorical_features, str)
-                and not all(isinstance(c, str) for c in self.categorical_features)):
+        if self.categorical_features is None:
             raise ValueError("categorical_features on Dask: 'from_dtype' (the partitions' "
-                             "category and string columns) or a list of column names")
+                             "category and string columns), or a list of column names or "
+                             "indices, or a boolean mask")
         client = _client(self)
         n_features, names = _columns(X)
         self.n_features_in_ = n_features
@@ -66,8 +65,7 @@ class _DaskFit:
         if self.n_jobs is None:
             params["nthread"] = int(min(client.nthreads().values()))
         feature_names = None if names is None else list(names)
-        categorical = None if isinstance(self.categorical_features, str) else \
-            list(self.categorical_features) or None
+        categorical = _categorical_list(self.categorical_features, n_features)
         dtrain = DaskDataset(client, X, self._dask_labels(y), weight=sample_weight,
                              feature_names=feature_names, qid=qid, group=group,
                              categorical_feature=categorical)
@@ -271,6 +269,22 @@ class DaskGBDTRanker(_DaskFit, GBDTRanker):
     def predict(self, X, output_margin=False, iteration_range=None):
         """Scores as a dask Array (lazy): within a query, higher ranks first."""
         return self._lazy(X, output_margin=output_margin, iteration_range=iteration_range)
+
+
+def _categorical_list(spec, n_features):
+    """``categorical_features`` as DaskDataset's ``categorical_feature``: None for
+    "from_dtype" (the partitions' category and string columns) or an empty list, else
+    the names or indices (a boolean mask becomes the indices it marks)."""
+    if isinstance(spec, str):
+        _hyper.categorical_spec(spec, np.zeros((0, n_features)))  # (checks the word)
+        return None
+    spec = np.asarray(spec)
+    if spec.dtype == bool:
+        if spec.shape != (n_features,):
+            raise ValueError(f"categorical_features as a boolean mask needs one entry per "
+                             f"feature ({n_features}), got {spec.shape[0] if spec.ndim else 0}")
+        spec = np.nonzero(spec)[0]
+    return spec.tolist() or None
 
 
 def _partitions_of(v):
