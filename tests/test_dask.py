@@ -515,3 +515,49 @@ def test_a_combine_longer_than_the_timeout_is_work_not_a_lost_rank(clusters):
     futures = [client.submit(_slow_combine_task, run, r, workers=[w], pure=False,
                              allow_other_workers=False) for r, w in enumerate(workers)]
     assert client.gather(futures) == [3, 3]
+
+
+def _three_ranks(late, combine_seconds, timeout=0.5):
+    """Rank 0 (a thread) and ranks 1 and 2 (handler calls as ``DaskReducer._send`` makes
+    them) in one collective whose ``combine`` takes ``combine_seconds``; rank 2 arrives
+    ``late``. Returns what ranks 1 and 2 got."""
+    import asyncio
+    from boostwood.dask import _collective as C
+    hub = C._Hub(3, timeout)
+    C._HUBS["three-ranks"] = hub
+
+    def slow(parts):
+        time.sleep(combine_seconds)
+        return sum(parts)
+
+    async def rank(r, delay):
+        await asyncio.sleep(delay)
+        deadline, poll = time.monotonic() + timeout, False
+        while True:
+            status, value = C._unwrap(await C.collective_handler(
+                "three-ranks", 1, r, None if poll else r + 1, timeout, poll))
+            if status == "result":
+                return value
+            if status == "combining":
+                deadline = time.monotonic() + timeout
+            elif time.monotonic() > deadline:
+                return "timed out"
+            poll = status != "absent"
+
+    async def run():
+        return await asyncio.gather(rank(1, 0.0), rank(2, late))
+    worker = threading.Thread(target=lambda: hub.meet(1, slow, 1) if late < timeout else None)
+    worker.start()
+    try:
+        return asyncio.run(run())
+    finally:
+        worker.join()
+        C._HUBS.pop("three-ranks", None)
+
+
+def test_a_late_rank_and_a_long_combine_are_not_a_lost_rank():
+    """A rank arriving after half the timeout, then a combine longer than the timeout:
+    every rank gets the result (before, the first rank had given up after half a timeout
+    of waiting plus half of combining); a rank later than the timeout is still missed."""
+    assert _three_ranks(late=1.3, combine_seconds=2.5, timeout=2.0) == [6, 6]
+    assert _three_ranks(late=2.6, combine_seconds=0.0, timeout=2.0) == ["timed out"] * 2

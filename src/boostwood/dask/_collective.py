@@ -4,7 +4,8 @@ Every participating worker runs one long task, the ordinary ``train()`` with a
 :class:`DaskReducer`. A collective is one message per rank to rank 0's worker, carried by
 ``distributed``'s own comms (a worker handler, as Dask's P2P shuffle carries its
 messages): rank 0's task deposits its own part and waits for the others; each other
-rank sends its part with an RPC whose answer is the combined result. Rank 0 combines the
+rank sends its part with an RPC whose answer is the combined result (or, within half the
+timeout, a status that says to ask again). Rank 0 combines the
 parts *in rank order* (sums of int64 fixed-point histograms and exact accumulators are
 exact in any order anyway), so every rank gets the same numbers and the ranks step in
 lockstep through the same training.
@@ -12,7 +13,9 @@ lockstep through the same training.
 Messages carry the run's id and the collective's sequence number, so a late message of
 another run never mixes in. Every wait is bounded by ``timeout`` seconds: a rank that
 died or hangs makes the others fail with :class:`CollectiveTimeout` naming it, never
-hang.
+hang. The one longer wait is rank 0's work on a ``combine`` collective's parts, once they
+are all in: the other ranks ask again every half timeout (each answer within it) and wait
+up to ``COMBINE_TIMEOUTS`` timeouts for it.
 """
 import asyncio
 import collections
@@ -38,10 +41,10 @@ def _unwrap(value):
     return value.data if isinstance(value, Serialize) else value
 
 
-#: A rank's part when it only asks again for a result (see :func:`collective_handler`).
-_POLL = "boostwood:poll"
-#: The answer while rank 0 still combines the parts: ask again.
-_PENDING = "boostwood:combining"
+#: How many timeouts rank 0 may spend combining one collective's parts (``combine``'s
+#: function) before the other ranks give up on it: long work is not a lost rank, but a
+#: hang must still end.
+COMBINE_TIMEOUTS = 10
 
 
 class CollectiveTimeout(RuntimeError):
@@ -147,41 +150,38 @@ class _Hub:
             return cell
 
 
-async def collective_handler(run_id=None, seq=None, rank=None, part=None, timeout=60.0):
-    """Rank 0's worker: take rank ``rank``'s part of collective ``seq`` and answer with
-    the combined result once rank 0 has combined every part."""
-    deadline = time.monotonic() + float(timeout)
+async def collective_handler(run_id=None, seq=None, rank=None, part=None, timeout=60.0,
+                             poll=False):
+    """Rank 0's worker: take rank ``rank``'s part of collective ``seq`` (none with
+    ``poll``: it was taken before) and answer ``(status, value)`` within half of
+    ``timeout``: ("result", the combined result) once rank 0 has combined every part;
+    else "absent" (rank 0's task has not started: send the part again), "waiting" (parts
+    are missing) or "combining" (rank 0 works on them): ask again. The sending rank owns
+    the deadline (:meth:`DaskReducer._send`)."""
+    from distributed.protocol import to_serialize
+    half = float(timeout) / 2
+    start = time.monotonic()
     while (hub := _HUBS.get(run_id)) is None:  # rank 0's task may start a little later
         if run_id in _ENDED:
             raise CollectiveTimeout(f"the Dask training run {run_id!r} has ended at rank 0")
-        if time.monotonic() > deadline:
-            raise CollectiveTimeout(f"rank 0 of the Dask training run {run_id!r} did not "
-                                    f"start within {float(timeout):g} s")
+        if time.monotonic() - start > half:
+            return to_serialize(("absent", None))
         await asyncio.sleep(0.001)
     if seq < 0:  # rank ``rank`` failed: ``part`` says why
         hub.abort(f"rank {rank} failed ({_unwrap(part)})")
-        return None
-    part = _unwrap(part)
-    if not (isinstance(part, str) and part == _POLL):  # (a poll only asks again)
-        hub.deposit(seq, rank, part)
+        return to_serialize(("result", None))
+    if not poll:
+        hub.deposit(seq, rank, _unwrap(part))
     event = asyncio.Event()  # set by rank 0's thread once it has combined every part
     if hub.wait_on(seq, asyncio.get_running_loop(), event):
-        try:  # half the timeout: a rank still combining answers "ask again" in time
-            await asyncio.wait_for(event.wait(), hub.timeout / 2)
+        try:
+            await asyncio.wait_for(event.wait(), max(half - (time.monotonic() - start), 0.01))
         except asyncio.TimeoutError:
-            if hub.combining == seq:  # every part is in; rank 0 works on them
-                from distributed.protocol import to_serialize
-                return to_serialize(_PENDING)
-            try:
-                await asyncio.wait_for(event.wait(), hub.timeout / 2)
-            except asyncio.TimeoutError:
-                raise CollectiveTimeout(f"collective {seq}: no result within "
-                                        f"{hub.timeout:g} s") from None
+            return to_serialize(("combining" if hub.combining == seq else "waiting", None))
     cell = hub.result_for(seq)  # (raises if the run failed)
     if cell is None:
         raise CollectiveTimeout(f"collective {seq}: woken without a result")
-    from distributed.protocol import to_serialize
-    return to_serialize(cell[0])
+    return to_serialize(("result", cell[0]))
 
 
 class DaskReducer:
@@ -241,25 +241,45 @@ class DaskReducer:
         from distributed.utils import sync
         worker = self._worker
 
-        async def call(part):
+        async def call(part, poll):
             return await asyncio.wait_for(
                 worker.rpc(self.hub_address).boostwood_collective(
                     run_id=self.run_id, seq=self._seq, rank=self.shard,
-                    part=to_serialize(part), timeout=self.timeout), self.timeout)
-        try:
-            answer = _unwrap(sync(worker.loop, call, part))
-            while isinstance(answer, str) and answer == _PENDING:  # rank 0 still combines
-                answer = _unwrap(sync(worker.loop, call, _POLL))
-        except (asyncio.TimeoutError, OSError) as exc:
-            raise CollectiveTimeout(
-                f"collective {self._seq} of a Dask training run: rank 0 at "
-                f"{self.hub_address} did not answer within {self.timeout:g} s "
-                f"({type(exc).__name__}: a worker died, was restarted or is stuck)") from None
-        if answer is None and self._seq >= 0:  # a worker without the handler answers None
-            raise CollectiveTimeout(
-                f"collective {self._seq}: the worker at {self.hub_address} does not run rank "
-                "0 of this Dask training run (was it restarted?)")
-        return answer
+                    part=to_serialize(part), timeout=self.timeout, poll=poll), self.timeout)
+        now = time.monotonic()
+        deadline, combine_end, poll = now + self.timeout, None, False
+        while True:
+            try:
+                answer = _unwrap(sync(worker.loop, call, None if poll else part, poll))
+            except (asyncio.TimeoutError, OSError) as exc:
+                raise CollectiveTimeout(
+                    f"collective {self._seq} of a Dask training run: rank 0 at "
+                    f"{self.hub_address} did not answer within {self.timeout:g} s "
+                    f"({type(exc).__name__}: a worker died, was restarted or is stuck)") from None
+            if not (isinstance(answer, tuple) and len(answer) == 2):  # (a worker without
+                if self._seq < 0:  # the handler answers None)
+                    return None
+                raise CollectiveTimeout(
+                    f"collective {self._seq}: the worker at {self.hub_address} does not run "
+                    "rank 0 of this Dask training run (was it restarted?)")
+            status, value = answer
+            if status == "result":
+                return value
+            now = time.monotonic()
+            if status == "combining":  # every part is in: rank 0's work, not a lost rank
+                combine_end = combine_end or now + COMBINE_TIMEOUTS * self.timeout
+                deadline = now + self.timeout
+                if now > combine_end:
+                    raise CollectiveTimeout(
+                        f"collective {self._seq} of a Dask training run: rank 0 combined "
+                        f"the parts for over {COMBINE_TIMEOUTS} x {self.timeout:g} s")
+            elif now > deadline:
+                raise CollectiveTimeout(
+                    f"collective {self._seq} of a Dask training run: "
+                    + ("rank 0 did not start" if status == "absent" else
+                       "the other ranks' parts did not arrive")
+                    + f" within {self.timeout:g} s (a worker died, was restarted or is stuck)")
+            poll = status != "absent"  # (absent: the part was not taken; send it again)
 
     def allreduce_histograms(self, hist, slots):
         slots = np.asarray(slots, dtype=np.int64)
