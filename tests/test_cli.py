@@ -332,10 +332,11 @@ print(sorted(str(k) for k in _compiled_signatures() - halves))
 
 def test_compile_halves_leave_the_fits_nothing_to_compile():
     """With two jobs, one process compiles the training loop and a round's kernels and
-    the other what lies around them, each without the other's kernels; the fits after them must find every
-    specialisation they use among the two halves' (one the halves missed would be
-    compiled by the fits, after the halves: the install's wall time). Checked on the
-    session's warm cache, in a fresh process, by the signatures each step loads."""
+    the other what lies around them, each without the other's kernels; the fits after
+    them must find every specialisation they use among the two halves' (one the halves
+    missed would be compiled by the fits, after the halves: the install's wall time).
+    Checked on the session's warm cache, in a fresh process, by the signatures each step
+    loads."""
     code = _HALVES_THEN_FITS.format(tests=str(Path(__file__).parent))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=600, check=True).stdout

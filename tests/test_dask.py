@@ -441,6 +441,10 @@ def test_estimator_settings_dask_cannot_honour_are_errors(clusters):
     yd = da.from_array(np.arange(200) % 2 * 1.0, chunks=100)
     with pytest.raises(ValueError, match="needs an eval_set"):
         bwd.DaskGBDTRegressor(early_stopping_rounds=2, client=client).fit(Xd, yd)
+    for bad, error in (([3], "out of range"), (["x"], "not a feature name"),
+                       ([True, False], "one entry per feature")):
+        with pytest.raises(ValueError, match=error):  # on the client, before training
+            bwd.DaskGBDTClassifier(categorical_features=bad, client=client).fit(Xd, yd)
     with pytest.raises(ValueError, match="class_weight names classes"):
         bwd.DaskGBDTClassifier(class_weight={7: 2.0}, client=client).fit(Xd, yd)
     with pytest.raises(ValueError, match="pred_leaf"):

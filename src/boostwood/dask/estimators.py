@@ -66,6 +66,10 @@ class _DaskFit:
             params["nthread"] = int(min(client.nthreads().values()))
         feature_names = None if names is None else list(names)
         categorical = _categorical_list(self.categorical_features, n_features)
+        if categorical is not None:  # checked here, before any worker starts
+            from ..data.categories import resolve_categorical
+            resolve_categorical(categorical, None if names is None else list(names),
+                                n_features)
         dtrain = DaskDataset(client, X, self._dask_labels(y), weight=sample_weight,
                              feature_names=feature_names, qid=qid, group=group,
                              categorical_feature=categorical)
