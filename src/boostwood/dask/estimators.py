@@ -65,7 +65,10 @@ class _DaskFit:
         if self.n_jobs is None:
             params["nthread"] = int(min(client.nthreads().values()))
         feature_names = None if names is None else list(names)
-        categorical = _categorical_list(self.categorical_features, n_features)
+        # the local rule (an array of this width stands in for the collection): None for
+        # "from_dtype" (the partitions' own category columns), else names or indices
+        categorical = _hyper.categorical_spec(self.categorical_features,
+                                              np.empty((0, n_features)))
         if categorical is not None:  # checked here, before any worker starts
             from ..data.categories import resolve_categorical
             resolve_categorical(categorical, None if names is None else list(names),
@@ -273,22 +276,6 @@ class DaskGBDTRanker(_DaskFit, GBDTRanker):
     def predict(self, X, output_margin=False, iteration_range=None):
         """Scores as a dask Array (lazy): within a query, higher ranks first."""
         return self._lazy(X, output_margin=output_margin, iteration_range=iteration_range)
-
-
-def _categorical_list(spec, n_features):
-    """``categorical_features`` as DaskDataset's ``categorical_feature``: None for
-    "from_dtype" (the partitions' category and string columns) or an empty list, else
-    the names or indices (a boolean mask becomes the indices it marks)."""
-    if isinstance(spec, str):
-        _hyper.categorical_spec(spec, np.zeros((0, n_features)))  # (checks the word)
-        return None
-    spec = np.asarray(spec)
-    if spec.dtype == bool:
-        if spec.shape != (n_features,):
-            raise ValueError(f"categorical_features as a boolean mask needs one entry per "
-                             f"feature ({n_features}), got {spec.shape[0] if spec.ndim else 0}")
-        spec = np.nonzero(spec)[0]
-    return spec.tolist() or None
 
 
 def _partitions_of(v):
