@@ -116,9 +116,8 @@ class Metric:
         ids = np.concatenate([p[0] for p in parts])
         order = np.argsort(ids, kind="stable")
         y, pred = (np.concatenate([p[j] for p in parts])[order] for j in (1, 2))
-        ones = {float(p[3]) for p in parts if not np.ndim(p[3])}
-        if len(ones) == 1 and all(not np.ndim(p[3]) for p in parts):
-            w = np.broadcast_to(np.float64(ones.pop()), ids.shape)  # as RowInfo holds it
+        if all(np.ndim(p[3]) == 0 for p in parts) and len({float(p[3]) for p in parts}) == 1:
+            w = np.broadcast_to(np.float64(parts[0][3]), ids.shape)  # as RowInfo holds it
         else:
             w = np.concatenate([p[3] if np.ndim(p[3]) else np.full(len(p[0]), p[3])
                                 for p in parts])[order]
