@@ -100,6 +100,20 @@ def _score(left, total, K, criterion, parent, scratch):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def candidate(run, hist, mb, with_missing, total, K, criterion, parent, left, scratch, msl,
+              mwl):
+    """A histogram scan's candidate: its left child, the statistics ``run`` plus, where
+    ``with_missing``, the missing rows ``hist[mb]``, into ``left``; returns (whether
+    each child holds ``msl`` rows and ``mwl`` weight, its :func:`_score`)."""
+    for c in range(K + 2):
+        left[c] = run[c] + hist[mb, c] if with_missing else run[c]
+    if left[K + 1] < msl or total[K + 1] - left[K + 1] < msl \
+            or left[K] < mwl or total[K] - left[K] < mwl:
+        return False, -np.inf
+    return True, _score(left, total, K, criterion, parent, scratch)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def keeps(g, best, has_best, tol):
     """Does a candidate of score ``g`` replace the best so far (``best``; ``has_best``:
     there is one)? A score above ``tol`` (the rounding of the node's impurity) is a gain,

@@ -23,7 +23,7 @@ so both give the same tree on the same bins.
 import numpy as np
 from numba import njit, prange
 
-from .criterion import (ENTROPY, GAIN_RATIO, _score, default_left_of, impurity, keeps, recorded,
+from .criterion import (ENTROPY, GAIN_RATIO, candidate, default_left_of, impurity, keeps, recorded,
                         unpack_settings)
 from .criterion_categories import category_work, scan_and_record
 from .intrinsics import PREFETCH_DISTANCE, prefetch, trailing_zeros
@@ -58,13 +58,9 @@ def _scan_hist(hist, bins, n_present, mb, K, criterion, parent, tot, msl, mwl, r
             last = bins[j - 1]
             nxt = bins[j] if j < n_present else -1
             for tl in range(2 if has_miss and nxt >= 0 else 1):
-                for c in range(W):
-                    left[c] = run[c] + hist[mb, c] if tl == 1 else run[c]
-                if left[K + 1] < msl or tot[K + 1] - left[K + 1] < msl \
-                        or left[K] < mwl or tot[K] - left[K] < mwl:
-                    continue
-                g = _score(left, tot, K, criterion, parent, right)
-                if not keeps(g, best, bcode >= 0, tol):
+                ok, g = candidate(run, hist, mb, tl == 1, tot, K, criterion, parent, left,
+                                  right, msl, mwl)
+                if not ok or not keeps(g, best, bcode >= 0, tol):
                     continue
                 best, bcode, bnext = recorded(g, tol), last, nxt
                 if has_miss:

@@ -31,7 +31,7 @@ numeric features compete on the same scores.
 import numpy as np
 from numba import njit, prange
 
-from .criterion import ENTROPY, GAIN_RATIO, SQUARED, _score, default_left_of, impurity, keeps, \
+from .criterion import ENTROPY, GAIN_RATIO, SQUARED, candidate, default_left_of, impurity, keeps, \
     recorded, unpack_settings
 from .random import counter_hash
 from .splits import P_BIN, P_DEFAULT_LEFT, P_NEXT
@@ -134,13 +134,9 @@ def scan_categories(hist, bins, n_present, mb, K, criterion, parent, tot, msl, m
         # every present category left: only the missing rows go right
         everything = j == n_present - 1 if prefixes else j == n_present
         for tl in range(1 if everything or not has_miss else 2):
-            for c in range(W):
-                left[c] = run[c] + hist[mb, c] if tl == 1 else run[c]
-            if left[K + 1] < msl or tot[K + 1] - left[K + 1] < msl \
-                    or left[K] < mwl or tot[K] - left[K] < mwl:
-                continue
-            g = _score(left, tot, K, criterion, parent, right)
-            if not keeps(g, best, found, tol):
+            ok, g = candidate(run, hist, mb, tl == 1, tot, K, criterion, parent, left, right,
+                              msl, mwl)
+            if not ok or not keeps(g, best, found, tol):
                 continue
             best, found, bj = recorded(g, tol), True, j
             bdl = tl if has_miss else default_left_of(left[K + 1], tot[K + 1] - left[K + 1])
