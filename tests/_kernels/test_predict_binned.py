@@ -355,7 +355,8 @@ def test_a_forest_without_splits_walks_no_top_level():
 
 def test_every_block_size_gives_the_general_sums():
     """Every size of the last lock-step group, which runs on into the block's padding
-    rows, in blocks with top levels and without; lock-step steps from none to the depth:
+    rows, in blocks with top levels and without, sized for 0, 2, 3 and 16 threads;
+    lock-step steps from none to the depth:
     the general kernel's sums."""
     r = np.random.default_rng(21)
     X = _data(r, 3000, 5)
@@ -365,12 +366,16 @@ def test_every_block_size_gives_the_general_sums():
     packed = pack_trees(b.trees)
     cuts, cut_start, nodes, steps, depth, *top = packed["binned"]
     Xp = _hard_rows(r, packed, 1200, 5)
-    # 1-140 rows: blocks of up to 18 rows, without top levels; 512-639 rows: eight
-    # blocks of 64-80 rows, with them (a last group of every size from 5 to 16 both ways)
+    # threads not known (0) and 16 threads: 1-140 rows: blocks of up to 18 rows, without
+    # top levels; 512-639 rows: eight blocks of 64-80 rows, with them; 2 and 3 threads:
+    # from 128 / 192 rows, one block a thread (a last group of every size from 5 to 16
+    # every way); 16 threads and 1031 rows: 16 blocks
     for n in list(range(1, 141)) + list(range(512, 640)) + [1000, 1031]:
         general = _general(Xp[:n], packed, 0.0)
-        for drawn in (steps, r.integers(0, depth + 1)):
+        for drawn, threads in ((steps, 0), (r.integers(0, depth + 1), 0), (steps, 2),
+                               (r.integers(0, depth + 1), 3), (steps, 16)):
             out = np.zeros_like(general)
             predict_binned(Xp[:n], cuts, cut_start, nodes, drawn, depth, *top,
-                           packed["value"], packed["offsets"], packed["group"], out)
-            assert np.array_equal(out, general), n
+                           packed["value"], packed["offsets"], packed["group"], out, None,
+                           threads)
+            assert np.array_equal(out, general), (n, threads)

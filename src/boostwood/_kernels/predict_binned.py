@@ -162,12 +162,21 @@ _NO_RUN = np.uint64(NO_RUN)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _block_rows(n_rows, n_used):
-    """Rows per block: BLOCK_BYTES of bins (16 to 4096 rows), and no more than an
-    eighth of the rows (so up to eight blocks) when the input is small enough that
-    threads would otherwise idle: blocks of fewer than eight rows for calls of up to 56
-    rows."""
+def _block_rows(n_rows, n_used, n_threads):
+    """Rows per block: at most BLOCK_BYTES of bins (16 to 4096 rows). From 64 rows per
+    thread (``n_threads``; 0: not known), the blocks are as large as that allows and
+    their number a multiple of the threads, so each thread walks every tree over as few
+    rows as possible: a block pays a fixed cost per tree (its top levels' passes, the
+    start of its lock-step groups), which eight blocks of 125 rows paid four times a
+    thread on 2 threads. On 2 threads (2-core Zen 4 VM) that took calls of 200 to 20,000
+    rows 0.74-0.96x the time (100 depth-6 trees, numeric or with category sets; 100
+    HIGGS-like trees, 255 leaves or depth 8), the same at 200k. Shorter calls keep no more
+    than an eighth of the rows a block (so up to eight blocks), so that threads do not
+    idle: blocks of fewer than eight rows for calls of up to 56 rows."""
     rows = min(4096, max(16, BLOCK_BYTES // (4 * max(n_used, 1))))
+    if n_threads > 0 and n_rows >= 64 * n_threads:
+        blocks = n_threads * ((n_rows + n_threads * rows - 1) // (n_threads * rows))
+        return (n_rows + blocks - 1) // blocks
     return max(1, min(rows, (n_rows + 7) // 8))
 
 
@@ -503,7 +512,7 @@ def _many_rows(nodes, xb, xr, steps, depth, top_slot, top_thr, top_node, value,
 
 @njit(parallel=True, cache=True, nogil=True)
 def predict_binned(X, cuts, cut_start, nodes, steps, depth, top_slot, top_thr, top_node,
-                   value, tree_offsets, tree_group, out, sets=None):
+                   value, tree_offsets, tree_group, out, sets=None, n_threads=0):
     """Add every tree's leaf value to ``out[:, group]``; equal to
     :func:`boostwood._kernels.predict.predict_raw` (with ``sets``: on data coded by the
     model's dictionaries).
@@ -530,10 +539,13 @@ def predict_binned(X, cuts, cut_start, nodes, steps, depth, top_slot, top_thr, t
         a forest with categorical splits (module doc): (per-node offset into the words,
         uint32 (n_nodes_total,); the words, uint32; the offsets of each tree's top
         positions, uint32, and their lo and z, in the bins' type (n_trees, 2**L - 1))   # IN
+    n_threads : int, the threads the call runs on (``numba.get_num_threads()``), which
+        sizes its blocks (:func:`_block_rows`; 0: not known); any value gives the same
+        result   # IN
     """
     n_rows = X.shape[0]
     n_used = cut_start.shape[0] - 1
-    size = _block_rows(n_rows, n_used)
+    size = _block_rows(n_rows, n_used, n_threads)
     for b in prange((n_rows + size - 1) // size):
         lo, hi = b * size, min((b + 1) * size, n_rows)
         xb, xr = _block_bins(X, lo, hi, cuts, cut_start, top_thr)

@@ -2,6 +2,7 @@
 import copy
 import os
 
+import numba
 import numpy as np
 
 from .._version import __version__
@@ -155,7 +156,8 @@ class Booster:
         node by node -- the same sums, to the last bit, by any."""
         args = (packed["value"], packed["offsets"], packed["group"], out)
         if packed["binned"] is not None:
-            predict_binned(X, *packed["binned"], *args, packed["binned_sets"])
+            predict_binned(X, *packed["binned"], *args, packed["binned_sets"],
+                           numba.get_num_threads())
         elif packed["levels"] is not None:
             predict_levels(X, packed["levels"], *args, packed["level_sets"])
         else:
