@@ -422,12 +422,72 @@ def test_category_dtypes_coded_again_give_the_held_sorted_dictionary():
         assert dictionary == want
         expect = [want.index(v) if v is not None else np.nan for v in held]
         np.testing.assert_array_equal(codes, expect)
-    assert dtype in C._DTYPE_ORDERS
-    for odd in (pd.CategoricalDtype(["a", 1]), pd.CategoricalDtype([1, 1.5, 2.0])):
+    kept = [hit[0] for hit in C._DTYPE_ORDERS.values()]
+    assert any(k is dtype.categories for k in kept)
+    mixed = pd.CategoricalDtype(["a", 1])
+    for odd in (mixed, pd.CategoricalDtype([1, 1.5, 2.0])):
         col = pd.Series([odd.categories[0]] * 3, dtype=odd)
         codes, dictionary = C.encode_pandas(col, "c")
         assert dictionary == [odd.categories[0]] and codes.tolist() == [0, 0, 0]
-    assert pd.CategoricalDtype(["a", 1]) not in C._DTYPE_ORDERS
+    assert not any(hit[0] is mixed.categories for hit in C._DTYPE_ORDERS.values())
+
+
+def test_equal_category_dtypes_in_another_order_are_coded_by_their_own_order():
+    """pandas finds two unordered category dtypes of the same categories in another order
+    equal (and hashes them alike), but their codes name other values: each column is
+    coded by its own dtype's order, also right after the other was coded (the kept
+    orders were once looked up by the dtype, and coded the second frame's x, y, z as z,
+    y, x)."""
+    from boostwood.data import categories as C
+    first = pd.Series(["x", "y", "z", "x"], dtype=pd.CategoricalDtype(["x", "y", "z"]))
+    second = pd.Series(["x", "y", "z", "x"], dtype=pd.CategoricalDtype(["z", "y", "x"]))
+    assert first.dtype == second.dtype and hash(first.dtype) == hash(second.dtype)
+    for col in (first, second, first, second):
+        codes, dictionary = C.encode_pandas(col, "c")
+        assert dictionary == ["x", "y", "z"] and codes.tolist() == [0, 1, 2, 0]
+    df, y = _frame(n=400, seed=2)
+    df["c"] = df["c"].astype("category")
+    b = bw.train(PLAIN, bw.Dataset(df, label=y), 3)
+    want = b.predict(df)
+    flipped = df.assign(c=df["c"].cat.reorder_categories(df["c"].cat.categories[::-1]))
+    assert flipped["c"].dtype == df["c"].dtype
+    for frame in (flipped, df, flipped):
+        np.testing.assert_array_equal(b.predict(frame), want)
+
+
+def test_a_category_dtype_is_coded_by_a_model_as_its_values_are():
+    """A pandas category column is coded by a model's dictionary through a table made
+    once per dtype and dictionary: the same codes, unseen values and errors as the
+    column's values as strings (the general path, a lookup per value), whatever the
+    dtype's order, its unheld or unseen categories, missing values, rows or columns."""
+    from boostwood.data import categories as C
+    r = np.random.default_rng(3)
+    levels = [f"v{i}" for i in range(40)]
+    X = pd.DataFrame({"c": pd.Categorical(r.choice(levels[:30], 600), categories=levels[:30]),
+                      "x": r.normal(size=600)})
+    y = (X["c"].cat.codes.to_numpy() % 3 == 0) + 0.3 * X["x"].to_numpy()
+    b = bw.train(dict(max_depth=4, eta=0.5), bw.Dataset(X, y), 5)
+    strict = bw.train(dict(max_depth=4, eta=0.5, unseen_category="error"), bw.Dataset(X, y), 1)
+    for trial in range(12):
+        cats = [str(v) for v in r.permutation(levels[:35] if trial % 2 else levels)]
+        n = int(r.integers(1, 50))
+        held = [None if r.random() < 0.1 else cats[int(r.integers(len(cats)))]
+                for _ in range(n)]
+        frame = pd.DataFrame({"x": r.normal(size=n),
+                              "c": pd.Categorical(held, categories=cats)})[["c", "x"]]
+        strings = frame.assign(c=frame["c"].astype(object))
+        fm = b._features_of(frame, True)[0]
+        assert fm.categories[0] == b.category_dictionaries[0]
+        np.testing.assert_array_equal(fm.dense, b._features_of(strings, True)[0].dense)
+        np.testing.assert_array_equal(b.predict(frame), b.predict(strings))
+        unseen = sorted({v for v in held if v is not None and v not in levels[:30]})  # v30..
+        for data in (frame, strings):
+            if unseen:
+                with pytest.raises(ValueError, match=repr(unseen[0])):
+                    strict.predict(data)
+            else:
+                strict.predict(data)
+    assert any(hit[1] is b.category_dictionaries[0] for hit in C._DTYPE_TABLES.values())
 
 
 def test_the_ranker_takes_categorical_frames():

@@ -32,6 +32,8 @@ def _pandas():
 def is_category_like(dtype):
     """Is a pandas column of this dtype categorical by its type (``category``, strings,
     objects)? Numbers and booleans are numeric features."""
+    if isinstance(dtype, np.dtype):  # (numpy's own dtypes without pandas' slower checks)
+        return dtype.kind in "OUS"
     pd = _pandas()
     if isinstance(dtype, pd.CategoricalDtype) or isinstance(dtype, pd.StringDtype):
         return True
@@ -112,34 +114,34 @@ def encode_pandas(series, column):
     pd = _pandas()
     if isinstance(series.dtype, pd.CategoricalDtype):
         known = _dtype_order(series.dtype, column)
-        if known is not None:
-            return _coded_by(series.cat.codes, known, column)
+        if known is not None:  # (the Categorical's own codes: no Series is made)
+            return _coded_by(series.array.codes, known, column)
         return _coded(*_held(series.cat.codes, series.cat.categories), column)
     if series.dtype.kind in "fiub":
         return encode_numbers(series.to_numpy(dtype=np.float64, na_value=np.nan), column)
     return encode_values(series.to_numpy(dtype=object, na_value=None), column)
 
 
-#: pandas category dtypes seen lately -> their values in sorted order (see
-#: :func:`_dtype_order`): prediction in small calls codes the same dtype again and again.
+#: id of a pandas category dtype's categories (an Index, immutable) seen lately -> (the
+#: Index, its values in sorted order, see :func:`_dtype_order`): prediction in small calls
+#: codes the same dtype again and again. Keyed by the Index itself, not by the dtype: two
+#: unordered dtypes of the same categories in another order are equal (and hash alike) in
+#: pandas, but their codes name different values.
 _DTYPE_ORDERS = {}
 _DTYPE_ORDERS_KEPT = 32
 
 
 def _dtype_order(dtype, column):
-    """(values as Python scalars, their indices in sorted order) of a pandas category
-    dtype's categories, kept for the dtypes seen lately; None for a dtype whose
-    categories :func:`_coded` might refuse (mixed kinds, one value twice, values that
-    are no category values): those take the general path, which checks only the
-    categories some row holds."""
-    try:
-        hit = _DTYPE_ORDERS.get(dtype)
-    except TypeError:  # (an unhashable category)
-        return None
-    if hit is None:
+    """(values as Python scalars, their indices in sorted order, the values as an object
+    array) of a pandas category dtype's categories, kept for the dtypes seen lately; None
+    for a dtype whose categories :func:`_coded` might refuse (mixed kinds, one value
+    twice, values that are no category values): those take the general path, which
+    checks only the categories some row holds."""
+    categories = dtype.categories
+    hit = _DTYPE_ORDERS.get(id(categories))
+    if hit is None or hit[0] is not categories:
         try:
-            values = [_python_value(v, column) for v in np.asarray(dtype.categories,
-                                                                    dtype=object)]
+            values = [_python_value(v, column) for v in np.asarray(categories, dtype=object)]
         except (TypeError, ValueError):
             return None
         if _kind(values) == "mixed" or len(set(values)) != len(values):
@@ -147,22 +149,36 @@ def _dtype_order(dtype, column):
         order = np.array(sorted(range(len(values)), key=values.__getitem__), dtype=np.int64)
         if len(_DTYPE_ORDERS) >= _DTYPE_ORDERS_KEPT:
             _DTYPE_ORDERS.pop(next(iter(_DTYPE_ORDERS)))
-        hit = _DTYPE_ORDERS[dtype] = (values, order)
-    return hit
+        array = np.empty(len(values), dtype=object)
+        array[:] = values
+        hit = _DTYPE_ORDERS[id(categories)] = (categories, (values, order, array))
+    return hit[1]
+
+
+class _HeldOfDtype(list):
+    """A dictionary (a list of values) that :func:`_coded_by` took from a pandas category
+    dtype's cached sorted values: it remembers them (``source``: the cached (values,
+    order) and the positions in ``values`` of its own entries), so that :func:`_lookup`
+    codes it by a table made once per dtype and model dictionary, not by a Python lookup
+    per category and call."""
+
+    __slots__ = ("source",)
 
 
 def _coded_by(codes, known, column):
     """:func:`_coded` of a category column whose dtype's sorted order is ``known``: the
     same codes and dictionary (the values some row holds, sorted), without Python work
     per category but the dictionary's list."""
-    values, order = known
+    values, order, array = known
     codes = np.asarray(codes, dtype=np.int64)
     held = np.bincount(codes[codes >= 0], minlength=len(values)) > 0
     ranked = order[held[order]]
     _check_count(ranked.size, column)
     rank = np.full(len(values) + 1, np.nan)  # the last entry: code -1, missing
     rank[ranked] = np.arange(ranked.size)
-    return rank[codes], [values[i] for i in ranked]
+    dictionary = _HeldOfDtype(array[ranked].tolist())
+    dictionary.source = (known, ranked)
+    return rank[codes], dictionary
 
 
 def _held(codes, values):
@@ -304,10 +320,35 @@ def _lookup(theirs, dictionary, column, unseen):
     if theirs and dictionary and _kind(theirs[:1]) != kind:
         raise TypeError(f"column {column!r} holds {_kind(theirs[:1])} categories, but the "
                         f"model learned {kind} ones")
-    table = np.array([index.get(v, np.nan) for v in theirs], dtype=np.float64)
-    missed = [v for v in theirs if v not in index]
+    source = getattr(theirs, "source", None)
+    if source is not None:  # (a pandas dtype's values: one table per dtype and dictionary)
+        (values, _, _), held = source
+        table = _dtype_table(values, dictionary, index)[held]
+        missed = [values[i] for i in held[np.isnan(table)]]
+    else:
+        table = np.array([index.get(v, np.nan) for v in theirs], dtype=np.float64)
+        missed = [v for v in theirs if v not in index]
     _unseen(column, missed, unseen)
     return table, missed
+
+
+#: (ids of a pandas dtype's cached values and of a model's dictionary) -> (the two, the
+#: code in the dictionary of each of the dtype's values, NaN: unseen): prediction in
+#: small calls codes the same dtype by the same dictionary again and again.
+_DTYPE_TABLES = {}
+
+
+def _dtype_table(values, dictionary, index):
+    """Per entry of ``values`` (a pandas dtype's sorted values, :func:`_dtype_order`), its
+    code in ``dictionary`` (``index``: value -> code), NaN where it holds none."""
+    key = (id(values), id(dictionary))
+    hit = _DTYPE_TABLES.get(key)
+    if hit is None or hit[0] is not values or hit[1] is not dictionary:
+        if len(_DTYPE_TABLES) >= _DTYPE_ORDERS_KEPT:
+            _DTYPE_TABLES.pop(next(iter(_DTYPE_TABLES)))
+        hit = _DTYPE_TABLES[key] = (values, dictionary, np.array(
+            [index.get(v, np.nan) for v in values], dtype=np.float64))
+    return hit[2]
 
 
 #: id of a model's dictionary -> (the dictionary, value -> code, kind), for the
