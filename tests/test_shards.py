@@ -81,6 +81,9 @@ CASES = {
                             subsample=0.8, colsample_bynode=0.7, eta=0.3),
     "approx-multiclass": dict(objective="multi:softprob", num_class=3, tree_method="approx",
                               max_depth=3, subsample=0.9, eta=0.3),
+    # proposals from a row sample drawn by row id (1,000 of 3,000 rows)
+    "approx-sampled": dict(objective="binary:logistic", tree_method="approx", max_depth=3,
+                           subsample=0.8, eta=0.3, sketch_sample_cnt=1000),
     # stochastic rounding keyed by global row ids: every shard draws the single process's
     "hist-quantized-multiclass": dict(objective="multi:softprob", num_class=3, max_depth=3,
                                       subsample=0.8, eta=0.3, use_quantized_grad=True,
@@ -161,6 +164,54 @@ def test_auc_metrics_pseudo_huber_and_approx_gather_no_rows_onto_every_shard(par
             assert all(o == out[0] for o in out)
             assert out[0] == _single_plain(p, 6, X, y, Xv, yv)
     assert counts["with"] == counts["without"] == [0, 0, 0]
+
+
+class _CombineSizes:
+    """A shard's reducer that records, per ``combine`` call, the values the shard sent
+    (the largest number over its features)."""
+
+    def __init__(self, reducer, sizes):
+        self._r, self._sizes = reducer, sizes
+        self.n_shards, self.shard = reducer.n_shards, reducer.shard
+
+    def __getattr__(self, name):
+        return getattr(self._r, name)
+
+    def combine(self, obj, fn):
+        if isinstance(obj, list) and obj and isinstance(obj[0], tuple):  # approx's parts
+            self._sizes[self.shard].append(max(len(values) for values, _ in obj))
+        return self._r.combine(obj, fn)
+
+
+def test_sampled_approx_proposals_send_the_sampled_rows_values_only():
+    """With ``sketch_sample_cnt``, a shard sends the proposals the distinct values of its
+    sampled rows (and its largest value) only, where every distinct value went before;
+    the model is the single process's, which differs from the unsampled one; a count of
+    every row or more is no sample (the unsampled trees)."""
+    X, y = _data("binary", n=4000)
+    X[:, :2] = np.round(X[:, :2], 6)  # (continuous: a distinct value a row)
+    base = {"objective": "binary:logistic", "tree_method": "approx", "max_depth": 3,
+            "seed": 4, "eta": 0.3}
+    parts = _split(len(y), 2, "random", seed=3)
+    sizes = {}
+    for count in (0, 400):
+        p = {**base, "sketch_sample_cnt": count}
+        sent = sizes[count] = [[], []]
+
+        def shard(reducer, s, p=p, sent=sent):
+            d = bw.Dataset(X[parts[s]], y[parts[s]], row_ids=parts[s])
+            return _json(bw.train(p, d, 4, verbose_eval=False,
+                                  reducer=_CombineSizes(reducer, sent)))
+
+        out = SimulatedShards(2, seed=2).run(shard)
+        assert out[0] == out[1] == _json(bw.train(p, bw.Dataset(X, y), 4))
+    for s in (0, 1):
+        assert len(sizes[0][s]) == len(sizes[400][s]) == 4  # one combine a tree
+        assert min(sizes[0][s]) > 1500  # every distinct value of the shard's ~2,000 rows
+        assert max(sizes[400][s]) < 300  # ~200 sampled rows, and the largest value
+    trees = {c: bw.train({**base, "sketch_sample_cnt": c}, bw.Dataset(X, y), 4).dump_model()
+             for c in (0, 400, 4000, 10**9)}
+    assert trees[400] != trees[0] and trees[4000] == trees[10**9] == trees[0]
 
 
 def _single_plain(params, rounds, X, y, Xv, yv):

@@ -153,3 +153,34 @@ def test_exact_cuts_are_the_exact_summarys_cuts(values, data):
     want = summary.cuts(n) if len(summary) else np.zeros(0)
     got = exact_cuts(v, w, unit, n)
     assert got.dtype == np.float64 and np.array_equal(got, want)
+
+
+def test_sampled_approx_proposals_are_within_the_documented_rank_error():
+    """``sketch_sample_cnt``: the proposals are the exact weighted quantiles of the rows
+    drawn by row id (the last cut the largest value of all rows), and each one's rank
+    in all rows is within the Dvoretzky-Kiefer-Wolfowitz bound the module documents
+    (delta 0.001; equal hessians, so m_eff = m) of its rank in the sample."""
+    from boostwood._kernels.random import STREAM_SKETCH_SAMPLE, row_uniforms
+    from boostwood.data import Dataset
+    from boostwood.tree.approx import GlobalProposal, _cuts
+
+    r = np.random.default_rng(5)
+    n, m = 60000, 6000
+    X = np.column_stack([r.normal(size=n), r.exponential(size=n), r.integers(0, 50, n)])
+    cols = Dataset(X, np.zeros(n)).sorted_columns()
+    unit = 2.0 ** -20
+    hess = np.full(n, 1 << 20, dtype=np.int64)
+    prop = GlobalProposal(cols, 0.03, sample=(m, 9, None)).propose(hess, unit)
+    u = np.empty(n)
+    row_uniforms(9, STREAM_SKETCH_SAMPLE, 0, np.arange(n, dtype=np.int64), u)
+    drawn = u < m / n
+    assert abs(drawn.sum() - m) < 4 * np.sqrt(m)
+    bound = np.sqrt(np.log(2 / 1e-3) / (2 * drawn.sum()))
+    for f in range(X.shape[1]):
+        values, counts = np.unique(X[drawn, f], return_counts=True)
+        want = _cuts(values, counts.astype(np.int64) << 20, unit, prop.n_cand)
+        want[-1] = X[:, f].max()
+        np.testing.assert_array_equal(prop.cut_values[f], want)
+        everywhere = np.searchsorted(np.sort(X[:, f]), want, side="right") / n
+        in_sample = np.searchsorted(np.sort(X[drawn, f]), want, side="right") / drawn.sum()
+        assert np.max(np.abs(everywhere - in_sample)) <= bound, f

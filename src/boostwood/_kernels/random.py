@@ -17,6 +17,7 @@ STREAM_QUANTIZE = 3
 STREAM_RANK_PAIRS = 4  # LambdaMART's sampled pairs (lambdarank_pair_method="mean")
 STREAM_XENDCG = 5  # XE-NDCG's per-row targets
 STREAM_BYNODE = 6  # colsample_bynode: a node's key from its parent's, its feature draw
+STREAM_SKETCH_SAMPLE = 7  # the rows approx proposes candidates from (sketch_sample_cnt)
 
 _GOLDEN = uint64(0x9E3779B97F4A7C15)
 _M1 = uint64(0xBF58476D1CE4E5B9)

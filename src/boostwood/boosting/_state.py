@@ -38,6 +38,13 @@ def _grower_params(p):
         min_data_per_category=p["min_data_per_category"])
 
 
+def _tree_method(p, dtrain, reducer):
+    """The run's tree method (:func:`boostwood.tree.methods.make_tree_method`)."""
+    return make_tree_method(p["tree_method"], dtrain, _grower_params(p), reducer,
+                            p["approx_proposal"], p["sketch_eps"],
+                            (p["sketch_sample_cnt"], p["seed"]))
+
+
 def _record_binning(booster, mapper):
     """The Dataset owns the binning (``max_bin`` in params is passed to it): the model
     records what the bins were made with, not a default the run did not use."""
@@ -224,8 +231,7 @@ class TrainingState:
         self.reducer.allreduce_max(missing)  # a feature missing on any shard
         trivial = (mapper.n_bins == 1) & ~(missing > 0)
         self.active = np.nonzero(~trivial)[0].astype(np.int64)
-        self.method = make_tree_method(p["tree_method"], dtrain, _grower_params(p),
-                                       self.reducer, p["approx_proposal"], p["sketch_eps"])
+        self.method = _tree_method(p, dtrain, self.reducer)
         self.grower = self.method.grower
         if p["use_quantized_grad"]:
             self.method.stats.use_quantized(p["num_grad_quant_bins"], p["stochastic_rounding"],

@@ -122,6 +122,10 @@ PARAMS = {
                         doc="approx: about 1/sketch_eps candidate splits per feature"),
     "approx_proposal": Param("global", "str", choices=("global", "local"),
                              doc="approx: candidates re-proposed per tree or per node"),
+    "sketch_sample_cnt": Param(0, "int", 0,
+                               doc="approx (global proposals): propose from about this "
+                                   "many rows, drawn by row id (the same rows on any number "
+                                   "of shards); 0 = every row"),
     "min_child_weight": Param(1.0, "float", 0.0, aliases=("min_sum_hessian_in_leaf",),
                               doc="minimum hessian sum of a child"),
     "min_data_in_leaf": Param(1, "int", 0, aliases=("min_child_samples", "min_samples_leaf"),

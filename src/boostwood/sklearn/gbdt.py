@@ -35,6 +35,7 @@ _NATIVE = {
     "subsample_freq": "bagging_freq",
     "colsample_bytree": "colsample_bytree", "colsample_bynode": "colsample_bynode",
     "max_bin": "max_bin", "tree_method": "tree_method", "sketch_eps": "sketch_eps",
+    "sketch_sample_cnt": "sketch_sample_cnt",
     "use_quantized_grad": "use_quantized_grad",
     "boosting": "boosting", "line_search": "line_search", "base_score": "base_score",
     "eval_metric": "eval_metric"}
@@ -70,6 +71,10 @@ _COMMON_DOC = """
         hessian-weighted percentile candidates (``sketch_eps`` apart).
     sketch_eps : float, default=0.03
         ``tree_method="approx"``: about 1/sketch_eps candidate splits per feature.
+    sketch_sample_cnt : int, default=0
+        ``tree_method="approx"``: propose the candidates from about this many rows,
+        drawn by row id (the same rows on any number of Dask workers, which then send
+        only their sampled rows' values); 0 = every row.
     use_quantized_grad : bool, default=False
         Round gradients and hessians to 16 levels per tree (unbiased, stochastic):
         faster histograms, about the same accuracy (LightGBM's option).
@@ -123,7 +128,8 @@ class _GBDTBase(FittedAttributes, BaseEstimator):
                  grow_policy="depthwise", min_child_weight=1.0, min_child_samples=1,
                  gamma=0.0, reg_lambda=1.0, reg_alpha=0.0, max_delta_step=0.0, subsample=1.0,
                  subsample_freq=1, colsample_bytree=1.0, colsample_bynode=1.0, max_bin=255,
-                 tree_method="hist", sketch_eps=0.03, use_quantized_grad=False,
+                 tree_method="hist", sketch_eps=0.03, sketch_sample_cnt=0,
+                 use_quantized_grad=False,
                  boosting="newton", line_search="leaf",
                  early_stopping_rounds=None, validation_fraction=0.1, eval_metric=None,
                  base_score=None, random_state=None, n_jobs=None, verbose=False,
@@ -147,6 +153,7 @@ class _GBDTBase(FittedAttributes, BaseEstimator):
         self.max_bin = max_bin
         self.tree_method = tree_method
         self.sketch_eps = sketch_eps
+        self.sketch_sample_cnt = sketch_sample_cnt
         self.use_quantized_grad = use_quantized_grad
         self.boosting = boosting
         self.line_search = line_search

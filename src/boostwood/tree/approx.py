@@ -10,6 +10,19 @@ values (:class:`boostwood.data.sketch.Summary`'s query rule, compiled as
 is then grown by the histogram grower on them (bucket statistics, subtraction
 trick, the same split scan). Local proposals, re-proposed at every node, are
 :func:`~boostwood.tree.exact.exact_grower` with ``local_eps``.
+
+*A row sample* (``sketch_sample_cnt`` = m > 0, fewer than the n rows of all shards):
+the weights are those of the rows whose uniform for (seed, row id) is below m / n, the
+same rows however the data are split into shards, so the proposals stay byte-identical
+across shard counts, while each shard sends only its sampled rows' distinct values
+where the proposals are computed (every distinct value of its column otherwise). The
+proposals are then the exact weighted quantiles of the sample: by the
+Dvoretzky-Kiefer-Wolfowitz inequality each one's hessian-weighted rank in the whole data
+is within sqrt(ln(2 / delta) / (2 m_eff)) of its target with probability 1 - delta, m_eff
+= (sum of h)^2 / sum of h^2 over the sample (m when the hessians are equal): about
+0.0044 for 200,000 rows at delta = 0.001, against a spacing of ``sketch_eps`` (0.03 by
+default) between candidates. The sample is drawn once per training; every tree weighs
+it by its own hessians.
 """
 import math
 
@@ -18,6 +31,7 @@ import numpy as np
 from .._comm import combine
 from .._kernels.binning import bins_of_codes
 from .._kernels.fixed import code_weight_sums, exact_cuts
+from .._kernels.random import STREAM_SKETCH_SAMPLE, row_uniforms
 
 #: Most candidate splits per feature of global proposals (``1 / sketch_eps``): value
 #: bins, at most one more, and the missing bin fit uint16 codes.
@@ -35,9 +49,12 @@ class GlobalProposal:
         from the weights of all of them
     categories : dict, feature index -> number of categories, for categorical features:
         they keep one bin per category (category c in bin c) in every tree
+    sample : (sketch_sample_cnt, seed, row ids or None for 0..n-1): propose from a row
+        sample (module doc) when sketch_sample_cnt is above 0 and below the rows of all
+        shards
     """
 
-    def __init__(self, columns, eps, reducer=None, categories=None):
+    def __init__(self, columns, eps, reducer=None, categories=None, sample=(0, 0, None)):
         self.columns = columns
         self.reducer = reducer
         self.categories = dict(categories or {})
@@ -61,6 +78,7 @@ class GlobalProposal:
         self._n_values = np.asarray(columns.n_values, dtype=np.int64)
         self._sums = np.empty((n_features, max(int(self._n_values.max(initial=0)), 1)),
                               dtype=np.int64)
+        self.sampled = _row_sample(n_rows, *sample, reducer)  # 1 / 0 per row, or None
 
     def propose(self, hess, unit, rows=None):
         """Re-propose every feature's cuts from the fixed-point hessians ``hess`` (int64,
@@ -75,6 +93,8 @@ class GlobalProposal:
             bag = np.zeros_like(w)
             bag[rows] = w[rows]
             w = bag
+        if self.sampled is not None:
+            w = w * self.sampled
         code_weight_sums(c.codes, np.ascontiguousarray(w), self._n_values, self._sums)
         lut_starts = np.zeros(c.codes.shape[0], dtype=np.int64)
         lut_starts[1:] = np.cumsum(self._n_values + 1)[:-1]
@@ -83,9 +103,9 @@ class GlobalProposal:
                for f in range(c.codes.shape[0])]
         every = None
         if self.reducer is not None and self.reducer.n_shards > 1:
-            # every shard's distinct values and weights meet where the reducer combines
-            # them; the shards receive the cuts only
-            every = combine(self.reducer, own, lambda parts: [
+            # every shard's distinct values of weight and largest value meet where the
+            # reducer combines them (the cuts read no other); the shards receive the cuts
+            every = combine(self.reducer, [_weighed(*part) for part in own], lambda parts: [
                 _cuts(*_merged([p[f] for p in parts]), float(unit), self.n_cand)
                 for f in range(len(own))])
         for f in range(c.codes.shape[0]):
@@ -117,6 +137,34 @@ def _cuts(values, weight, unit, n_cand):
         return values[-1:].copy() if values.size else np.array([np.inf])
     cuts[-1] = values[-1]
     return cuts
+
+
+def _weighed(values, weight):
+    """A shard's sorted distinct values of one feature, and their weights, less the values
+    of no weight but the largest: :func:`_cuts` of the merged parts leaves values of no
+    weight out, but for the largest value of all (the last cut)."""
+    keep = weight > 0
+    if keep.size:
+        keep[-1] = True
+    return values[keep], weight[keep]
+
+
+def _row_sample(n_rows, count, seed, row_ids, reducer):
+    """1 for the rows whose uniform for (seed, STREAM_SKETCH_SAMPLE, row id) is below
+    count / (rows of all shards), else 0 (int64, one per row); None where ``count`` is 0
+    or holds every row. One collective (the rows of all shards) when ``count`` > 0."""
+    if count <= 0:
+        return None
+    total = np.array([n_rows], dtype=np.int64)
+    if reducer is not None:
+        reducer.allreduce_sum(total)
+    if count >= total[0]:
+        return None
+    ids = np.arange(n_rows, dtype=np.int64) if row_ids is None else \
+        np.ascontiguousarray(row_ids, dtype=np.int64)
+    u = np.empty(n_rows, dtype=np.float64)
+    row_uniforms(seed, STREAM_SKETCH_SAMPLE, 0, ids, u)
+    return (u < count / float(total[0])).astype(np.int64)
 
 
 def _merged(parts):

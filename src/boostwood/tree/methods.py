@@ -155,10 +155,11 @@ class ApproxMethod(HistMethod):
     drops_zero_weight = True
     grows_side_by_side = False  # its trees re-bin the one shared matrix
 
-    def __init__(self, dataset, params, reducer, eps):
+    def __init__(self, dataset, params, reducer, eps, sample=(0, 0)):
         self.categories = cats = dataset.categories
         self.proposal = prop = GlobalProposal(dataset.sorted_columns(), eps, reducer,
-                                              {f: len(d) for f, d in cats.items()})
+                                              {f: len(d) for f, d in cats.items()},
+                                              sample=(*sample, dataset.row_ids))
         is_cat = np.zeros(dataset.num_feature(), dtype=np.uint8)
         is_cat[list(cats)] = 1
         self.grower = TreeGrower(prop.X_binned, prop.n_bins, prop.n_bins_max, params, reducer,
@@ -229,9 +230,10 @@ def _add_raw(features, raw, tree, group):
 
 
 def make_tree_method(name, dataset, params, reducer=None, approx_proposal="global",
-                     sketch_eps=0.03):
+                     sketch_eps=0.03, sketch_sample=(0, 0)):
     """The tree method object for ``tree_method`` ``name`` (a constructed Dataset,
-    GrowerParams and the run's reducer)."""
+    GrowerParams and the run's reducer; ``sketch_sample``: global approx proposals'
+    ``(sketch_sample_cnt, seed)``)."""
     if dataset.categories and (name == "exact" or (name == "approx"
                                                    and approx_proposal == "local")):
         names = [dataset.feature_names[f] for f in sorted(dataset.categories)]
@@ -244,7 +246,7 @@ def make_tree_method(name, dataset, params, reducer=None, approx_proposal="globa
     if name == "approx" and approx_proposal == "local":
         return ExactMethod(dataset, params, reducer, local_eps=sketch_eps)
     if name == "approx":
-        return ApproxMethod(dataset, params, reducer, sketch_eps)
+        return ApproxMethod(dataset, params, reducer, sketch_eps, sketch_sample)
     if name == "hist":
         return HistMethod(dataset, params, reducer)
     raise ValueError(f"unknown tree_method {name!r}")
