@@ -4,7 +4,7 @@ boostwood's kernels are compiled by numba the first time they run and kept in nu
 cache (``__pycache__`` beside the package's sources, or ``NUMBA_CACHE_DIR``), so only
 the first fit on a machine pays for compiling them. ``pip install`` runs this while it
 builds the package (``setup.py``), so a package built on the machine that runs it
-carries the cache: on a 2-core VM the compile takes 39-44 s of waiting in two
+carries the cache: on a 2-core VM the compile takes about 35 s of waiting in two
 processes (:func:`compile_kernels`; ``benchmarks/bench_compile.py``,
 ``benchmarks/results/compile_before_after_761378f.md``). Run it again where the install's cache
 cannot serve (another processor or numba version than the build's), for example as a
@@ -163,10 +163,12 @@ def _grow_trees():
 
 
 def _loop_part():
-    """The helper process's half: the training loop and the kernels a round calls
-    around its trees (which balance the halves: the other holds prediction's walks)."""
+    """The helper process's half: the training loop, and a round's walk of the bins by
+    the rows a tree was not grown on (the rest of a round's kernels are the other half's:
+    since the prediction walk's lock-step part compiles on its own, that half was the
+    shorter, 29 against 38 s)."""
     _grow_trees()
-    _round_kernels()
+    _out_of_bag_walks()
 
 
 def _synthetic_round(n=3000, p=6, bins=255):
@@ -183,21 +185,40 @@ def _synthetic_round(n=3000, p=6, bins=255):
     return X_binned, np.full(p, bins, dtype=np.int32), gq, bag
 
 
+def _bag(n):
+    """The rows outside a round's bag (the bag's draw)."""
+    from ._kernels.random import STREAM_BAGGING, split_rows
+
+    inside, outside = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64)
+    k = split_rows(0, STREAM_BAGGING, 1, np.zeros(0, np.int64), True, n, 0.8, inside, outside)
+    return outside[:n - k]
+
+
+def _out_of_bag_walks():
+    """The walk of the bins, on a made-up tree, by every row and by the rows a tree was
+    not grown on, into the margins."""
+    from .tree.methods import _add_binned
+
+    X_binned, n_bins, _, _ = _synthetic_round()
+    tree = _tree(0, 1, 0.1)
+    tree.threshold_bin = np.array([100, 50, 0, 0, 0], dtype=tree.feature.dtype)
+    raw = np.zeros((X_binned.shape[0], 1))
+    for rows in (None, np.arange(0, X_binned.shape[0], 5, dtype=np.int64)):  # (as _bag's)
+        _add_binned(X_binned, n_bins, tree, raw, 0, rows)
+
+
 def _round_kernels():
-    """The kernels a boosting round calls around its trees, on a made-up tree and leaf
-    segments: the bag's draw, the fixed-point gradients, leaf values added to the margins
-    (or a class's column) from the partition, and the walk of the bins by the rows a tree
-    was not grown on."""
+    """The kernels a boosting round calls around its trees (but for the walk of
+    :func:`_out_of_bag_walks`), on made-up leaf segments: the bag's draw, the
+    fixed-point gradients, leaf values added to the margins (or a class's column) from
+    the partition."""
     from ._comm import LocalReducer
     from ._kernels.predict import add_class_columns, add_leaf_values, set_leaf_values
-    from ._kernels.random import STREAM_BAGGING, split_rows
-    from .tree.methods import _add_binned
     from .tree.stats import FixedPointStats
 
     X_binned, n_bins, gq, _ = _synthetic_round()
     n = X_binned.shape[0]
-    inside, outside = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64)
-    k = split_rows(0, STREAM_BAGGING, 1, np.zeros(0, np.int64), True, n, 0.8, inside, outside)
+    _bag(n)
     FixedPointStats(n, LocalReducer()).quantize(gq.astype(np.float32))
     buf = np.zeros((2, n), dtype=gq.dtype)
     buf[0] = np.arange(n)
@@ -207,10 +228,6 @@ def _round_kernels():
     add_leaf_values(buf, *segments, raw, 0)
     set_leaf_values(buf, *segments, column[0])
     add_class_columns(np.zeros((n, 3)), np.zeros((3, n)))  # a round of class trees
-    tree = _tree(0, 1, 0.1)
-    tree.threshold_bin = np.array([100, 50, 0, 0, 0], dtype=tree.feature.dtype)
-    for rows in (None, outside[:n - k]):
-        _add_binned(X_binned, n_bins, tree, raw, 0, rows)
 
 
 def _tree(f, g, v):
@@ -239,8 +256,8 @@ def _forest(objective, num_class, n_features):
 
 
 def _around_trees(names):
-    """What the workloads ``names`` compile outside the training loop and a round's
-    kernels (:func:`_loop_part` compiles those), without growing a tree: their
+    """What the workloads ``names`` compile outside the training loop (:func:`_loop_part`
+    compiles it), without growing a tree: a round's kernels around its trees, their
     predictions (on hand-made forests), their data binned, their objectives' initial
     margins and gradients, and their evaluation metrics."""
     from ._comm import LocalReducer
@@ -249,6 +266,7 @@ def _around_trees(names):
     from .objectives import get_objective
     from .tree.methods import _raw_adder
 
+    _round_kernels()
     X, score = _data()
     by_name = {w[0]: w for w in _ALL_WORKLOADS}
     forests = {}
@@ -440,8 +458,8 @@ def compile_kernels(verbose=False, jobs=None, everything=False):
     verbose : bool, print one line per part and workload (seconds and numba compilations)
     jobs : int, optional; processes that compile at once: 1, or 2, which any larger
         number also means (default: 2 where this process may run on two cores or more).
-        With 2, a second process compiles the training loop and a round's kernels
-        (:func:`_loop_part`) while this one compiles what lies around them
+        With 2, a second process compiles the training loop (:func:`_loop_part`)
+        while this one compiles what lies around it
         (:func:`_around_trees`); the fits then run
         here, loading what the two left in the cache and compiling anything they did not
         (a helper that failed, or a cache index entry lost when both wrote it at once),
