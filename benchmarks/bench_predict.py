@@ -69,13 +69,15 @@ def train_all(Xtr, ytr, setting, rounds):
 def kernel_rates(model, X, threads):
     """Rows/s of the traversal kernels on one packed model (None: not usable on it)."""
     from boostwood._kernels.predict import predict_levels, predict_raw
+    import numba
     from boostwood._kernels.predict_binned import predict_binned
     packed = model._pack(0, model.num_boosted_rounds())
     out = np.zeros((X.shape[0], 1))
     args = (packed["value"], packed["offsets"], packed["group"], out)
     runs = {"general": lambda: predict_raw(X, packed["nodes"], *args),
             "levels": lambda: predict_levels(X, packed["levels"], *args),
-            "binned": lambda: predict_binned(X, *packed["binned"], *args)}
+            "binned": lambda: predict_binned(X, *packed["binned"], *args,
+                                             packed["binned_sets"], numba.get_num_threads())}
     usable = {"general": True, "levels": packed["levels"] is not None,
               "binned": packed["binned"] is not None}
     return {name: best_rate(run, X.shape[0]) if usable[name] else None

@@ -424,6 +424,11 @@ def test_category_dtypes_coded_again_give_the_held_sorted_dictionary():
         np.testing.assert_array_equal(codes, expect)
     kept = [hit[0] for hit in C._DTYPE_ORDERS.values()]
     assert any(k is dtype.categories for k in kept)
+    again = pd.CategoricalDtype(["pear", "apple", "fig", "kiwi"])  # (a frame made anew)
+    assert again.categories is not dtype.categories
+    assert C._dtype_order(again, "c") is C._dtype_order(dtype, "c")
+    assert C._dtype_order(pd.CategoricalDtype(["apple", "pear", "fig", "kiwi"]), "c") \
+        is not C._dtype_order(dtype, "c")
     mixed = pd.CategoricalDtype(["a", 1])
     for odd in (mixed, pd.CategoricalDtype([1, 1.5, 2.0])):
         col = pd.Series([odd.categories[0]] * 3, dtype=odd)

@@ -64,8 +64,9 @@ CASES = {
                            eval_metric=["auc", "aucpr", "logloss"]),  # (AUC: at rank 0)
     "pseudo-huber": dict(objective="reg:pseudohubererror", huber_slope=0.4, max_depth=3,
                          eta=0.3),  # (initial score: a bisection over exact sums)
-    # (proposals from 1,000 of the 2,400 rows, drawn by row id; the unsampled proposals
-    # meet in the same collective, tests/test_shards.py)
+    "approx-global": dict(objective="binary:logistic", tree_method="approx", max_depth=3,
+                          subsample=0.8, eta=0.3),
+    # (proposals from 1,000 of the 2,400 rows, drawn by row id)
     "approx-global-sampled": dict(objective="binary:logistic", tree_method="approx",
                                   max_depth=3, subsample=0.8, eta=0.3, sketch_sample_cnt=1000),
     "hist-multiclass": dict(objective="multi:softprob", num_class=3, max_depth=3,

@@ -184,3 +184,35 @@ def test_sampled_approx_proposals_are_within_the_documented_rank_error():
         everywhere = np.searchsorted(np.sort(X[:, f]), want, side="right") / n
         in_sample = np.searchsorted(np.sort(X[drawn, f]), want, side="right") / drawn.sum()
         assert np.max(np.abs(everywhere - in_sample)) <= bound, f
+
+
+def test_the_parts_shards_send_approx_give_the_cuts_of_every_value():
+    """What a shard sends the global approx proposals (:func:`_weighed`: its values of
+    nonzero weight and its largest value) gives the cuts of every shard's every value,
+    also where a value's parts have either sign (hessians of a custom objective may) or
+    every weight is zero."""
+    from boostwood.tree.approx import _cuts, _merged, _weighed
+
+    values = np.arange(1.0, 11.0)
+    a, b = np.full(10, 4, np.int64), np.r_[np.full(5, -3), np.zeros(5)].astype(np.int64)
+    every = _cuts(*_merged([(values, a), (values, b)]), 1.0, 4)
+    assert every.tolist() == [6, 7, 9, 10]
+    np.testing.assert_array_equal(
+        _cuts(*_merged([_weighed(values, a), _weighed(values, b)]), 1.0, 4), every)
+    r = np.random.default_rng(11)
+    for trial in range(300):
+        k = int(r.integers(1, 5))
+        parts = []
+        for _ in range(k):
+            values = np.unique(r.integers(0, 40, int(r.integers(0, 30))).astype(np.float64))
+            weight = r.integers(-3 if trial % 3 == 0 else 0, 6, values.size).astype(np.int64)
+            weight[r.random(values.size) < 0.4] = 0
+            parts.append((values, weight))
+        if not any(p[0].size for p in parts):
+            continue
+        every = _merged(parts)
+        if np.any(every[1] < 0):  # (a negative total: not a summary's weight)
+            continue
+        want = _cuts(*every, 0.5, 8)
+        np.testing.assert_array_equal(_cuts(*_merged([_weighed(*p) for p in parts]), 0.5, 8),
+                                      want)

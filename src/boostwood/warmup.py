@@ -4,9 +4,9 @@ boostwood's kernels are compiled by numba the first time they run and kept in nu
 cache (``__pycache__`` beside the package's sources, or ``NUMBA_CACHE_DIR``), so only
 the first fit on a machine pays for compiling them. ``pip install`` runs this while it
 builds the package (``setup.py``), so a package built on the machine that runs it
-carries the cache: on a 2-core VM the compile takes about 35 s of waiting in two
+carries the cache: on a 2-core VM the compile takes 35-37 s of waiting in two
 processes (:func:`compile_kernels`; ``benchmarks/bench_compile.py``,
-``benchmarks/results/compile_before_after_761378f.md``). Run it again where the install's cache
+``benchmarks/results/compile_before_after_ee4fe47.md``). Run it again where the install's cache
 cannot serve (another processor or numba version than the build's), for example as a
 step of a Docker image build (``RUN boostwood compile``) or of a CI job that keeps its
 cache: later processes load every kernel it compiled from the cache.

@@ -164,13 +164,14 @@ _NO_RUN = np.uint64(NO_RUN)
 @njit(cache=True, nogil=True, inline="always")
 def _block_rows(n_rows, n_used, n_threads):
     """Rows per block: at most BLOCK_BYTES of bins (16 to 4096 rows). From 64 rows per
-    thread (``n_threads``; 0: not known), the blocks are as large as that allows and
-    their number a multiple of the threads, so each thread walks every tree over as few
-    rows as possible: a block pays a fixed cost per tree (its top levels' passes, the
-    start of its lock-step groups), which eight blocks of 125 rows paid four times a
-    thread on 2 threads. On 2 threads (2-core Zen 4 VM) that took calls of 200 to 20,000
-    rows 0.74-0.96x the time (100 depth-6 trees, numeric or with category sets; 100
-    HIGGS-like trees, 255 leaves or depth 8), the same at 200k. Shorter calls keep no more
+    thread (``n_threads``; 0: not known), the blocks are as large as that allows, and as
+    many as a multiple of the threads would need (the rounding of their size can leave
+    fewer), so each thread walks every tree over as few blocks as possible: a block pays
+    a fixed cost per tree (its top levels' passes, the start of its lock-step groups),
+    which eight blocks of 125 rows paid four times a thread on 2 threads. On 2 threads
+    (2-core Zen 4 VM) that took calls of 200 to 20,000 rows 0.66-0.96x the time (100
+    depth-6 trees, numeric or with category sets; 100 HIGGS-like trees, 255 leaves or
+    depth 8), the same at 200k. Shorter calls keep no more
     than an eighth of the rows a block (so up to eight blocks), so that threads do not
     idle: blocks of fewer than eight rows for calls of up to 56 rows."""
     rows = min(4096, max(16, BLOCK_BYTES // (4 * max(n_used, 1))))

@@ -139,26 +139,42 @@ def _dtype_order(dtype, column):
     checks only the categories some row holds."""
     categories = dtype.categories
     hit = _DTYPE_ORDERS.get(id(categories))
-    if hit is None or hit[0] is not categories:
+    if hit is not None and hit[0] is categories:
+        return hit[1]
+    for kept, known in list(_DTYPE_ORDERS.values()):  # the same categories in the same
+        if len(kept) == len(categories) and kept.dtype == categories.dtype \
+                and kept.equals(categories):  # order (a frame made again for each call)
+            _keep(_DTYPE_ORDERS, id(categories), (categories, known))
+            return known
+    try:
+        values = [_python_value(v, column) for v in np.asarray(categories, dtype=object)]
+    except (TypeError, ValueError):
+        return None
+    if _kind(values) == "mixed" or len(set(values)) != len(values):
+        return None
+    order = np.array(sorted(range(len(values)), key=values.__getitem__), dtype=np.int64)
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    known = (values, order, array)
+    _keep(_DTYPE_ORDERS, id(categories), (categories, known))
+    return known
+
+
+def _keep(cache, key, entry):
+    """``cache[key] = entry``, first dropping the oldest entry of a full cache (threads
+    predicting at once may drop the same one)."""
+    while len(cache) >= _DTYPE_ORDERS_KEPT:
         try:
-            values = [_python_value(v, column) for v in np.asarray(categories, dtype=object)]
-        except (TypeError, ValueError):
-            return None
-        if _kind(values) == "mixed" or len(set(values)) != len(values):
-            return None
-        order = np.array(sorted(range(len(values)), key=values.__getitem__), dtype=np.int64)
-        if len(_DTYPE_ORDERS) >= _DTYPE_ORDERS_KEPT:
-            _DTYPE_ORDERS.pop(next(iter(_DTYPE_ORDERS)))
-        array = np.empty(len(values), dtype=object)
-        array[:] = values
-        hit = _DTYPE_ORDERS[id(categories)] = (categories, (values, order, array))
-    return hit[1]
+            cache.pop(next(iter(cache)), None)
+        except (StopIteration, RuntimeError):
+            break
+    cache[key] = entry
 
 
 class _HeldOfDtype(list):
     """A dictionary (a list of values) that :func:`_coded_by` took from a pandas category
     dtype's cached sorted values: it remembers them (``source``: the cached (values,
-    order) and the positions in ``values`` of its own entries), so that :func:`_lookup`
+    order, array) and the positions in ``values`` of its own entries), so that :func:`_lookup`
     codes it by a table made once per dtype and model dictionary, not by a Python lookup
     per category and call."""
 
@@ -321,9 +337,12 @@ def _lookup(theirs, dictionary, column, unseen):
         raise TypeError(f"column {column!r} holds {_kind(theirs[:1])} categories, but the "
                         f"model learned {kind} ones")
     source = getattr(theirs, "source", None)
-    if source is not None:  # (a pandas dtype's values: one table per dtype and dictionary)
-        (values, _, _), held = source
-        table = _dtype_table(values, dictionary, index)[held]
+    full = None
+    if source is not None:  # (a pandas dtype's values: one table per dtype and dictionary,
+        (values, _, _), held = source  # made when the rows hold an eighth of them or more)
+        full = _dtype_table(values, dictionary, index, build=8 * held.size >= len(values))
+    if full is not None:
+        table = full[held]
         missed = [values[i] for i in held[np.isnan(table)]]
     else:
         table = np.array([index.get(v, np.nan) for v in theirs], dtype=np.float64)
@@ -338,16 +357,18 @@ def _lookup(theirs, dictionary, column, unseen):
 _DTYPE_TABLES = {}
 
 
-def _dtype_table(values, dictionary, index):
+def _dtype_table(values, dictionary, index, build=True):
     """Per entry of ``values`` (a pandas dtype's sorted values, :func:`_dtype_order`), its
-    code in ``dictionary`` (``index``: value -> code), NaN where it holds none."""
+    code in ``dictionary`` (``index``: value -> code), NaN where it holds none; None where
+    it is not kept and not ``build``."""
     key = (id(values), id(dictionary))
     hit = _DTYPE_TABLES.get(key)
     if hit is None or hit[0] is not values or hit[1] is not dictionary:
-        if len(_DTYPE_TABLES) >= _DTYPE_ORDERS_KEPT:
-            _DTYPE_TABLES.pop(next(iter(_DTYPE_TABLES)))
-        hit = _DTYPE_TABLES[key] = (values, dictionary, np.array(
-            [index.get(v, np.nan) for v in values], dtype=np.float64))
+        if not build:
+            return None
+        hit = (values, dictionary, np.array([index.get(v, np.nan) for v in values],
+                                            dtype=np.float64))
+        _keep(_DTYPE_TABLES, key, hit)
     return hit[2]
 
 
@@ -360,10 +381,8 @@ def _index_of(dictionary):
     """(value -> code, kind) of a dictionary (a list), kept while the list lives on."""
     hit = _INDEXES.get(id(dictionary))
     if hit is None or hit[0] is not dictionary:
-        if len(_INDEXES) >= _DTYPE_ORDERS_KEPT:
-            _INDEXES.pop(next(iter(_INDEXES)))
-        hit = _INDEXES[id(dictionary)] = (dictionary, {v: i for i, v in enumerate(dictionary)},
-                                          _kind(dictionary))
+        hit = (dictionary, {v: i for i, v in enumerate(dictionary)}, _kind(dictionary))
+        _keep(_INDEXES, id(dictionary), hit)
     return hit[1], hit[2]
 
 

@@ -15,14 +15,15 @@ trick, the same split scan). Local proposals, re-proposed at every node, are
 the weights are those of the rows whose uniform for (seed, row id) is below m / n, the
 same rows however the data are split into shards, so the proposals stay byte-identical
 across shard counts, while each shard sends only its sampled rows' distinct values
-where the proposals are computed (every distinct value of its column otherwise). The
-proposals are then the exact weighted quantiles of the sample: by the
-Dvoretzky-Kiefer-Wolfowitz inequality each one's hessian-weighted rank in the whole data
-is within sqrt(ln(2 / delta) / (2 m_eff)) of its target with probability 1 - delta, m_eff
-= (sum of h)^2 / sum of h^2 over the sample (m when the hessians are equal): about
-0.0044 for 200,000 rows at delta = 0.001, against a spacing of ``sketch_eps`` (0.03 by
-default) between candidates. The sample is drawn once per training; every tree weighs
-it by its own hessians.
+where the proposals are computed (without a sample: its distinct values of nonzero
+weight, and its largest value). The proposals are then the exact weighted quantiles of
+the sample. With equal hessians, by the Dvoretzky-Kiefer-Wolfowitz inequality, each
+one's rank in all rows is within sqrt(ln(2 / delta) / (2 m)) of its rank in the sample
+with probability 1 - delta: about 0.0044 for 200,000 rows at delta = 0.001, against a
+spacing of ``sketch_eps`` (0.03 by default) between candidates. With unequal hessians
+the same holds approximately with the sample's effective size m_eff = (sum of h)^2 / sum
+of h^2 in place of m. The sample is drawn once per training; every tree weighs it by
+its own hessians.
 """
 import math
 
@@ -141,9 +142,11 @@ def _cuts(values, weight, unit, n_cand):
 
 def _weighed(values, weight):
     """A shard's sorted distinct values of one feature, and their weights, less the values
-    of no weight but the largest: :func:`_cuts` of the merged parts leaves values of no
-    weight out, but for the largest value of all (the last cut)."""
-    keep = weight > 0
+    of zero weight but the largest: :func:`_cuts` of the merged parts leaves values of no
+    total weight out, but for the largest value of all (the last cut). (Not "> 0": a
+    negative part of a value's total, which hessians of either sign could give, must
+    still reach it.)"""
+    keep = weight != 0
     if keep.size:
         keep[-1] = True
     return values[keep], weight[keep]
@@ -163,7 +166,7 @@ def _row_sample(n_rows, count, seed, row_ids, reducer):
     ids = np.arange(n_rows, dtype=np.int64) if row_ids is None else \
         np.ascontiguousarray(row_ids, dtype=np.int64)
     u = np.empty(n_rows, dtype=np.float64)
-    row_uniforms(seed, STREAM_SKETCH_SAMPLE, 0, ids, u)
+    row_uniforms(int(seed) & 0x7FFFFFFFFFFFFFFF, STREAM_SKETCH_SAMPLE, 0, ids, u)
     return (u < count / float(total[0])).astype(np.int64)
 
 
