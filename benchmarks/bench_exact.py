@@ -35,6 +35,10 @@ METHODS = {
     # about 256 candidates per feature, as XGBoost's approx takes max_bin=256 of them
     "boostwood approx global": ("boostwood", dict(tree_method="approx", approx_proposal="global",
                                                   sketch_eps=1 / 256)),
+    # the same, proposed from about 200,000 rows drawn by row id (all of them below that)
+    "boostwood approx global sampled": ("boostwood", dict(tree_method="approx",
+                                                          sketch_eps=1 / 256,
+                                                          sketch_sample_cnt=200_000)),
     "boostwood approx local": ("boostwood", dict(tree_method="approx", approx_proposal="local",
                                                  sketch_eps=1 / 256)),
     "boostwood hist": ("boostwood", dict(tree_method="hist")),
