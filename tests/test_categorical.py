@@ -493,6 +493,13 @@ def test_a_category_dtype_is_coded_by_a_model_as_its_values_are():
             else:
                 strict.predict(data)
     assert any(hit[1] is b.category_dictionaries[0] for hit in C._DTYPE_TABLES.values())
+    import pickle  # a shard's dictionary travels as its values, not the dtype's cache
+    from boostwood.data import as_feature_matrix
+    own = as_feature_matrix(frame).categories[0]
+    assert hasattr(own, "source")
+    sent = pickle.loads(pickle.dumps(own))
+    assert type(sent) is list and sent == list(own)
+    assert len(pickle.dumps(own)) < len(pickle.dumps(list(own))) + 64
 
 
 def test_the_ranker_takes_categorical_frames():

@@ -176,9 +176,13 @@ class _HeldOfDtype(list):
     dtype's cached sorted values: it remembers them (``source``: the cached (values,
     order, array) and the positions in ``values`` of its own entries), so that :func:`_lookup`
     codes it by a table made once per dtype and model dictionary, not by a Python lookup
-    per category and call."""
+    per category and call. It pickles as the plain list: the source is this process's
+    cache, and the dictionaries of data shards travel (:func:`unify`)."""
 
     __slots__ = ("source",)
+
+    def __reduce__(self):
+        return list, (list(self),)
 
 
 def _coded_by(codes, known, column):
