@@ -50,10 +50,11 @@ def _numba_version():
 
 
 def clear_caches(package):
-    """Delete numba's cache files (``*.nbi``, ``*.nbc``) under ``package``."""
+    """Delete numba's cache files (``*.nbi``, ``*.nbc``) under ``package``, and the lock
+    file of their writes where one was made (``boostwood._config.lock_cache_writes``)."""
     for folder, _, files in os.walk(package):
         for name in files:
-            if name.endswith((".nbi", ".nbc")):
+            if name.endswith((".nbi", ".nbc")) or name == "boostwood-cache.lock":
                 os.remove(os.path.join(folder, name))
 
 

@@ -1,16 +1,29 @@
-"""Layer 0: the dtypes every layer agrees on, thread resolution, and a shorter start-up
-for numba (:class:`_LightBlasCheck`).
+"""Layer 0: the dtypes every layer agrees on, thread resolution, a shorter start-up for
+numba (:class:`_LightBlasCheck`), and numba's cache written safely by processes that
+compile at once (:func:`lock_cache_writes`).
 
 Each dtype carries the reason it was chosen; change one here and nowhere else.
 """
 import contextlib
 import importlib.machinery
 import importlib.util
+import itertools
 import os
 import sys
 
 import numba
 import numpy as np
+from numba.core import caching
+from numba.core.registry import CPUDispatcher
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+try:
+    import msvcrt
+except ImportError:  # POSIX
+    msvcrt = None
 
 #: Binned feature values. 255 value bins plus one missing bin fit a byte, which
 #: keeps a 1M x 28 training matrix at 28 MB and the histogram loop cache-friendly.
@@ -162,3 +175,125 @@ def _scipy_blas_file_found():
 
 if "numba.np.arraymath" not in sys.modules:
     sys.meta_path.insert(0, _LightBlasCheck())
+
+
+# numba's on-disk cache, written safely when several processes compile at once.
+#
+# numba keeps a kernel's compiled versions (one per signature; one per loss for the
+# losses' gradient kernel, whose loss is a compile-time constant) in one index file that
+# names a data file per version. Its ``save`` reads the index, takes the first free data
+# file number, writes the index, then the data, with no lock between processes (numba
+# issue #4807). Two processes compiling two versions of one kernel at the same moment
+# (``pytest -n 2``, Dask or joblib workers on a fresh install, ``boostwood compile``'s
+# two processes) can both take number N: the index then names one version's key and the
+# file holds the other's code, and every later process that loads that key runs the
+# wrong code, silently. A CI run met it: its Tweedie fit ran the pseudo-Huber loss's
+# gradients (``pointwise_grad``'s index naming the pseudo-Huber file for Tweedie's key
+# gives that run's predictions and deviance to the last digit).
+#
+# Every kernel module ends with ``lock_cache_writes(globals())``: its cached kernels get
+# a cache file whose ``save`` holds an exclusive lock on the cache folder from reading
+# the index to writing it, and writes the data file before the index entry that names
+# it, so a reader never finds a key whose file is missing or another version's. Loading
+# is unchanged: an index entry never changes its file once written, so readers need no
+# lock. The lock is ``flock`` on the folder itself (no file of ours in it); where that
+# is refused (some network file systems, Windows) a lock file in the folder; where
+# neither can be had, the data is still written before the index.
+
+#: The lock file's name, where the folder itself cannot be locked.
+LOCK_FILE = "boostwood-cache.lock"
+
+
+def _lock_fd(fd):
+    """Take an exclusive lock on ``fd`` (waits); True if taken."""
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return True
+    if msvcrt is not None:
+        for _ in range(30):  # LK_LOCK tries for 10 s, then raises: 5 minutes in all
+            try:
+                msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+                return True
+            except OSError:
+                continue
+    return False
+
+
+@contextlib.contextmanager
+def folder_lock(folder):
+    """An exclusive lock between processes on the cache folder ``folder``, held inside
+    the ``with``: ``flock`` on the folder, else on :data:`LOCK_FILE` in it; nothing
+    where neither can be opened and locked."""
+    fd = None
+    for path, flags in ((folder, os.O_RDONLY),
+                        (os.path.join(folder, LOCK_FILE), os.O_RDWR | os.O_CREAT)):
+        try:
+            fd = os.open(path, flags, 0o666)
+        except OSError:
+            continue
+        try:
+            if _lock_fd(fd):
+                break
+        except OSError:
+            pass
+        os.close(fd)
+        fd = None
+    try:
+        yield fd is not None
+    finally:
+        if fd is not None:
+            os.close(fd)  # closing the descriptor releases its lock
+
+
+class LockedCacheFile(caching.IndexDataCacheFile):
+    """numba's index and data files of one kernel, saved under :func:`folder_lock`, the
+    data before the index entry that names it. A file that the index names for two
+    versions (written without the lock) is given up by the version saved next, and a
+    loaded file whose signature is not its entry's is a miss: the kernel compiles again,
+    not runs another version's code."""
+
+    def save(self, key, data):
+        with folder_lock(self._cache_path):
+            overloads = self._load_index()
+            name = overloads.get(key)
+            if name is None or sum(n == name for n in overloads.values()) > 1:
+                taken = set(overloads.values())
+                name = next(n for n in map(self._data_name, itertools.count(1))
+                            if n not in taken)
+            self._save_data(name, data)
+            if overloads.get(key) != name:
+                overloads[key] = name
+                self._save_index(overloads)
+
+    def load(self, key):
+        data = super().load(key)
+        signature = data[3] if isinstance(data, tuple) and len(data) > 3 else None
+        args = getattr(signature, "args", None)
+        if args is not None and isinstance(key, tuple) and tuple(args) != tuple(key[0]):
+            return None  # a compiled result of numba's (_reduce): another version's code
+        return data
+
+
+def _lock(dispatcher):
+    cache = getattr(dispatcher, "_cache", None)
+    cache_file = getattr(cache, "_cache_file", None)
+    if type(cache_file) is caching.IndexDataCacheFile:
+        cache_file.__class__ = LockedCacheFile
+
+
+def cached_kernels(namespace):
+    """The compiled functions with numba's cache in ``namespace`` (a module's globals),
+    and in the dictionaries there (tables of kernels, as ``loss._ROWS``)."""
+    for value in list(namespace.values()):
+        values = value.values() if isinstance(value, dict) else (value,)
+        for v in values:
+            if isinstance(v, CPUDispatcher) and hasattr(getattr(v, "_cache", None),
+                                                         "_cache_file"):
+                yield v
+
+
+def lock_cache_writes(namespace):
+    """Give each cached kernel of ``namespace`` (a module's ``globals()``; every kernel
+    module calls this last) a :class:`LockedCacheFile` (see the comment above)."""
+    for dispatcher in cached_kernels(namespace):
+        _lock(dispatcher)

@@ -10,6 +10,8 @@ NaN goes to the missing bin, whose id is ``n_bins[f]``.
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
+
 #: Entries of a feature's row in the padded edge table of :func:`bin_dense_padded`.
 PADDED_EDGES = 256
 #: Most features given padded tables (2 KiB each: 8 MiB at most); above it the tables
@@ -172,3 +174,6 @@ def missing_features(X_binned, missing_bins, out):
         out[f] = False
         for t in range(n_blocks):
             out[f] |= flags[t, f] != 0
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -30,6 +30,7 @@ are converted to float only to be scored.
 import numpy as np
 from numba import njit
 
+from .._config import lock_cache_writes
 from .gain import (S_ALPHA, S_G_UNIT, S_GAMMA, S_H_UNIT, S_LAMBDA, S_MAX_DELTA_STEP,
                    S_MIN_CHILD_WEIGHT, S_MIN_DATA_IN_LEAF, TIE_RTOL, _children_score,
                    leaf_score)
@@ -278,3 +279,6 @@ def choose_categorical(is_cat, sets, features, nodes, ints, cat_bits):
         ints[ND_KIND, k] = CATEGORICAL
         ints[ND_CAT_START, k] = start
         ints[ND_CAT_LEN, k] = W
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

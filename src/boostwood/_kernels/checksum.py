@@ -9,6 +9,8 @@ and the position ``i`` inside each term makes moved values count as changes.
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
+
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
@@ -31,3 +33,6 @@ def fingerprint_words(words):
     for i in prange(words.shape[0]):
         h += _mix(np.uint64(words[i]) | (np.uint64(i) << np.uint64(32)))
     return h
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -28,6 +28,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
 from .splits import P_BIN, P_DEFAULT_LEFT, P_NEXT
 
 GINI, ENTROPY, GAIN_RATIO, SQUARED = 0, 1, 2, 3
@@ -605,3 +606,6 @@ def grouped_random_scan(codes, grouped, randoms, row_stats, totals, features, fe
                       K, criterion, min_samples_leaf, min_weight_leaf, scratch, left,
                       out_gain[k:k + 1, a:a + 1], out_pick[:, k:k + 1, a:a + 1],
                       out_left[k:k + 1, a:a + 1])
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -23,6 +23,7 @@ so both give the same tree on the same bins.
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
 from .criterion import (ENTROPY, GAIN_RATIO, candidate, default_left_of, impurity, keeps, recorded,
                         unpack_settings)
 from .criterion_categories import category_work, scan_and_record
@@ -242,3 +243,6 @@ def binned_node_scan(codes_rows, row_stats, n_bins, segments, totals, features, 
                     if v == 0:
                         out_const[k, pa[i] >> 6] |= one << np.uint64(pa[i] & 63)
                     used += v  # (the walk scans only its first varying feature)
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

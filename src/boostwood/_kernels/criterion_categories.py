@@ -31,6 +31,7 @@ numeric features compete on the same scores.
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
 from .criterion import ENTROPY, GAIN_RATIO, SQUARED, candidate, default_left_of, impurity, keeps, \
     recorded, unpack_settings
 from .random import counter_hash
@@ -262,3 +263,6 @@ def category_scan(codes, segments, row_stats, n_values, totals, features, scan_m
                         seen[b] = 0
                         for c in range(W):
                             hist[b, c] = 0.0
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

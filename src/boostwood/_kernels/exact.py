@@ -16,6 +16,7 @@ every distinct value its own bin, evaluated without materialising the bins.
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
 from .splits import P_BIN, P_DEFAULT_LEFT, P_NEXT
 from .split import (S_ALPHA, S_G_UNIT, S_GAMMA, S_H_UNIT, S_LAMBDA, S_MAX_DELTA_STEP,
                     S_MIN_CHILD_WEIGHT, S_MIN_DATA_IN_LEAF, TIE_RTOL, _children_score,
@@ -182,3 +183,6 @@ def _consider(k, a, run, miss, totals, parent, code, next_code, s, out_gain, out
         out_left[k, a, 0] = gl
         out_left[k, a, 1] = hl
         out_left[k, a, 2] = cl
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

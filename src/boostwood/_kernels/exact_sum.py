@@ -18,6 +18,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
+
 #: Cells per accumulator row: exponents -1126 .. 971 of the integer mantissa.
 N_CELLS = 2098
 #: Exponent of cell 0.
@@ -90,3 +92,6 @@ def accumulate(values, acc, flags):
             for c in range(2):
                 for cell in range(N_CELLS):
                     acc[s, c, cell] += parts[t, s, c, cell]
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

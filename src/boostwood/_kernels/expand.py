@@ -58,6 +58,7 @@ builds the root histogram (a parallel kernel called from Python) first, and
 import numpy as np
 from numba import njit
 
+from .._config import lock_cache_writes
 from .categorical import choose_categorical
 from .grow import SM_LEFT, SM_SLOT, built_children, node_totals
 from .histogram import build_histograms, partials_bound
@@ -719,3 +720,5 @@ def _in_order(table, order, counters):
             ints[ND_RIGHT, at] = logical[old_ints[ND_RIGHT, k]]
     counters[ST_NODES] = counters[ST_LOGICAL]
 
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

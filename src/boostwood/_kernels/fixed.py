@@ -9,6 +9,7 @@ largest magnitudes and round.
 import numpy as np
 from numba import njit, prange, uint64
 
+from .._config import lock_cache_writes
 from .intrinsics import bits_of_float, float_of_bits
 from .random import STREAM_QUANTIZE, counter_hash
 
@@ -200,3 +201,6 @@ def exact_cuts(values, weights, unit, n):
         out[r] = kept[j] if take_next else kept[i]
     out[n] = kept[m - 1]
     return np.unique(out)
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -8,6 +8,8 @@ of one more leaf.
 import numpy as np
 from numba import njit
 
+from .._config import lock_cache_writes
+
 
 #: Relative margin by which a candidate split must beat the best one so far.
 #: Gains equal up to rounding count as ties and go to the lower feature / bin.
@@ -123,3 +125,6 @@ def _children_score(gl, hl, gr, hr, lam, alpha, max_delta_step, plain):
             return (gl * gl * dr + gr * gr * dl) / (dl * dr)
     return (leaf_score(gl, hl, lam, alpha, max_delta_step)
             + leaf_score(gr, hr, lam, alpha, max_delta_step))
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -9,6 +9,7 @@ against the naive twin grower of ``tests/naive_tree.py``.
 import numpy as np
 from numba import njit
 
+from .._config import lock_cache_writes
 from .nodes import ND_COUNT, ND_SIDE, ND_START
 
 #: Named rows of ``small``, the per-node plan of an expansion: whether the left child
@@ -54,3 +55,6 @@ def node_totals(stats, nodes):
         for c in range(stats.shape[1]):  # element by element: no shape checks to compile
             totals[i, c] = stats[nodes[i], c]
     return totals
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -85,6 +85,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import overload
 
+from .._config import lock_cache_writes
 from .intrinsics import PREFETCH_DISTANCE, add_pair, prefetch
 
 #: Bits of the row count in a packed cell's second channel (see the module docstring).
@@ -682,3 +683,6 @@ def sum_gradients(gh, indices, start, count, out):
     out[0] = sg
     out[1] = sh
     out[2] = count
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -18,6 +18,8 @@ from numba import njit, types
 from numba.core import cgutils, config
 from numba.extending import intrinsic, overload
 
+from .._config import lock_cache_writes
+
 _ir = cgutils.ir
 # opaque pointers (LLVM >= 15) name the intrinsic by address space only
 _NAME = "llvm.prefetch.p0" if _llvm.llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"
@@ -215,3 +217,6 @@ def float_of_halves(x):
     d_hi = float_of_bits(hi + 0x4338000000000000) - _THREE_2_51
     d_lo = float_of_bits(lo | 0x4330000000000000) - _TWO_52
     return d_hi * 4294967296.0 + d_lo
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -14,6 +14,7 @@ grown on other threads need; here they are one compiled call each.
 import numpy as np
 from numba import njit
 
+from .._config import lock_cache_writes
 from .criterion import (C_CRITERION, C_MAX_DEPTH, C_MIN_LEAF, C_MIN_SPLIT, C_MIN_WEIGHT,
                         ENTROPY, GAIN_RATIO, SQUARED, impurity)
 from .nodes import ND_DEPTH, ND_FEATURE, NF_THRESHOLD, set_candidate
@@ -119,3 +120,6 @@ def level_children(ints, stats, const, split, first, settings):
                 out[n_out] = kid
                 n_out += 1
     return out[:n_out]
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

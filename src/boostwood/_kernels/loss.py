@@ -11,6 +11,7 @@ import numpy as np
 from numba import literally, njit, prange, types
 from numba.extending import overload
 
+from .._config import lock_cache_writes
 from .intrinsics import bits_of_float, float_of_bits
 
 # Hessians are floored here so that a leaf of confidently classified rows
@@ -502,8 +503,11 @@ def _loss_rows_typed(kind, y, raw, w, p, pairs):
 
 def _row_loop(gh):
     """The row loop of one loss, ``gh`` its compiled (g, h) (``_gh_poisson`` ...): weighted
-    g and h of a block's rows into ``pairs``. Each loss's loop is a function of its own
-    (numba caches each: the closure's ``gh`` is part of its cache key)."""
+    g and h of a block's rows into ``pairs``. Each loss's loop is a function of its own.
+    numba keys a closure's cache by a pickle of ``gh`` that differs per process, so
+    another process never loads these loops from the cache: they compile again where
+    :func:`pointwise_grad` does (which is cached with its loop inside), and each such
+    compile leaves one more entry in their index."""
     @njit(cache=True, nogil=True, error_model="numpy")
     def rows(y, raw, w, p, pairs):
         for i in range(y.shape[0]):
@@ -585,3 +589,6 @@ def log_factorial(y, out):
     """
     for i in prange(y.shape[0]):
         out[i] = math.lgamma(y[i] + 1.0)
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -20,6 +20,7 @@ AdaBoost) and the level-wise path:
 import numpy as np
 from numba import njit
 
+from .._config import lock_cache_writes
 from .split import pick_best_features
 from .splits import (N_PICK, N_SPLIT_FIELDS, NUMERIC, P_BIN,  # noqa: F401 (re-exported)
                      P_DEFAULT_LEFT, P_NEXT)
@@ -143,3 +144,6 @@ def node_records(starts, counts, sides, features, bins, default_left, kinds=None
     if kinds is not None:
         ints[ND_KIND], ints[ND_CAT_START], ints[ND_CAT_LEN] = kinds, cat_start, cat_len
     return ints, np.arange(n, dtype=np.int64)
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -27,6 +27,7 @@ one block per thread rather than left to one thread.
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
 from .intrinsics import PREFETCH_DISTANCE, prefetch
 from .nodes import (ND_BIN, ND_CAT_LEN, ND_CAT_START, ND_COUNT, ND_DEFAULT_LEFT, ND_FEATURE,
                     ND_KIND, ND_SIDE, ND_START)
@@ -273,3 +274,6 @@ def _sparse(indices, lo, hi):
     count or more? Only such rows get software prefetches of their column reads in
     :func:`_stage`."""
     return hi > lo and indices[hi - 1] - indices[lo] >= DENSE_SPAN * (hi - lo)
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

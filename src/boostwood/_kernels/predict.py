@@ -14,6 +14,7 @@ binned traversal takes ``threshold_bin`` in the threshold's place).
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
 from .intrinsics import PREFETCH_DISTANCE, prefetch
 from .splits import NUMERIC, goes_left, goes_left_binned, goes_right_numeric, in_category_set
 
@@ -379,3 +380,6 @@ def mean_leaf_rows(leaves, tree_offsets, table, out):
                 out[i, c] += table[r, c]
         for c in range(K):
             out[i, c] /= n_trees
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -93,6 +93,7 @@ with the float64 cut as it is with the float64 threshold).
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
 from .binning import PADDED_EDGES, count_below_padded
 
 #: The bin of a missing (NaN) value in a feature's second slot; cut indices stay below
@@ -597,3 +598,6 @@ def _walk_block(xb, xr, lo, m, nodes, steps, depth, top_slot, top_thr, top_node,
     for i in range(m):
         for g in range(n_groups):
             out[lo + i, g] = acc[i, g]
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -10,6 +10,8 @@ it passes BigCrush as a generator and is what counter-based uses need here
 import numpy as np
 from numba import njit, prange, uint64
 
+from .._config import lock_cache_writes
+
 #: Streams: independent uses of the same seed.
 STREAM_BAGGING = 1
 STREAM_BIN_SAMPLE = 2
@@ -108,3 +110,6 @@ def split_rows(seed, stream, counter, row_ids, all_ids, n, fraction, inside, out
                 outside[b] = i
                 b += 1
     return counts[nb]
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

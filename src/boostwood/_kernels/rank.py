@@ -49,6 +49,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
 from .exact_sum import _add
 from .random import STREAM_RANK_PAIRS, STREAM_XENDCG, counter_hash
 
@@ -755,3 +756,6 @@ def query_metric(pred, y, ptr, order, kind, k, exp_gain, table, ties, out_value,
             v, ok = _query_value(fs[:, :m], iw[:, :m], kind, k, exp_gain, table, ties)
             out_value[q] = v
             out_defined[q] = ok
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

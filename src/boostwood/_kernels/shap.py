@@ -28,6 +28,7 @@ node never overwrites its parent's path.
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
 from .splits import goes_left
 
 
@@ -245,3 +246,6 @@ def shap_interactions(X, nodes, value, cover, tree_offsets, tree_group, scratch,
                         v = 0.5 * (on[b] - off[b])
                         out[i, g, a, b] += v
                         out[i, g, a, a] -= v
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

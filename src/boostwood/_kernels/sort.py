@@ -18,6 +18,7 @@ from 2**-7 up is). The result is unique: the stable order, equal to
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+from .._config import lock_cache_writes
 from .intrinsics import bits_of_float
 
 #: Fewest rows per block of the radix passes: calls of fewer than twice this many rows
@@ -186,3 +187,6 @@ def auc_of_sorted(pairs, w, weighted):
         prev = key
     area += pos_g * (neg_below + 0.5 * neg_g)
     return area, w_pos + pos_g, neg_below + neg_g
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -4,6 +4,7 @@ over the gain formulas of :mod:`.gain` (re-exported here).
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
 from .categorical import scan_categorical
 from .gain import (N_SETTINGS, S_ALPHA, S_G_UNIT, S_GAMMA, S_H_UNIT,  # noqa: F401 (re-exported)
                    S_LAMBDA, S_MAX_DELTA_STEP, S_MIN_CHILD_WEIGHT, S_MIN_DATA_IN_LEAF,
@@ -455,3 +456,6 @@ def find_best_splits(hist, slots, pairs, totals, n_bins, features, feature_mask,
             out_gain[node, a] = gain
             out_pick[P_BIN, node, a] = b
             out_pick[P_DEFAULT_LEFT, node, a] = 1 if dl else 0
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once

@@ -23,6 +23,8 @@ calls :func:`goes_left_many`, so there is one definition of where a row goes.
 import numpy as np
 from numba import njit, prange
 
+from .._config import lock_cache_writes
+
 NUMERIC = 0
 CATEGORICAL = 1
 #: Named rows of a packed batch of splits (int64 array of shape (N_SPLIT_FIELDS, n_nodes),
@@ -109,3 +111,6 @@ def categories_of(words):
     words = np.asarray(words, dtype=np.uint32).astype("<u4")
     return np.nonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))[0].astype(
         np.int64)
+
+
+lock_cache_writes(globals())  # numba's cache, safe when processes compile at once
