@@ -5,11 +5,14 @@ compile at once (:func:`lock_cache_writes`).
 Each dtype carries the reason it was chosen; change one here and nowhere else.
 """
 import contextlib
+import errno
+import hashlib
 import importlib.machinery
 import importlib.util
 import itertools
 import os
 import sys
+import time
 
 import numba
 import numpy as np
@@ -189,41 +192,101 @@ if "numba.np.arraymath" not in sys.modules:
 # file holds the other's code, and every later process that loads that key runs the
 # wrong code, silently. A CI run met it: its Tweedie fit ran the pseudo-Huber loss's
 # gradients (``pointwise_grad``'s index naming the pseudo-Huber file for Tweedie's key
-# gives that run's predictions and deviance to the last digit).
+# gives that run's predictions and deviance to the last digit). numba also stamps a
+# kernel's cache with its own source file only: a kernel whose callee in another kernel
+# file changed (a ``git pull`` on an editable install) loads its old code.
 #
-# Every kernel module ends with ``lock_cache_writes(globals())``: its cached kernels get
-# a cache file whose ``save`` holds an exclusive lock on the cache folder from reading
-# the index to writing it, and writes the data file before the index entry that names
-# it, so a reader never finds a key whose file is missing or another version's. Loading
-# is unchanged: an index entry never changes its file once written, so readers need no
-# lock. The lock is ``flock`` on the folder itself (no file of ours in it); where that
-# is refused (some network file systems, Windows) a lock file in the folder; where
-# neither can be had, the data is still written before the index.
+# Every kernel module ends with ``lock_cache_writes(globals())``, which gives its cached
+# kernels a :class:`LockedCacheFile`:
+#
+# * each data file carries the key and the stamp it was saved for, and a load whose file
+#   names another key or stamp is a miss (the kernel compiles again and is saved anew),
+#   however the file came to be there: numba's race, a file of older sources, another
+#   numba or processor sharing the folder;
+# * the stamp is numba's (the kernel's own file) with a fingerprint of every kernel
+#   file and this one (:func:`kernels_fingerprint`), so a changed callee is a miss too;
+# * ``save`` holds an exclusive lock on the cache folder from reading the index to
+#   writing it (``flock`` on the folder itself, no file of ours in it; a lock file in it
+#   where that is refused; given up after :data:`LOCK_SECONDS`, when the save goes on
+#   without it: the check on load keeps a mixed-up entry from running), writes the data
+#   before the index entry that names it, and gives a file that the index names for two
+#   keys to one of them only.
 
 #: The lock file's name, where the folder itself cannot be locked.
 LOCK_FILE = "boostwood-cache.lock"
+#: Longest wait for the cache folder's lock (a save takes milliseconds; a process forked
+#: while another thread saved holds a copy of the lock until it exits).
+LOCK_SECONDS = 30.0
+#: The first item of each data file of a :class:`LockedCacheFile`.
+_ENTRY = "boostwood cache entry"
+_FINGERPRINT = []
 
 
-def _lock_fd(fd):
-    """Take an exclusive lock on ``fd`` (waits); True if taken."""
-    if fcntl is not None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        return True
-    if msvcrt is not None:
-        for _ in range(30):  # LK_LOCK tries for 10 s, then raises: 5 minutes in all
-            try:
-                msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
-                return True
-            except OSError:
-                continue
-    return False
+def kernels_fingerprint(root=None):
+    """sha256 of the sources of every kernel module and of this module (of the package
+    folder ``root``; this package's by default, read once), or None where they are not
+    on disk."""
+    if root is None and _FINGERPRINT:
+        return _FINGERPRINT[0]
+    here = root or os.path.dirname(os.path.abspath(__file__))
+    folder = os.path.join(here, "_kernels")
+    digest = hashlib.sha256()
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
+        for path in [os.path.join(here, "_config.py")] + [os.path.join(folder, n)
+                                                            for n in names]:
+            with open(path, "rb") as f:
+                digest.update(os.path.basename(path).encode() + b"\0" + f.read())
+        fingerprint = digest.hexdigest()
+    except OSError:  # sources not on disk: numba's own stamp alone
+        fingerprint = None
+    if root is None:
+        _FINGERPRINT.append(fingerprint)
+    return fingerprint
+
+
+#: errno values of a lock another process holds (flock's, msvcrt.locking's).
+_BUSY = {errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES, getattr(errno, "EDEADLOCK", -1)}
+
+
+def _lock_fd(fd, deadline):
+    """Take an exclusive lock on ``fd`` by ``deadline`` (time.monotonic()): True if taken,
+    False if another process held it all that time; OSError where ``fd`` cannot be
+    locked at all (a folder on some network file systems)."""
+    while True:
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            elif msvcrt is not None:
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            else:
+                raise OSError(errno.ENOLCK, "no file locks on this platform")
+            return True
+        except OSError as exc:
+            if exc.errno not in _BUSY:
+                raise
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+
+
+def _unlock_and_close(fd):
+    try:
+        if fcntl is None and msvcrt is not None:
+            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # Windows may release late on close
+    except OSError:
+        pass
+    os.close(fd)  # closing the descriptor releases a flock
 
 
 @contextlib.contextmanager
-def folder_lock(folder):
+def folder_lock(folder, timeout=None):
     """An exclusive lock between processes on the cache folder ``folder``, held inside
-    the ``with``: ``flock`` on the folder, else on :data:`LOCK_FILE` in it; nothing
-    where neither can be opened and locked."""
+    the ``with``, which gets whether it was taken: ``flock`` on the folder, or on
+    :data:`LOCK_FILE` in it where the folder cannot be locked; not taken where neither
+    can be, or while another process holds it for ``timeout`` seconds
+    (:data:`LOCK_SECONDS` by default)."""
+    deadline = time.monotonic() + (LOCK_SECONDS if timeout is None else timeout)
     fd = None
     for path, flags in ((folder, os.O_RDONLY),
                         (os.path.join(folder, LOCK_FILE), os.O_RDWR | os.O_CREAT)):
@@ -232,25 +295,29 @@ def folder_lock(folder):
         except OSError:
             continue
         try:
-            if _lock_fd(fd):
-                break
+            taken = _lock_fd(fd, deadline)
         except OSError:
-            pass
+            taken = None  # this object cannot be locked: try the next
+        except BaseException:
+            os.close(fd)
+            raise
+        if taken:
+            break
         os.close(fd)
         fd = None
+        if taken is False:
+            break  # held by another process: not by way of another object
     try:
         yield fd is not None
     finally:
         if fd is not None:
-            os.close(fd)  # closing the descriptor releases its lock
+            _unlock_and_close(fd)
 
 
 class LockedCacheFile(caching.IndexDataCacheFile):
-    """numba's index and data files of one kernel, saved under :func:`folder_lock`, the
-    data before the index entry that names it. A file that the index names for two
-    versions (written without the lock) is given up by the version saved next, and a
-    loaded file whose signature is not its entry's is a miss: the kernel compiles again,
-    not runs another version's code."""
+    """numba's index and data files of one kernel (see the comment above): saved under
+    :func:`folder_lock`, data before index; each data file holds its key and stamp, and
+    a load of a file saved for another is a miss."""
 
     def save(self, key, data):
         with folder_lock(self._cache_path):
@@ -260,18 +327,24 @@ class LockedCacheFile(caching.IndexDataCacheFile):
                 taken = set(overloads.values())
                 name = next(n for n in map(self._data_name, itertools.count(1))
                             if n not in taken)
-            self._save_data(name, data)
+            self._save_data(name, (_ENTRY, self._source_stamp, key, data))
             if overloads.get(key) != name:
                 overloads[key] = name
                 self._save_index(overloads)
 
     def load(self, key):
-        data = super().load(key)
-        signature = data[3] if isinstance(data, tuple) and len(data) > 3 else None
-        args = getattr(signature, "args", None)
-        if args is not None and isinstance(key, tuple) and tuple(args) != tuple(key[0]):
-            return None  # a compiled result of numba's (_reduce): another version's code
-        return data
+        try:
+            entry = super().load(key)
+        except Exception:  # noqa: BLE001  a file of another numba that does not unpickle
+            return None
+        if (isinstance(entry, tuple) and len(entry) == 4 and entry[0] == _ENTRY
+                and entry[1] == self._source_stamp and entry[2] == key):
+            return entry[3]
+        return None  # saved for another key or sources, or not by this class
+
+    def flush(self):
+        with folder_lock(self._cache_path):
+            super().flush()
 
 
 def _lock(dispatcher):
@@ -279,6 +352,9 @@ def _lock(dispatcher):
     cache_file = getattr(cache, "_cache_file", None)
     if type(cache_file) is caching.IndexDataCacheFile:
         cache_file.__class__ = LockedCacheFile
+        fingerprint = kernels_fingerprint()
+        if fingerprint is not None:
+            cache_file._source_stamp = (cache_file._source_stamp, fingerprint)
 
 
 def cached_kernels(namespace):

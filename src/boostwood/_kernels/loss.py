@@ -503,12 +503,11 @@ def _loss_rows_typed(kind, y, raw, w, p, pairs):
 
 def _row_loop(gh):
     """The row loop of one loss, ``gh`` its compiled (g, h) (``_gh_poisson`` ...): weighted
-    g and h of a block's rows into ``pairs``. Each loss's loop is a function of its own.
-    numba keys a closure's cache by a pickle of ``gh`` that differs per process, so
-    another process never loads these loops from the cache: they compile again where
-    :func:`pointwise_grad` does (which is cached with its loop inside), and each such
-    compile leaves one more entry in their index."""
-    @njit(cache=True, nogil=True, error_model="numpy")
+    g and h of a block's rows into ``pairs``. Each loss's loop is a function of its own,
+    not cached: numba keys a closure's cache by a pickle of ``gh`` that differs per
+    process, so another process would never load it, and every compile would leave one
+    more file; the cached :func:`pointwise_grad` holds its loop's code."""
+    @njit(nogil=True, error_model="numpy")
     def rows(y, raw, w, p, pairs):
         for i in range(y.shape[0]):
             g, h = gh(y[i], raw[i, 0], p)
