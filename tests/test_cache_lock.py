@@ -198,10 +198,10 @@ def _gradients(cache, *kinds):
 
 
 def test_a_loss_whose_cache_entry_names_another_loss_computes_its_own_gradients(tmp_path):
-    """The CI failure, rebuilt: Tweedie's entry in the losses' gradient kernel's index
-    names the pseudo-Huber file (as numba's unlocked race left it). A process that looks
-    it up compiles Tweedie's gradients again instead of running pseudo-Huber's; an honest
-    index loads both."""
+    """Tweedie's entry in the losses' gradient kernel's index names the pseudo-Huber
+    file (as numba's unlocked race can leave it). A process that looks it up compiles
+    Tweedie's gradients again instead of running pseudo-Huber's; an honest index loads
+    both."""
     from boostwood._kernels.loss import PSEUDO_HUBER, TWEEDIE
     first = _gradients(tmp_path, TWEEDIE, PSEUDO_HUBER)
     assert first[TWEEDIE][1] != first[PSEUDO_HUBER][1]
@@ -216,3 +216,31 @@ def test_a_loss_whose_cache_entry_names_another_loss_computes_its_own_gradients(
                for key, name in entries.items()}
     LockedCacheFile(str(index.parent), index.name[:-4], stamp)._save_index(entries)
     assert _gradients(tmp_path, TWEEDIE) == {TWEEDIE: (False, first[TWEEDIE][1])}
+
+
+def test_two_losses_compiled_in_two_processes_run_their_own_loops_in_a_third(tmp_path):
+    """The CI failure (stop 78), rebuilt: pseudo-Huber's and Tweedie's gradient kernels
+    compiled in two processes, then both loaded from the cache by a third. When every
+    loss's row loop had one name, both cached kernels held a loop of the same symbol,
+    and the third process ran the first-loaded loss's loop for both."""
+    from boostwood._kernels.loss import PSEUDO_HUBER, TWEEDIE
+    alone = {**_gradients(tmp_path, PSEUDO_HUBER), **_gradients(tmp_path, TWEEDIE)}
+    assert alone[TWEEDIE][1] != alone[PSEUDO_HUBER][1]
+    both = _gradients(tmp_path, PSEUDO_HUBER, TWEEDIE)
+    assert both == {k: (True, gh) for k, (_, gh) in alone.items()}
+
+
+def test_every_kernel_has_a_name_of_its_own():
+    """numba names a compiled function's symbol by its module, qualified name and
+    argument types: two kernels of one name and types compiled in two processes can get
+    one symbol, and a process that loads both cached callers runs one of them twice."""
+    from numba.core.registry import CPUDispatcher
+    found = {}
+    for module in pkgutil.iter_modules(kernels.__path__):
+        mod = importlib.import_module(f"{kernels.__name__}.{module.name}")
+        for value in list(vars(mod).values()):
+            for v in value.values() if isinstance(value, dict) else (value,):
+                if isinstance(v, CPUDispatcher):
+                    found[id(v.py_func)] = (v.py_func.__module__, v.py_func.__qualname__)
+    names = list(found.values())
+    assert len(names) > 100 and len(set(names)) == len(names)

@@ -190,9 +190,9 @@ if "numba.np.arraymath" not in sys.modules:
 # (``pytest -n 2``, Dask or joblib workers on a fresh install, ``boostwood compile``'s
 # two processes) can both take number N: the index then names one version's key and the
 # file holds the other's code, and every later process that loads that key runs the
-# wrong code, silently. A CI run met it: its Tweedie fit ran the pseudo-Huber loss's
-# gradients (``pointwise_grad``'s index naming the pseudo-Huber file for Tweedie's key
-# gives that run's predictions and deviance to the last digit). numba also stamps a
+# wrong code, silently (``tests/test_cache_lock.py`` shows it with numba's own save).
+# (A CI run whose Tweedie fit ran pseudo-Huber's gradients had another cause, the losses'
+# row loops sharing one symbol name: ``_kernels.loss._row_loop``.) numba also stamps a
 # kernel's cache with its own source file only: a kernel whose callee in another kernel
 # file changed (a ``git pull`` on an editable install) loads its old code.
 #

@@ -504,15 +504,21 @@ def _loss_rows_typed(kind, y, raw, w, p, pairs):
 def _row_loop(gh):
     """The row loop of one loss, ``gh`` its compiled (g, h) (``_gh_poisson`` ...): weighted
     g and h of a block's rows into ``pairs``. Each loss's loop is a function of its own,
-    not cached: numba keys a closure's cache by a pickle of ``gh`` that differs per
-    process, so another process would never load it, and every compile would leave one
-    more file; the cached :func:`pointwise_grad` holds its loop's code."""
-    @njit(nogil=True, error_model="numpy")
+    named after its loss (``_rows_gh_tweedie`` ...). The name matters: numba names a
+    compiled function's symbol by its qualified name and argument types, plus a counter
+    of the process that compiled it, and the cached :func:`pointwise_grad` of each loss
+    carries its loop inside. Ten loops of one name (``_row_loop.<locals>.rows``) compiled
+    in two processes could get the same symbol, and a process that then loaded two
+    losses' cached kernels ran the first one's loop for both: a Tweedie fit computed
+    pseudo-Huber gradients (a CI run). The loops are not cached themselves: numba keys
+    a closure's cache by a pickle of ``gh`` that differs per process, so another process
+    would never load one, and each compile would leave one more file."""
     def rows(y, raw, w, p, pairs):
         for i in range(y.shape[0]):
             g, h = gh(y[i], raw[i, 0], p)
             pairs[2 * i], pairs[2 * i + 1] = _weighted(g, h, w[i])
-    return rows
+    rows.__name__ = rows.__qualname__ = "_rows" + getattr(gh, "py_func", gh).__name__
+    return njit(nogil=True, error_model="numpy")(rows)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
