@@ -1,15 +1,19 @@
 """numba's on-disk cache written by several processes at once (`_config.lock_cache_writes`)."""
 import ast
+import errno
 import importlib
 import os
 import pickle
 import pkgutil
 import shutil
+import stat
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 
+import pytest
 from numba.core import caching
 
 import boostwood._config as config
@@ -244,3 +248,56 @@ def test_every_kernel_has_a_name_of_its_own():
                     found[id(v.py_func)] = (v.py_func.__module__, v.py_func.__qualname__)
     names = list(found.values())
     assert len(names) > 100 and len(set(names)) == len(names)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_process_forked_while_the_lock_was_held_does_not_keep_it(tmp_path):
+    """The holder unlocks before closing: a child forked inside the lock (sharing its
+    descriptor) does not keep other processes out once the holder lets go."""
+    with folder_lock(str(tmp_path)) as locked:
+        assert locked
+        pid = os.fork()
+        if pid == 0:  # the child sleeps on the shared descriptor, then leaves
+            time.sleep(3)
+            os._exit(0)
+    try:
+        probe = subprocess.run(
+            [sys.executable, "-c", "import sys\nfrom boostwood._config import folder_lock\n"
+             "with folder_lock(sys.argv[1], timeout=1.0) as locked:\n    print(locked)",
+             str(tmp_path)], capture_output=True, text=True, timeout=60)
+        assert probe.stdout.strip() == "True"
+    finally:
+        os.waitpid(pid, 0)
+
+
+def test_after_one_wait_runs_out_later_waits_are_short(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "_TIMED_OUT", [])
+    hold = ("import sys\nfrom boostwood._config import folder_lock\n"
+            "with folder_lock(sys.argv[1]):\n    print('held', flush=True)\n"
+            "    sys.stdin.readline()")
+    p = subprocess.Popen([sys.executable, "-c", hold, str(tmp_path)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "held"
+        with folder_lock(str(tmp_path), timeout=0.2) as locked:
+            assert not locked
+        t0 = time.monotonic()
+        with folder_lock(str(tmp_path)) as locked:  # the default wait, now the short one
+            assert not locked
+        assert time.monotonic() - t0 < config.LOCK_SECONDS / 2
+    finally:
+        p.stdin.close()
+        p.wait(timeout=60)
+
+
+def test_a_folder_that_cannot_be_locked_locks_a_file_in_it(tmp_path, monkeypatch):
+    lock_fd = config._lock_fd
+
+    def refuse_folders(fd, deadline):
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EBADF, "no locks on this folder")
+        return lock_fd(fd, deadline)
+
+    monkeypatch.setattr(config, "_lock_fd", refuse_folders)
+    with folder_lock(str(tmp_path), timeout=1.0) as locked:
+        assert locked and os.listdir(tmp_path) == [config.LOCK_FILE]

@@ -207,16 +207,22 @@ if "numba.np.arraymath" not in sys.modules:
 #   file and this one (:func:`kernels_fingerprint`), so a changed callee is a miss too;
 # * ``save`` holds an exclusive lock on the cache folder from reading the index to
 #   writing it (``flock`` on the folder itself, no file of ours in it; a lock file in it
-#   where that is refused; given up after :data:`LOCK_SECONDS`, when the save goes on
-#   without it: the check on load keeps a mixed-up entry from running), writes the data
+#   where that is refused, as on Windows; on NFS a folder's flock may hold on one host
+#   only), given up after :data:`LOCK_SECONDS` (a process that waited that long once waits
+#   :data:`LOCK_SECONDS_AFTER_TIMEOUT` from then on), when the save goes on without it:
+#   the check on load keeps a mixed-up entry from running, so the cost is a lost entry
+#   and a compile more. It writes the data
 #   before the index entry that names it, and gives a file that the index names for two
 #   keys to one of them only.
 
 #: The lock file's name, where the folder itself cannot be locked.
 LOCK_FILE = "boostwood-cache.lock"
-#: Longest wait for the cache folder's lock (a save takes milliseconds; a process forked
-#: while another thread saved holds a copy of the lock until it exits).
+#: Longest wait for the cache folder's lock (a save takes milliseconds).
 LOCK_SECONDS = 30.0
+#: The wait once a wait of this process ran out (the holder may be stuck or gone astray:
+#: each later save would pay the whole wait again).
+LOCK_SECONDS_AFTER_TIMEOUT = 0.5
+_TIMED_OUT = []
 #: The first item of each data file of a :class:`LockedCacheFile`.
 _ENTRY = "boostwood cache entry"
 _FINGERPRINT = []
@@ -271,12 +277,16 @@ def _lock_fd(fd, deadline):
 
 
 def _unlock_and_close(fd):
+    """Release the lock, then close: a process forked while the lock was held shares the
+    descriptor, and only an explicit unlock lets the others in before it exits."""
     try:
-        if fcntl is None and msvcrt is not None:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        elif msvcrt is not None:
             msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # Windows may release late on close
     except OSError:
         pass
-    os.close(fd)  # closing the descriptor releases a flock
+    os.close(fd)
 
 
 @contextlib.contextmanager
@@ -286,7 +296,9 @@ def folder_lock(folder, timeout=None):
     :data:`LOCK_FILE` in it where the folder cannot be locked; not taken where neither
     can be, or while another process holds it for ``timeout`` seconds
     (:data:`LOCK_SECONDS` by default)."""
-    deadline = time.monotonic() + (LOCK_SECONDS if timeout is None else timeout)
+    if timeout is None:
+        timeout = LOCK_SECONDS_AFTER_TIMEOUT if _TIMED_OUT else LOCK_SECONDS
+    deadline = time.monotonic() + timeout
     fd = None
     for path, flags in ((folder, os.O_RDONLY),
                         (os.path.join(folder, LOCK_FILE), os.O_RDWR | os.O_CREAT)):
@@ -306,6 +318,7 @@ def folder_lock(folder, timeout=None):
         os.close(fd)
         fd = None
         if taken is False:
+            _TIMED_OUT.append(True)
             break  # held by another process: not by way of another object
     try:
         yield fd is not None
@@ -321,7 +334,11 @@ class LockedCacheFile(caching.IndexDataCacheFile):
 
     def save(self, key, data):
         with folder_lock(self._cache_path):
-            overloads = self._load_index()
+            try:
+                overloads = self._load_index()
+            except Exception:  # noqa: BLE001  an index that does not unpickle: start anew
+                caching._cache_log("[cache] unreadable index %r", self._index_path)
+                overloads = {}
             name = overloads.get(key)
             if name is None or sum(n == name for n in overloads.values()) > 1:
                 taken = set(overloads.values())
@@ -336,6 +353,7 @@ class LockedCacheFile(caching.IndexDataCacheFile):
         try:
             entry = super().load(key)
         except Exception:  # noqa: BLE001  a file of another numba that does not unpickle
+            caching._cache_log("[cache] unreadable entry in %r", self._index_path)
             return None
         if (isinstance(entry, tuple) and len(entry) == 4 and entry[0] == _ENTRY
                 and entry[1] == self._source_stamp and entry[2] == key):

@@ -462,7 +462,7 @@ def compile_kernels(verbose=False, jobs=None, everything=False):
         while this one compiles what lies around it
         (:func:`_around_trees`); the fits then run
         here, loading what the two left in the cache and compiling anything they did not
-        (a helper that failed, or a cache index entry lost when both wrote it at once),
+        (a helper that failed, or a cache entry not saved: see ``_config.LockedCacheFile``),
         so the cache ends up as complete as after one process.
     everything : bool, also the paths few fits take (:data:`_FIRST_USE_WORKLOADS`:
         quantized gradients, pointwise losses), which otherwise compile on first use
