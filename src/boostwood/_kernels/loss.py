@@ -506,9 +506,9 @@ def _row_loop(gh):
     g and h of a block's rows into ``pairs``. Each loss's loop is a function of its own,
     named after its loss (``_rows_gh_tweedie`` ...). The name matters: numba names a
     compiled function's symbol by its module, qualified name and argument types, plus a
-    counter of the process that compiled it, and the cached :func:`pointwise_grad` of each loss
-    carries its loop inside. Ten loops of one name (``_row_loop.<locals>.rows``) compiled
-    in two processes could get the same symbol, and a process that then loaded two
+    counter of the process that compiled it, and the cached :func:`pointwise_grad` of
+    each loss carries its loop inside. Ten loops of one name (``_row_loop.<locals>.rows``)
+    compiled in two processes could get the same symbol, and a process that then loaded two
     losses' cached kernels ran the first one's loop for both: a Tweedie fit computed
     pseudo-Huber gradients (a CI run). The loops are not cached themselves: numba keys
     a closure's cache by a pickle of ``gh`` that differs per process, so another process
