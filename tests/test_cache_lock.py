@@ -1,5 +1,6 @@
 """numba's on-disk cache written by several processes at once (`_config.lock_cache_writes`)."""
 import ast
+import contextlib
 import errno
 import importlib
 import os
@@ -73,25 +74,36 @@ def test_saves_at_once_keep_each_version_its_own_code(tmp_path):
         "tweedie": "code of tweedie", "gamma": "code of gamma"}
 
 
-def test_the_lock_excludes_another_process(tmp_path):
-    """While another process holds the folder's lock this one cannot take it; once that
-    process lets it go, it can."""
-    hold = textwrap.dedent("""
-        import sys
-        from boostwood._config import folder_lock
-        with folder_lock(sys.argv[1]) as locked:
-            print("held" if locked else "not held", flush=True)
-            sys.stdin.readline()  # until told
-    """)
-    p = subprocess.Popen([sys.executable, "-c", hold, str(tmp_path)], stdin=subprocess.PIPE,
+_HOLD = textwrap.dedent("""
+    import sys
+    from boostwood._config import folder_lock
+    with folder_lock(sys.argv[1]) as locked:
+        print("held" if locked else "not held", flush=True)
+        sys.stdin.readline()  # until told
+""")
+
+
+@contextlib.contextmanager
+def _held_by_another_process(folder):
+    """Another process holds ``folder``'s lock inside the ``with``, and lets it go and
+    exits at its end."""
+    p = subprocess.Popen([sys.executable, "-c", _HOLD, str(folder)], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "held"
-        with folder_lock(str(tmp_path), timeout=0.3) as locked:
-            assert not locked
+        yield
     finally:
         p.stdin.close()
         assert p.wait(timeout=60) == 0
+
+
+def test_the_lock_excludes_another_process(tmp_path, monkeypatch):
+    """While another process holds the folder's lock this one cannot take it; once that
+    process lets it go, it can."""
+    monkeypatch.setattr(config, "_TIMED_OUT", [])  # this process's waits stay as they are
+    with _held_by_another_process(tmp_path):
+        with folder_lock(str(tmp_path), timeout=0.3) as locked:
+            assert not locked
     with folder_lock(str(tmp_path), timeout=10) as locked:
         assert locked
     if sys.platform.startswith("linux"):
@@ -272,22 +284,13 @@ def test_a_process_forked_while_the_lock_was_held_does_not_keep_it(tmp_path):
 
 def test_after_one_wait_runs_out_later_waits_are_short(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "_TIMED_OUT", [])
-    hold = ("import sys\nfrom boostwood._config import folder_lock\n"
-            "with folder_lock(sys.argv[1]):\n    print('held', flush=True)\n"
-            "    sys.stdin.readline()")
-    p = subprocess.Popen([sys.executable, "-c", hold, str(tmp_path)], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
-    try:
-        assert p.stdout.readline().strip() == "held"
+    with _held_by_another_process(tmp_path):
         with folder_lock(str(tmp_path), timeout=0.2) as locked:
             assert not locked
         t0 = time.monotonic()
         with folder_lock(str(tmp_path)) as locked:  # the default wait, now the short one
             assert not locked
         assert time.monotonic() - t0 < config.LOCK_SECONDS / 2
-    finally:
-        p.stdin.close()
-        p.wait(timeout=60)
 
 
 def test_a_folder_that_cannot_be_locked_locks_a_file_in_it(tmp_path, monkeypatch):
