@@ -502,6 +502,56 @@ def test_a_category_dtype_is_coded_by_a_model_as_its_values_are():
     assert len(pickle.dumps(own)) < len(pickle.dumps(list(own))) + 64
 
 
+def test_a_frame_of_the_models_columns_is_coded_in_one_pass_as_the_general_path_does():
+    """Prediction codes a pandas frame of the model's columns, in order, of numpy numbers
+    and ``category`` columns, in one pass (``Booster._coded_frame``): to the bit what the
+    general path gives (each column coded by its own dictionary, then by the model's),
+    whatever the dtypes' category order, unheld categories or missing values. Other
+    frames take the general path: columns in another order, strings, nullable numbers,
+    an unseen value held by a row, categories of numbers for a string feature."""
+    from boostwood.data import as_feature_matrix
+    from boostwood.data.categories import recode
+    r = np.random.default_rng(5)
+    levels = [f"v{i}" for i in range(40)]
+    n = 800
+    X = pd.DataFrame({"a": pd.Categorical(r.choice(levels[:30], n)),
+                      "i": r.integers(0, 9, n), "b": r.random(n) < 0.5,
+                      "f": r.normal(size=n).astype(np.float32),
+                      "c": pd.Categorical(r.choice(levels[5:12], n))})
+    y = (X["a"].cat.codes.to_numpy() % 3 == 0) + 0.2 * X["i"] - X["b"] + X["f"] \
+        + (X["c"].cat.codes.to_numpy() % 2)
+    b = bw.train(dict(max_depth=4, eta=0.5, max_cat_to_onehot=4), bw.Dataset(X, y), 8)
+
+    def general(frame):
+        fm = as_feature_matrix(frame, allow_empty_rows=True)
+        return recode(fm, b.category_dictionaries, "missing", names=b.feature_names).dense
+
+    for trial in range(10):
+        m = int(r.integers(1, 60))
+        rows = X.iloc[r.integers(0, n, m)].reset_index(drop=True)
+        frame = rows.assign(
+            a=pd.Categorical([None if r.random() < 0.1 else v for v in rows["a"].astype(object)],
+                             categories=[str(v) for v in r.permutation(levels[:30])]),
+            c=pd.Categorical(rows["c"].astype(object),
+                             categories=list(r.permutation(levels[:20]))))  # unheld ones
+        fast = b._coded_frame(frame)
+        assert fast is not None
+        np.testing.assert_array_equal(fast.dense, general(frame))
+        strings = frame.assign(a=frame["a"].astype(object), c=frame["c"].astype(object))
+        assert b._coded_frame(strings) is None
+        np.testing.assert_array_equal(b.predict(frame), b.predict(strings))
+    unseen = frame.assign(a=pd.Categorical(["v39"] + list(frame["a"].astype(object))[1:]))
+    others = (frame[["c", "i", "b", "f", "a"]], frame.assign(i=frame["i"].astype("Int64")),
+              unseen, frame.assign(c=pd.Categorical(np.arange(len(frame)) % 3)))
+    for other in others:
+        assert b._coded_frame(other) is None
+    np.testing.assert_array_equal(b.predict(others[0]), b.predict(frame))
+    np.testing.assert_array_equal(b.predict(others[1]), b.predict(frame))
+    np.testing.assert_array_equal(b.predict(unseen), b.predict(unseen.astype({"a": object})))
+    with pytest.raises(TypeError, match="'c'"):
+        b.predict(others[3])
+
+
 def test_the_ranker_takes_categorical_frames():
     """GBDTRanker on a frame with a string column and qid in any order: categorical
     features from the dtype, predictions equal to native ranking training on the same

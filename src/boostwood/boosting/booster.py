@@ -6,12 +6,12 @@ import numba
 import numpy as np
 
 from .._version import __version__
-from .._config import threads_given_back
+from .._config import MAX_ROWS, threads_given_back
 from .._kernels.predict import predict_leaf_raw, predict_levels, predict_raw
 from .._kernels.predict_binned import predict_binned
 from ..data import Dataset, as_feature_matrix
-from ..data.categories import recode
-from ..data.validation import check_vector
+from ..data.categories import coded_frame, recode
+from ..data.validation import FeatureMatrix, _is_pandas_frame, check_vector
 from ..data.dataset import default_feature_names
 from ..data.checks import Param, check_value
 from ..objectives import get_objective
@@ -177,6 +177,9 @@ class Booster:
         if isinstance(data, Dataset):
             fm, base_margin = data.features_for_splits(*self._split_points()), data.base_margin
         else:
+            fm = self._coded_frame(data) if self.category_dictionaries else None
+            if fm is not None:
+                return fm, None
             fm, base_margin = as_feature_matrix(data, "data", allow_empty_rows=True), None
         if fm.shape[1] != self.n_features:
             raise ValueError(f"data has {fm.shape[1]} features but the model was trained on "
@@ -187,6 +190,19 @@ class Booster:
             fm = recode(fm, self.category_dictionaries, self.params["unseen_category"],
                         names=self.feature_names)
         return fm, base_margin
+
+    def _coded_frame(self, data):
+        """A pandas frame of the model's columns, in order, coded by the model's
+        dictionaries in one pass (:func:`~boostwood.data.categories.coded_frame`), as the
+        general path codes it; None where that path must decide."""
+        if not _is_pandas_frame(data) or not 0 < data.shape[0] <= MAX_ROWS:
+            return None
+        dense = coded_frame(data, self.feature_names, self.category_dictionaries)
+        if dense is None:
+            return None
+        fm = FeatureMatrix(dense=dense, feature_names=list(self.feature_names))
+        fm.categories, fm.unseen = dict(self.category_dictionaries), {}
+        return fm
 
     def _check_names(self, fm):
         """``fm`` with its columns in the model's order, selected by name when it has the

@@ -421,3 +421,58 @@ def unify(features, reducer):
         if _kind(merged[f]) == "mixed":
             raise TypeError(f"feature {f} holds strings on one shard and numbers on another")
     return recode(features, merged)
+
+
+def coded_frame(frame, names, dictionaries):
+    """The float64 matrix (Fortran order) of a pandas DataFrame whose columns are the
+    model's features ``names``, in order, coded by the model's ``dictionaries`` (feature
+    index -> values) in one pass: each ``category`` column's own codes mapped through a
+    table per (dtype, dictionary), kept across calls (:func:`_dtype_table`), numeric
+    columns as numbers. What :func:`~.validation.as_feature_matrix` and then
+    :func:`recode` give, to the bit, without coding every column by its own dictionary
+    first (on 1,000-row frames with three category columns that pass cost more than the
+    numeric columns' whole reading). None wherever the general path must decide: other
+    names or order, a dtype other than numpy numbers and ``category``, categories of
+    another kind than the model's or that some row's value is not in the dictionary
+    (unseen), and anything new to the dtype caches."""
+    pd = _pandas()
+    if pd is None or len(frame.columns) != len(names) or \
+            any(str(c) != n for c, n in zip(frame.columns, names)):
+        return None
+    out = np.empty(frame.shape, dtype=np.float64, order="F")
+    for j, column in enumerate(_column_arrays(frame)):
+        dictionary = dictionaries.get(j)
+        if dictionary is None:
+            if not (isinstance(column, np.ndarray) and column.dtype.kind in "biuf"):
+                return None
+            out[:, j] = column
+            continue
+        if not isinstance(column, pd.Categorical):
+            return None
+        known = _dtype_order(column.dtype, names[j])
+        if known is None or not dictionary:
+            return None
+        index, kind = _index_of(dictionary)
+        if known[0] and _kind(known[0][:1]) != kind:
+            return None
+        table = _dtype_table(known[0], dictionary, index)
+        codes = np.asarray(column.codes)
+        if np.isnan(table).any():  # some category of the dtype is unseen: held by a row?
+            if np.isnan(table[codes[codes >= 0]]).any():
+                return None
+        out[:, j] = np.append(table, np.nan)[codes]  # (code -1, missing: the NaN)
+    return out
+
+
+def _column_arrays(frame):
+    """The arrays of a DataFrame's columns, in order: without making a Series of each
+    where pandas offers it (``_get_column_array``, a twelfth of the cost on a 7-column
+    frame; its absence falls back to the public way)."""
+    get = getattr(frame, "_get_column_array", None)
+    if get is not None:
+        try:
+            return [get(j) for j in range(frame.shape[1])]
+        except Exception:  # noqa: BLE001 - a private API that changed: the public way
+            pass
+    return [column.array if not isinstance(column.dtype, np.dtype) else column.to_numpy()
+            for _, column in frame.items()]
