@@ -433,11 +433,9 @@ def coded_frame(frame, names, dictionaries):
     first (on 1,000-row frames with three category columns that pass cost more than the
     numeric columns' whole reading). None wherever the general path must decide: other
     names or order, a dtype other than numpy numbers and ``category``, categories of
-    another kind than the model's or that some row's value is not in the dictionary
-    (unseen), and anything new to the dtype caches."""
+    another kind than the model's, or a row's value that the dictionary lacks (unseen)."""
     pd = _pandas()
-    if pd is None or len(frame.columns) != len(names) or \
-            any(str(c) != n for c, n in zip(frame.columns, names)):
+    if pd is None or not _same_names(frame.columns, names):
         return None
     out = np.empty(frame.shape, dtype=np.float64, order="F")
     for j, column in enumerate(_column_arrays(frame)):
@@ -455,13 +453,40 @@ def coded_frame(frame, names, dictionaries):
         index, kind = _index_of(dictionary)
         if known[0] and _kind(known[0][:1]) != kind:
             return None
-        table = _dtype_table(known[0], dictionary, index)
+        table, some_unseen = _with_missing(_dtype_table(known[0], dictionary, index))
         codes = np.asarray(column.codes)
-        if np.isnan(table).any():  # some category of the dtype is unseen: held by a row?
-            if np.isnan(table[codes[codes >= 0]]).any():
-                return None
-        out[:, j] = np.append(table, np.nan)[codes]  # (code -1, missing: the NaN)
+        out[:, j] = table[codes]  # (code -1, missing: the table's last entry, NaN)
+        if some_unseen and np.isnan(out[:, j][codes >= 0]).any():
+            return None  # (a row holds a category the dictionary lacks)
     return out
+
+
+#: (id of a frame's column Index, id of a model's names) -> (the two): the frames of
+#: repeated prediction calls share their columns, whose names need checking once.
+_NAMES_SEEN = {}
+#: id of a table of :func:`_dtype_table` -> (the table, it with a NaN appended, whether
+#: it holds a NaN, an unseen category, before it).
+_WITH_MISSING = {}
+
+
+def _same_names(columns, names):
+    """Are a frame's columns (an immutable pandas Index) ``names``, in order?"""
+    hit = _NAMES_SEEN.get((id(columns), id(names)))
+    if hit is not None and hit[0] is columns and hit[1] is names:
+        return True
+    if len(columns) != len(names) or any(str(c) != n for c, n in zip(columns, names)):
+        return False
+    _keep(_NAMES_SEEN, (id(columns), id(names)), (columns, names))
+    return True
+
+
+def _with_missing(table):
+    """(``table`` with NaN appended, for code -1; whether ``table`` holds a NaN), kept."""
+    hit = _WITH_MISSING.get(id(table))
+    if hit is None or hit[0] is not table:
+        hit = (table, np.append(table, np.nan), bool(np.isnan(table).any()))
+        _keep(_WITH_MISSING, id(table), hit)
+    return hit[1], hit[2]
 
 
 def _column_arrays(frame):
