@@ -502,17 +502,20 @@ def test_a_category_dtype_is_coded_by_a_model_as_its_values_are():
     assert len(pickle.dumps(own)) < len(pickle.dumps(list(own))) + 64
 
 
-def test_a_frame_of_the_models_columns_is_coded_in_one_pass_as_the_general_path_does():
+def test_a_frame_of_the_models_columns_is_coded_in_one_pass_as_the_general_path_does(
+        monkeypatch):
     """Prediction codes a pandas frame of the model's columns, in order, of numpy numbers
     and ``category`` columns, in one pass (``Booster._coded_frame``): to the bit what the
     general path gives (each column coded by its own dictionary, then by the model's),
     whatever the dtypes' category order, unheld categories or missing values. Other
     frames take the general path: columns in another order, strings, nullable numbers,
     an unseen value held by a row, categories of numbers for a string feature."""
+    from boostwood import Booster
     from boostwood.data import as_feature_matrix
     from boostwood.data.categories import recode
     r = np.random.default_rng(5)
     levels = [f"v{i}" for i in range(40)]
+    wide = [f"w{i}" for i in range(300)]  # (a dtype of more than 127 categories)
     n = 800
     X = pd.DataFrame({"a": pd.Categorical(r.choice(levels[:30], n)),
                       "i": r.integers(0, 9, n), "b": r.random(n) < 0.5,
@@ -526,30 +529,56 @@ def test_a_frame_of_the_models_columns_is_coded_in_one_pass_as_the_general_path_
         fm = as_feature_matrix(frame, allow_empty_rows=True)
         return recode(fm, b.category_dictionaries, "missing", names=b.feature_names).dense
 
+    def bits(a):
+        return np.asarray(a, dtype=np.float64).view(np.uint64)
+
+    fast_calls = []
+    real = Booster._coded_frame
+
+    def spy(self, data):
+        out = real(self, data)
+        fast_calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(Booster, "_coded_frame", spy)
     for trial in range(10):
         m = int(r.integers(1, 60))
         rows = X.iloc[r.integers(0, n, m)].reset_index(drop=True)
         frame = rows.assign(
             a=pd.Categorical([None if r.random() < 0.1 else v for v in rows["a"].astype(object)],
                              categories=[str(v) for v in r.permutation(levels[:30])]),
-            c=pd.Categorical(rows["c"].astype(object),
-                             categories=list(r.permutation(levels[:20]))))  # unheld ones
-        fast = b._coded_frame(frame)
+            c=pd.Categorical(rows["c"].astype(object),  # unheld categories, int16 codes
+                             categories=list(r.permutation(levels[:20] + wide))))
+        fast = real(b, frame)
         assert fast is not None
-        np.testing.assert_array_equal(fast.dense, general(frame))
+        np.testing.assert_array_equal(bits(fast.dense), bits(general(frame)))
         strings = frame.assign(a=frame["a"].astype(object), c=frame["c"].astype(object))
-        assert b._coded_frame(strings) is None
-        np.testing.assert_array_equal(b.predict(frame), b.predict(strings))
+        assert real(b, strings) is None
+        fast_calls.clear()
+        np.testing.assert_array_equal(bits(b.predict(frame)), bits(b.predict(strings)))
+        assert fast_calls == [True, False]  # (predict took the one pass, then the general)
     unseen = frame.assign(a=pd.Categorical(["v39"] + list(frame["a"].astype(object))[1:]))
     others = (frame[["c", "i", "b", "f", "a"]], frame.assign(i=frame["i"].astype("Int64")),
               unseen, frame.assign(c=pd.Categorical(np.arange(len(frame)) % 3)))
     for other in others:
-        assert b._coded_frame(other) is None
+        assert real(b, other) is None
     np.testing.assert_array_equal(b.predict(others[0]), b.predict(frame))
     np.testing.assert_array_equal(b.predict(others[1]), b.predict(frame))
     np.testing.assert_array_equal(b.predict(unseen), b.predict(unseen.astype({"a": object})))
     with pytest.raises(TypeError, match="'c'"):
         b.predict(others[3])
+    strict = bw.train(dict(max_depth=3, unseen_category="error"), bw.Dataset(X, y), 2)
+    with pytest.raises(ValueError, match="'v39'"):
+        strict.predict(unseen)
+    # numbers declared categorical: their category columns take the one pass too
+    Xn = X.assign(a=X["a"].cat.codes.astype(np.int64))
+    bn = bw.train(dict(max_depth=3), bw.Dataset(Xn, y, categorical_feature=["a"]), 3)
+    frame = Xn.iloc[:50].assign(a=pd.Categorical(Xn["a"].iloc[:50], categories=range(30)))
+    assert real(bn, frame) is not None
+    np.testing.assert_array_equal(bits(bn.predict(frame)), bits(bn.predict(Xn.iloc[:50])))
+    names = list(bn.feature_names)  # a model's names changed in place: not matched by
+    bn.feature_names[0], bn.feature_names[1] = names[1], names[0]  # the old frame's
+    assert real(bn, frame) is None
 
 
 def test_the_ranker_takes_categorical_frames():

@@ -50,10 +50,11 @@ overlaps their chains of dependent loads. (The one unrolled group is inlined onc
 second one of eight rows for the last five to eight cost 6 s of the install's compile
 and no measurable time.) A step (:func:`_step` and the functions it calls) is a
 function compiled once and called, not inlined by numba: LLVM inlines it the same, and
-numba's own inlining at each of its 21 call sites in the walk took the compile of the
-walk of a numeric forest from 10 to 16 s, and of a forest with category sets (compiled
-at its first prediction) from 9 to 30 s; the prediction times equal (0.94-1.04x,
-500k-row, 1,000-row and one-row calls of four models).
+numba's own inlining at each of its call sites in the walk (21 of the step, 8 more of
+:func:`_next_any`) took the compile of a numeric forest's prediction kernels on an
+empty cache from 9.4 to 15.1 s, and a categorical model's first prediction after the
+install (its kernels compile then) from 8.6 to 32.2 s; the prediction times are equal
+(0.94-1.04x, 500k-row, 1,000-row and one-row calls of four models).
 ``steps`` is the depth by which leaves hold ``1 - STRAGGLER_SHARE`` of the tree's cover
 (see ``binned_nodes``): the full depth on balanced trees, about 4 on 255-leaf leaf-wise
 trees whose deepest leaf is at about 23 but whose typical row stops at about 4. (2) Rows

@@ -461,8 +461,10 @@ def coded_frame(frame, names, dictionaries):
     return out
 
 
-#: (id of a frame's column Index, id of a model's names) -> (the two): the frames of
-#: repeated prediction calls share their columns, whose names need checking once.
+#: (id of a frame's column Index, id of a model's names) -> (the Index, a copy of the
+#: names): the frames of repeated prediction calls share their columns, whose names then
+#: need no look at each (pandas 3 iterates a str Index through Arrow), only a list
+#: compare with the copy (the model's list may have been changed in place).
 _NAMES_SEEN = {}
 #: id of a table of :func:`_dtype_table` -> (the table, it with a NaN appended, whether
 #: it holds a NaN, an unseen category, before it).
@@ -472,11 +474,11 @@ _WITH_MISSING = {}
 def _same_names(columns, names):
     """Are a frame's columns (an immutable pandas Index) ``names``, in order?"""
     hit = _NAMES_SEEN.get((id(columns), id(names)))
-    if hit is not None and hit[0] is columns and hit[1] is names:
+    if hit is not None and hit[0] is columns and hit[1] == names:
         return True
     if len(columns) != len(names) or any(str(c) != n for c, n in zip(columns, names)):
         return False
-    _keep(_NAMES_SEEN, (id(columns), id(names)), (columns, names))
+    _keep(_NAMES_SEEN, (id(columns), id(names)), (columns, list(names)))
     return True
 
 
