@@ -581,6 +581,81 @@ def test_a_frame_of_the_models_columns_is_coded_in_one_pass_as_the_general_path_
     assert real(bn, frame) is None
 
 
+def test_arrow_and_polars_frames_of_the_models_columns_are_coded_in_one_pass(monkeypatch):
+    """An Arrow table (or a polars frame, through Arrow) of the model's columns, in order,
+    is coded in one pass (categories looked up in the model's dictionary by Arrow's hash
+    lookup over the column's dictionary): to the bit what the general path gives, for
+    dictionary columns of signed and unsigned indices with missing values and unheld
+    categories, string columns, several chunks, and numeric columns of ints, bools and
+    floats with nulls. An unseen value held by a row, another column order and a model of
+    numbers declared categorical take the general path."""
+    pa = pytest.importorskip("pyarrow")
+    pl = pytest.importorskip("polars")
+    from boostwood import Booster
+    from boostwood.data import as_feature_matrix
+    from boostwood.data.categories import recode
+    r = np.random.default_rng(8)
+    levels = [f"v{i}" for i in range(40)]
+    n = 600
+    X = pd.DataFrame({"a": pd.Categorical(r.choice(levels[:30], n)), "i": r.integers(0, 9, n),
+                      "f": r.normal(size=n), "c": pd.Categorical(r.choice(levels[5:12], n))})
+    y = (X["a"].cat.codes.to_numpy() % 3 == 0) + 0.2 * X["i"] + X["f"] \
+        + (X["c"].cat.codes.to_numpy() % 2)
+    b = bw.train(dict(max_depth=4, eta=0.5, max_cat_to_onehot=4), bw.Dataset(X, y), 6)
+
+    def bits(a):
+        return np.asarray(a, dtype=np.float64).view(np.uint64)
+
+    def general(data):
+        fm = as_feature_matrix(data, allow_empty_rows=True)
+        return recode(fm, b.category_dictionaries, "missing", names=b.feature_names).dense
+
+    calls = []
+    real = Booster._coded_frame
+    monkeypatch.setattr(Booster, "_coded_frame",
+                        lambda self, data: calls.append(real(self, data)) or calls[-1])
+    for trial in range(6):
+        m = int(r.integers(1, 80))
+        a = [None if r.random() < 0.1 else levels[int(r.integers(30))] for _ in range(m)]
+        c = [levels[int(r.integers(5, 12))] for _ in range(m)]
+        i = pa.array([None if r.random() < 0.1 else int(v) for v in r.integers(0, 9, m)])
+        f = pa.array(r.normal(size=m).astype(np.float32))
+        kind = (pa.int8(), pa.uint32(), pa.int16())[trial % 3]
+        extra = list(r.permutation(levels[30:]))  # unseen categories no row holds
+        da = pa.DictionaryArray.from_arrays(
+            pa.array([None if v is None else (levels[:30] + extra).index(v) for v in a],
+                     type=kind), pa.array(levels[:30] + extra))
+        table = pa.table({"a": da, "i": i, "f": f, "c": pa.array(c, type=pa.large_string())})
+        if trial % 2:  # two chunks
+            table = pa.concat_tables([table.slice(0, m // 2), table.slice(m // 2)])
+        for data in (table, pl.from_arrow(table)):
+            calls.clear()
+            got = b.predict(data)
+            assert calls[0] is not None  # (the one pass)
+            np.testing.assert_array_equal(bits(calls[0].dense), bits(general(data)))
+            np.testing.assert_array_equal(bits(got), bits(b.predict(table)))
+        strings = pd.DataFrame({"a": pd.Series(a, dtype=object), "i": i.to_pandas(),
+                                "f": f.to_pandas().astype(np.float64), "c": c})
+        np.testing.assert_array_equal(bits(b.predict(table)),
+                                      bits(b.predict(strings.astype({"i": float}))))
+    held = table.set_column(0, "a", pa.array(["v39"] + [None] * (table.num_rows - 1)))
+    for other in (held, table.select(["c", "i", "f", "a"])):
+        assert real(b, other) is None
+    np.testing.assert_array_equal(bits(b.predict(table.select(["c", "i", "f", "a"]))),
+                                  bits(b.predict(table)))
+    missing = held.set_column(0, "a", pa.array([None] * table.num_rows, type=pa.string()))
+    np.testing.assert_array_equal(bits(b.predict(held)), bits(b.predict(missing)))
+    # chunks of different dictionaries: one pass, as the general path codes them
+    two = pa.Table.from_batches([pa.record_batch([pa.array(["v1", "v2"]).dictionary_encode(),
+                                                  pa.array([1, 2]), pa.array([0.5, 1.5]),
+                                                  pa.array(["v5", "v6"])], names=list("aifc")),
+                                 pa.record_batch([pa.array(["v3", None]).dictionary_encode(),
+                                                  pa.array([3, None]), pa.array([2.5, None]),
+                                                  pa.array(["v7", None])], names=list("aifc"))])
+    assert two.column(0).num_chunks == 2 and real(b, two) is not None
+    np.testing.assert_array_equal(bits(real(b, two).dense), bits(general(two)))
+
+
 def test_the_ranker_takes_categorical_frames():
     """GBDTRanker on a frame with a string column and qid in any order: categorical
     features from the dtype, predictions equal to native ranking training on the same

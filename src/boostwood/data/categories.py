@@ -503,3 +503,101 @@ def _column_arrays(frame):
             pass
     return [column.array if not isinstance(column.dtype, np.dtype) else column.to_numpy()
             for _, column in frame.items()]
+
+
+def coded_arrow(table, names, dictionaries):
+    """:func:`coded_frame` for an Arrow table (a polars frame converted): the columns
+    must be the model's features ``names``, in order; numbers as numbers, and each
+    categorical feature's string or dictionary-of-strings column looked up in the
+    model's dictionary by Arrow's own hash lookup (``pyarrow.compute.index_in``: over
+    the column's dictionary, not its rows, where it has one). What the general path
+    gives, to the bit; None where it must decide (other names or types, a dictionary of
+    numbers, a row's value the dictionary lacks)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if list(table.column_names) != names:
+        return None
+    out = np.empty((table.num_rows, table.num_columns), dtype=np.float64, order="F")
+    for j, field in enumerate(table.schema):
+        dictionary, kind = dictionaries.get(j), field.type
+        if dictionary is None:
+            if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
+                    or pa.types.is_boolean(kind)):
+                return None
+            column = table.column(j)
+            if not pa.types.is_float64(kind):
+                column = pc.cast(column, pa.float64(), safe=False)
+            out[:, j] = column.to_numpy(zero_copy_only=False)  # (nulls: NaN)
+            continue
+        coded = _arrow_codes(table.column(j), _arrow_dictionary(dictionary), pa, pc)
+        if coded is None:
+            return None
+        out[:, j] = coded
+    return out
+
+
+def _arrow_codes(column, value_set, pa, pc):
+    """A string or dictionary-of-strings Arrow column's codes in the model's dictionary
+    (``value_set``, an Arrow array of it), NaN where missing; None where the column is of
+    another type or a row holds a value the dictionary lacks."""
+    if value_set is None:
+        return None
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        if not (pa.types.is_string(kind.value_type) or pa.types.is_large_string(kind.value_type)):
+            return None
+        column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        if isinstance(column, pa.ChunkedArray):  # (no chunks: no rows)
+            return np.zeros(0)
+        table, some_unseen = _arrow_table(column.dictionary, value_set, pc)
+        codes, missing = column.indices, len(column.dictionary)  # (the table's last entry)
+        if codes.null_count:
+            codes = pc.fill_null(codes.cast(pa.int64()), missing)
+        codes = codes.to_numpy()
+        coded = table[codes]  # (missing: NaN)
+        if not some_unseen:
+            return coded
+        codes = np.where(codes == missing, -1, codes)
+    elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        coded = pc.index_in(column, value_set=value_set).to_numpy(
+            zero_copy_only=False).astype(np.float64)
+        codes = np.where(column.is_null().to_numpy(zero_copy_only=False), -1, 0)
+    else:
+        return None
+    if np.isnan(coded[codes >= 0]).any():
+        return None  # (a row holds a value the dictionary lacks: the general path decides)
+    return coded
+
+
+#: id of a model's dictionary -> (the dictionary, it as an Arrow string array, or None
+#: for a dictionary of numbers).
+_ARROW_DICTIONARIES = {}
+#: (id of a model's dictionary as Arrow, the length of a column's dictionary) -> (the
+#: two, each of the column's dictionary's values' code in the model's, NaN appended):
+#: each call converts a frame to Arrow anew, with equal dictionaries (compared in C).
+_ARROW_TABLES = {}
+
+
+def _arrow_table(values, value_set, pc):
+    """(Per value of an Arrow dictionary ``values``, its code in the model's dictionary
+    ``value_set``, NaN where it has none (unseen), with a NaN appended for code -1;
+    whether some value is unseen), kept for dictionaries equal to one seen lately."""
+    key = (id(value_set), len(values))
+    hit = _ARROW_TABLES.get(key)
+    if hit is None or hit[0] is not value_set or not hit[1].equals(values):
+        table = pc.index_in(values, value_set=value_set).to_numpy(zero_copy_only=False)
+        table = np.asarray(table, dtype=np.float64)
+        hit = (value_set, values, np.append(table, np.nan), bool(np.isnan(table).any()))
+        _keep(_ARROW_TABLES, key, hit)
+    return hit[2], hit[3]
+
+
+def _arrow_dictionary(dictionary):
+    """A model's dictionary of strings as an Arrow array (kept), None for numbers."""
+    hit = _ARROW_DICTIONARIES.get(id(dictionary))
+    if hit is None or hit[0] is not dictionary:
+        import pyarrow as pa
+        strings = _index_of(dictionary)[1] == "str"
+        hit = (dictionary, pa.array(list(dictionary), type=pa.string()) if strings else None)
+        _keep(_ARROW_DICTIONARIES, id(dictionary), hit)
+    return hit[1]
