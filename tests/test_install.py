@@ -41,6 +41,13 @@ try:  # the scikit-learn estimators pass sample weights: their own kernels' type
     GBDTRegressor(n_estimators=5).fit(X, X[:, 0]).predict(X)
 except ImportError:
     pass
+try:  # a pandas frame's values are column-major and read-only, its labels read-only
+    import pandas as pd
+    df, s = pd.DataFrame(X, columns=list("abcdef")), pd.Series(y)
+    bw.train({"objective": "binary:logistic"}, bw.Dataset(df, s), 10).predict(df)
+    GBDTClassifier(n_estimators=5).fit(df, s).predict_proba(df)
+except ImportError:
+    pass
 print(bw.__file__, n[0], repr(total))
 """
 
@@ -164,8 +171,8 @@ def test_the_build_needs_numba_only_to_compile(monkeypatch, value, extra):
 @pytest.mark.slow
 def test_a_fresh_install_fits_without_compiling(tmp_path):
     """``pip wheel`` runs the hook: the wheel carries numba's cache, and the first fits
-    of a fresh process on the installed package (native and scikit-learn API) compile
-    nothing (before the hook: about 150 kernels for a minute) and predict what this
+    of a fresh process on the installed package (native and scikit-learn API, numpy
+    arrays and pandas frames) compile nothing (before the hook: about 150 kernels for a minute) and predict what this
     process does."""
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
     env.pop("BOOSTWOOD_COMPILE_ON_INSTALL", None)
@@ -197,3 +204,37 @@ def test_a_fresh_install_fits_without_compiling(tmp_path):
     y = (X[:, 0] + rng.normal(size=2000) > 0) * 1.0
     b = bw.train({"objective": "binary:logistic"}, bw.Dataset(X, y), 10, verbose_eval=False)
     assert float(total) == float(b.predict(X).sum())
+
+
+def test_pandas_values_reach_the_kernel_versions_numpy_arrays_do(monkeypatch):
+    """numba compiles a kernel once per array layout and write flag. A pandas frame's
+    values (column-major, read-only under copy-on-write) and labels (read-only) reach
+    binning, gradients and prediction as the versions the install compiles for numpy
+    arrays and the install's column-major workload do, so a first fit from a DataFrame
+    compiles nothing (the slow test above checks that on a built wheel)."""
+    pd = pytest.importorskip("pandas")
+    import numba
+    import boostwood as bw
+    from boostwood.boosting import booster as booster_module
+    from boostwood.data import binning as binning_module
+    seen = {"predict": [], "bin": []}
+    for module, name, key in ((booster_module, "predict_binned", "predict"),
+                              (binning_module, "bin_dense_padded", "bin")):
+        kernel = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda X, *a, kernel=kernel, key=key: (
+            seen[key].append(numba.typeof(X)), kernel(X, *a))[1])
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 4))
+    y = (X[:, 0] > 0) * 1.0
+    df, s = pd.DataFrame(X, columns=list("abcd")), pd.Series(y)
+    b = bw.train({"objective": "binary:logistic"}, bw.Dataset(X, y), 2)
+    b.predict(X)
+    b.predict(np.asfortranarray(X))  # (the install's workloads: warmup._predictions)
+    bw.Dataset(np.asfortranarray(X), y).has_missing()
+    compiled = {k: set(v) for k, v in seen.items()}
+    d = bw.Dataset(df, s)
+    assert d.get_label().flags.writeable
+    bf = bw.train({"objective": "binary:logistic"}, d, 2)
+    np.testing.assert_array_equal(bf.predict(df), b.predict(X))
+    for key, types in seen.items():
+        assert set(types) <= compiled[key], (key, set(types) - compiled[key])

@@ -134,6 +134,7 @@ def _predictions(booster, X):
     enough rows for the link to run across threads."""
     booster.predict(X)
     booster.predict(X.astype(np.float32))
+    booster.predict(np.asfortranarray(X))  # (a pandas frame's values: column-major)
     booster.predict(X[:1])
     # from LINK_PARALLEL_ROWS rows the logistic link runs across threads (its own kernel)
     booster.predict(np.resize(X, (LINK_PARALLEL_ROWS, X.shape[1])))
@@ -268,6 +269,7 @@ def _around_trees(names):
 
     _round_kernels()
     X, score = _data()
+    Dataset(np.asfortranarray(X), score).has_missing()  # (a pandas frame's values)
     by_name = {w[0]: w for w in _ALL_WORKLOADS}
     forests = {}
     for name in names:

@@ -11,7 +11,8 @@ from .._kernels.predict import predict_leaf_raw, predict_levels, predict_raw
 from .._kernels.predict_binned import predict_binned
 from ..data import Dataset, as_feature_matrix
 from ..data.categories import coded_arrow, coded_frame, recode
-from ..data.validation import FeatureMatrix, _is_arrow_table, _is_pandas_frame, check_vector
+from ..data.validation import (FeatureMatrix, _is_arrow_table, _is_pandas_frame,
+                               as_compiled, check_vector)
 from ..data.dataset import default_feature_names
 from ..data.checks import Param, check_value
 from ..objectives import get_objective
@@ -156,7 +157,7 @@ class Booster:
         node by node -- the same sums, to the last bit, by any."""
         args = (packed["value"], packed["offsets"], packed["group"], out)
         if packed["binned"] is not None:
-            predict_binned(X, *packed["binned"], *args, packed["binned_sets"],
+            predict_binned(as_compiled(X), *packed["binned"], *args, packed["binned_sets"],
                            numba.get_num_threads())
         elif packed["levels"] is not None:
             predict_levels(X, packed["levels"], *args, packed["level_sets"])

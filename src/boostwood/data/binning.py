@@ -25,6 +25,7 @@ from .._kernels.binning import (MAX_PADDED_FEATURES, PADDED_EDGES, bin_dense, bi
                                bin_values)
 from .._kernels.random import STREAM_BIN_SAMPLE, row_hashes
 from .sketch import Summary
+from .validation import read_only
 
 
 def _midpoints(lo, hi):
@@ -249,9 +250,10 @@ class BinMapper:
             for start, X in features.row_chunks():  # (one matrix, or its row blocks)
                 part = out[start:start + X.shape[0]]
                 if table is not None:
-                    bin_dense_padded(X, table, self.n_bins, part)
+                    bin_dense_padded(read_only(X), table, self.n_bins, part)
                 else:
-                    bin_dense(X, self.edges_flat, self.edge_offsets, self.n_bins, part)
+                    bin_dense(read_only(X), self.edges_flat, self.edge_offsets, self.n_bins,
+                              part)
                 for f, pooled in self.category_bins.items():
                     col = X[:, f]
                     seen = ~np.isnan(col)

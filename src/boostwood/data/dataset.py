@@ -10,7 +10,7 @@ from .columns import SortedColumns
 from .queries import queries_from
 from .rowinfo import RowInfo, unit_weights
 from .checks import Param, check_value
-from .validation import as_feature_matrix, check_memory, check_vector
+from .validation import as_feature_matrix, check_memory, check_vector, read_only
 
 #: The binning's parameters: the Dataset owns them (``train``'s parameters of these
 #: names are these specs, passed on to :meth:`Dataset.set_binning`).
@@ -328,7 +328,7 @@ class Dataset:
 def fingerprint(dense):
     """The fingerprint (:mod:`boostwood._kernels.checksum`) of a dense array's bytes."""
     flat = np.ravel(dense, order="K")  # a view for C- and F-ordered arrays
-    return int(fingerprint_words(flat.view(np.uint32)))
+    return int(fingerprint_words(read_only(flat.view(np.uint32))))
 
 
 def default_feature_names(n):

@@ -386,7 +386,28 @@ def check_vector(values, n_rows, name, allow_2d=False, nonnegative=False):
         raise ValueError(f"{name} contains {bad} NaN or infinite values")
     if nonnegative and np.any(arr < 0):
         raise ValueError(f"{name} must be non-negative")
+    if not arr.flags.writeable:  # (a pandas column's values: one compiled version of
+        return np.array(arr, order="C")  # each kernel, writable vectors, as numpy's)
     return np.ascontiguousarray(arr)
+
+
+def read_only(a):
+    """A read-only view of ``a``. Kernels that only read a matrix get one, so that a
+    writable numpy array and pandas' read-only values (copy-on-write) reach the same
+    compiled version of them (numba compiles one per flag), the one the install
+    compiled: no compile on a user's first fit from a DataFrame."""
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+def as_compiled(X):
+    """``X`` as prediction's kernels were compiled at the install for it: a writable
+    row-major matrix as it is (numpy's; no view made in a one-row call), any other (a
+    pandas frame's column-major, read-only values, a coded frame) as a read-only view."""
+    return X if X.flags.c_contiguous and X.flags.writeable else read_only(X)
 
 
 #: The range of positive row weights: gradients and hessians are float32 (w * g), which
