@@ -181,14 +181,23 @@ def test_categories_absent_from_training_do_not_shift_the_sets():
     lambda: bw.ExtraTreesClassifier(10, random_state=0),
     lambda: bw.AdaBoostClassifier(n_estimators=10)],
     ids=["cart", "forest", "extra", "adaboost"])
-def test_prediction_codes_categories_by_value(make):
+def test_prediction_codes_categories_by_value(make, monkeypatch):
+    from boostwood.sklearn import trees
     df, y, _ = _mixed()
     est = make().fit(df, y)
     p = est.predict_proba(df)
     shuffled = df.copy()
     shuffled["city"] = pd.Categorical(df["city"], categories=sorted(
         df["city"].dropna().unique(), reverse=True))
+    passes = []  # a frame of the fitted columns is coded in one pass (and the same)
+    real = trees.coded_features
+    monkeypatch.setattr(trees, "coded_features", lambda *a: passes.append(real(*a)) or
+                        passes[-1])
     np.testing.assert_array_equal(est.predict_proba(shuffled), p)
+    assert passes and passes[-1] is not None
+    strings = shuffled.astype({"city": object})
+    np.testing.assert_array_equal(est.predict_proba(strings), p)
+    assert passes[-1] is None  # (strings: the general path)
     unseen = df.iloc[:50].copy()
     unseen["city"] = "atlantis"
     missing = df.iloc[:50].copy()

@@ -6,13 +6,12 @@ import numba
 import numpy as np
 
 from .._version import __version__
-from .._config import MAX_ROWS, threads_given_back
+from .._config import threads_given_back
 from .._kernels.predict import predict_leaf_raw, predict_levels, predict_raw
 from .._kernels.predict_binned import predict_binned
 from ..data import Dataset, as_feature_matrix
-from ..data.categories import coded_arrow, coded_frame, recode
-from ..data.validation import (FeatureMatrix, _is_arrow_table, _is_pandas_frame,
-                               as_compiled, check_vector)
+from ..data.categories import recode
+from ..data.validation import as_compiled, check_vector, coded_features
 from ..data.dataset import default_feature_names
 from ..data.checks import Param, check_value
 from ..objectives import get_objective
@@ -193,26 +192,10 @@ class Booster:
         return fm, base_margin
 
     def _coded_frame(self, data):
-        """A pandas frame, an Arrow table or a polars frame of the model's columns, in
-        order, coded by the model's dictionaries in one pass (:func:`~boostwood.data.
-        categories.coded_frame`, :func:`~boostwood.data.categories.coded_arrow`), as the
-        general path codes it; None where that path must decide."""
-        if _is_pandas_frame(data):
-            coded = coded_frame
-        elif _is_arrow_table(data):
-            if (type(data).__module__ or "").startswith("polars"):
-                data = data.to_arrow()
-            coded = coded_arrow
-        else:
-            return None
-        if not 0 < len(data) <= MAX_ROWS:
-            return None
-        dense = coded(data, self.feature_names, self.category_dictionaries)
-        if dense is None:
-            return None
-        fm = FeatureMatrix(dense=dense, feature_names=list(self.feature_names))
-        fm.categories, fm.unseen = dict(self.category_dictionaries), {}
-        return fm
+        """``data`` coded by the model's dictionaries in one pass where it is a frame of
+        the model's columns (:func:`~boostwood.data.validation.coded_features`); None
+        where the general path must decide."""
+        return coded_features(data, self.feature_names, self.category_dictionaries)
 
     def _check_names(self, fm):
         """``fm`` with its columns in the model's order, selected by name when it has the

@@ -257,6 +257,34 @@ def _frame_to_array(frame, name, categorical=None):
     return out, names, categories
 
 
+def coded_features(data, names, dictionaries):
+    """A FeatureMatrix of ``data`` coded by a model's ``dictionaries`` (feature index ->
+    values) in one pass, where ``data`` is a pandas frame, an Arrow table or a polars
+    frame whose columns are the model's features ``names``, in order
+    (:func:`.categories.coded_frame`, :func:`.categories.coded_arrow`): what
+    :func:`as_feature_matrix` and then :func:`.categories.recode` give, to the bit.
+    None where that general path must decide (and for a model without categories)."""
+    from .categories import coded_arrow, coded_frame
+    if not dictionaries:
+        return None
+    if _is_pandas_frame(data):
+        coded = coded_frame
+    elif _is_arrow_table(data):
+        if (type(data).__module__ or "").startswith("polars"):
+            data = data.to_arrow()
+        coded = coded_arrow
+    else:
+        return None
+    if not 0 < len(data) <= MAX_ROWS:
+        return None
+    dense = coded(data, names, dictionaries)
+    if dense is None:
+        return None
+    fm = FeatureMatrix(dense=dense, feature_names=list(names))
+    fm.categories, fm.unseen = dict(dictionaries), {}
+    return fm
+
+
 def _declared_numbers(data, categorical, names, name):
     """A numpy matrix whose columns ``categorical`` names are category codes: a copy
     (the caller's array is never changed), and the dictionaries."""

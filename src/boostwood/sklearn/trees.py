@@ -19,6 +19,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ..boosting.dump import export_text as _export_tree_text
 from ..data import as_feature_matrix
 from ..data.categories import recode
+from ..data.validation import coded_features
 from ..ensemble import cart, pruning
 from ..tree.tree import feature_importance as _tree_importance
 from ._hyper import (CLASSIFIER, DECISION_TREE, SPLITTERS, FittedAttributes, categorical_spec,
@@ -124,8 +125,11 @@ def _check_X_predict(est, X):
     # names and count checked as fit checked them; categories coded by value, with the
     # fitted dictionaries (a category fit never saw goes the missing way)
     validate_data(est, X, reset=False, skip_check_array=True)
-    fm = as_feature_matrix(X, "X", allow_empty_rows=True)
     names = [str(n) for n in getattr(est, "feature_names_in_", [])] or None
+    fm = coded_features(X, names, dictionaries) if names else None  # (one pass)
+    if fm is not None:
+        return fm
+    fm = as_feature_matrix(X, "X", allow_empty_rows=True)
     return recode(fm, dictionaries, "missing", names)
 
 
