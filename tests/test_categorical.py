@@ -587,8 +587,9 @@ def test_arrow_and_polars_frames_of_the_models_columns_are_coded_in_one_pass(mon
     lookup over the column's dictionary): to the bit what the general path gives, for
     dictionary columns of signed and unsigned indices with missing values and unheld
     categories, string columns, several chunks, and numeric columns of ints, bools and
-    floats with nulls. An unseen value held by a row, another column order and a model of
-    numbers declared categorical take the general path."""
+    floats with nulls, a RecordBatch. An unseen value held by a row, another column order
+    and a dictionary holding a value twice (the general path's error) take the general
+    path."""
     pa = pytest.importorskip("pyarrow")
     pl = pytest.importorskip("polars")
     from boostwood import Booster
@@ -654,6 +655,13 @@ def test_arrow_and_polars_frames_of_the_models_columns_are_coded_in_one_pass(mon
                                                   pa.array(["v7", None])], names=list("aifc"))])
     assert two.column(0).num_chunks == 2 and real(b, two) is not None
     np.testing.assert_array_equal(bits(real(b, two).dense), bits(general(two)))
+    batch = two.combine_chunks().to_batches()[0]
+    np.testing.assert_array_equal(bits(real(b, batch).dense), bits(general(batch)))
+    twice = two.set_column(0, "a", pa.DictionaryArray.from_arrays(
+        pa.array([0, 1, 2, 0], pa.int8()), pa.array(["v1", "v2", "v1"])))
+    assert real(b, twice) is None
+    with pytest.raises(ValueError, match="under two values"):
+        b.predict(twice)
 
 
 def test_the_ranker_takes_categorical_frames():

@@ -208,33 +208,38 @@ def test_a_fresh_install_fits_without_compiling(tmp_path):
 
 def test_pandas_values_reach_the_kernel_versions_numpy_arrays_do(monkeypatch):
     """numba compiles a kernel once per array layout and write flag. A pandas frame's
-    values (column-major, read-only under copy-on-write) and labels (read-only) reach
-    binning, gradients and prediction as the versions the install compiles for numpy
-    arrays and the install's column-major workload do, so a first fit from a DataFrame
+    values (column-major, read-only under copy-on-write; a one-row frame's are read-only
+    row-major, a row slice's strided) and labels (read-only) reach binning and prediction
+    as the versions the install's workloads compile (numpy arrays, and
+    ``warmup._column_major`` and ``warmup._predictions``), so a first fit from a DataFrame
     compiles nothing (the slow test above checks that on a built wheel)."""
     pd = pytest.importorskip("pandas")
     import numba
     import boostwood as bw
+    from boostwood import warmup
     from boostwood.boosting import booster as booster_module
     from boostwood.data import binning as binning_module
     seen = {"predict": [], "bin": []}
     for module, name, key in ((booster_module, "predict_binned", "predict"),
-                              (binning_module, "bin_dense_padded", "bin")):
+                              (binning_module, "bin_dense_padded", "bin"),
+                              (binning_module, "bin_dense", "bin")):
         kernel = getattr(module, name)
         monkeypatch.setattr(module, name, lambda X, *a, kernel=kernel, key=key: (
             seen[key].append(numba.typeof(X)), kernel(X, *a))[1])
     rng = np.random.default_rng(0)
     X = rng.normal(size=(500, 4))
     y = (X[:, 0] > 0) * 1.0
-    df, s = pd.DataFrame(X, columns=list("abcd")), pd.Series(y)
     b = bw.train({"objective": "binary:logistic"}, bw.Dataset(X, y), 2)
-    b.predict(X)
-    b.predict(np.asfortranarray(X))  # (the install's workloads: warmup._predictions)
-    bw.Dataset(np.asfortranarray(X), y).has_missing()
+    warmup._predictions(b, X)
+    warmup._column_major(X, y)
     compiled = {k: set(v) for k, v in seen.items()}
-    d = bw.Dataset(df, s)
-    assert d.get_label().flags.writeable
-    bf = bw.train({"objective": "binary:logistic"}, d, 2)
-    np.testing.assert_array_equal(bf.predict(df), b.predict(X))
+    df, s = pd.DataFrame(X, columns=list("abcd")), pd.Series(y)
+    for rows in (slice(None), slice(100, 400), [3]):
+        d = bw.Dataset(df.iloc[rows], s.iloc[rows])
+        assert d.get_label().flags.writeable
+        bf = bw.train({"objective": "binary:logistic"}, d, 2)
+        for frame in (df, df.iloc[100:400], df.iloc[[3]], df.head(1)):
+            np.testing.assert_array_equal(bf.predict(frame), bf.predict(
+                frame.to_numpy().copy(), validate_features=False))
     for key, types in seen.items():
         assert set(types) <= compiled[key], (key, set(types) - compiled[key])

@@ -129,6 +129,11 @@ def _one(params, how, X, score):
     _predictions(booster, X)
 
 
+def _column_major(X, score):
+    """Bin a column-major matrix, a pandas frame's values (the fits bin numpy's)."""
+    Dataset(np.asfortranarray(X), score).has_missing()
+
+
 def _predictions(booster, X):
     """The predictions every workload makes: float64 and float32 rows, one row, and
     enough rows for the link to run across threads."""
@@ -269,7 +274,7 @@ def _around_trees(names):
 
     _round_kernels()
     X, score = _data()
-    Dataset(np.asfortranarray(X), score).has_missing()  # (a pandas frame's values)
+    _column_major(X, score)
     by_name = {w[0]: w for w in _ALL_WORKLOADS}
     forests = {}
     for name in names:

@@ -25,7 +25,7 @@ from .._kernels.binning import (MAX_PADDED_FEATURES, PADDED_EDGES, bin_dense, bi
                                bin_values)
 from .._kernels.random import STREAM_BIN_SAMPLE, row_hashes
 from .sketch import Summary
-from .validation import read_only
+from .validation import as_compiled
 
 
 def _midpoints(lo, hi):
@@ -250,9 +250,9 @@ class BinMapper:
             for start, X in features.row_chunks():  # (one matrix, or its row blocks)
                 part = out[start:start + X.shape[0]]
                 if table is not None:
-                    bin_dense_padded(read_only(X), table, self.n_bins, part)
+                    bin_dense_padded(as_compiled(X), table, self.n_bins, part)
                 else:
-                    bin_dense(read_only(X), self.edges_flat, self.edge_offsets, self.n_bins,
+                    bin_dense(as_compiled(X), self.edges_flat, self.edge_offsets, self.n_bins,
                               part)
                 for f, pooled in self.category_bins.items():
                     col = X[:, f]

@@ -547,9 +547,9 @@ def _arrow_codes(column, value_set, pa, pc):
         if not (pa.types.is_string(kind.value_type) or pa.types.is_large_string(kind.value_type)):
             return None
         column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-        if isinstance(column, pa.ChunkedArray):  # (no chunks: no rows)
-            return np.zeros(0)
         table, some_unseen = _arrow_table(column.dictionary, value_set, pc)
+        if table is None:  # (a value twice in the column's dictionary: the general path's
+            return None  # error)
         codes, missing = column.indices, len(column.dictionary)  # (the table's last entry)
         if codes.null_count:
             codes = pc.fill_null(codes.cast(pa.int64()), missing)
@@ -573,8 +573,9 @@ def _arrow_codes(column, value_set, pa, pc):
 #: for a dictionary of numbers).
 _ARROW_DICTIONARIES = {}
 #: (id of a model's dictionary as Arrow, the length of a column's dictionary) -> (the
-#: two, each of the column's dictionary's values' code in the model's, NaN appended):
-#: each call converts a frame to Arrow anew, with equal dictionaries (compared in C).
+#: two, each of the column's dictionary's values' code in the model's with a NaN
+#: appended (None: a value twice), whether some value is unseen): each call converts a
+#: frame to Arrow anew, with equal dictionaries (compared in C).
 _ARROW_TABLES = {}
 
 
@@ -587,7 +588,9 @@ def _arrow_table(values, value_set, pc):
     if hit is None or hit[0] is not value_set or not hit[1].equals(values):
         table = pc.index_in(values, value_set=value_set).to_numpy(zero_copy_only=False)
         table = np.asarray(table, dtype=np.float64)
-        hit = (value_set, values, np.append(table, np.nan), bool(np.isnan(table).any()))
+        twice = pc.count_distinct(values, mode="all").as_py() != len(values)
+        hit = (value_set, values, None if twice else np.append(table, np.nan),
+               bool(np.isnan(table).any()))
         _keep(_ARROW_TABLES, key, hit)
     return hit[2], hit[3]
 
@@ -597,7 +600,12 @@ def _arrow_dictionary(dictionary):
     hit = _ARROW_DICTIONARIES.get(id(dictionary))
     if hit is None or hit[0] is not dictionary:
         import pyarrow as pa
-        strings = _index_of(dictionary)[1] == "str"
-        hit = (dictionary, pa.array(list(dictionary), type=pa.string()) if strings else None)
+        arrow = None
+        if _index_of(dictionary)[1] == "str":
+            try:
+                arrow = pa.array(list(dictionary), type=pa.string())
+            except (pa.ArrowException, UnicodeError):  # (strings Arrow cannot hold)
+                pass
+        hit = (dictionary, arrow)
         _keep(_ARROW_DICTIONARIES, id(dictionary), hit)
     return hit[1]

@@ -271,6 +271,8 @@ def coded_features(data, names, dictionaries):
         coded = coded_frame
     elif _is_arrow_table(data):
         if (type(data).__module__ or "").startswith("polars"):
+            if list(data.columns) != names:  # (checked before the conversion)
+                return None
             data = data.to_arrow()
         coded = coded_arrow
     else:
@@ -431,11 +433,25 @@ def read_only(a):
     return view
 
 
+#: Most bytes of a matrix :func:`as_compiled` copies rather than pass to a version of
+#: a kernel the install did not compile.
+COPY_FOR_KERNELS_BYTES = 64 << 20
+
+
 def as_compiled(X):
-    """``X`` as prediction's kernels were compiled at the install for it: a writable
-    row-major matrix as it is (numpy's; no view made in a one-row call), any other (a
-    pandas frame's column-major, read-only values, a coded frame) as a read-only view."""
-    return X if X.flags.c_contiguous and X.flags.writeable else read_only(X)
+    """``X`` as the kernels that read a matrix (binning, prediction) were compiled for
+    at the install: a writable row-major matrix as it is (numpy's; a one-row call makes
+    no view), a column-major one (a pandas frame's values, a coded frame) as a read-only
+    view; any other -- read-only row-major (a one-row frame's values), strided (a frame's
+    row slice) -- copied to a writable row-major matrix up to COPY_FOR_KERNELS_BYTES (the
+    same values), else a read-only view (whose kernels compile on first use)."""
+    if X.flags.c_contiguous and X.flags.writeable:
+        return X
+    if X.flags.f_contiguous and not X.flags.c_contiguous:
+        return read_only(X)
+    if X.nbytes <= COPY_FOR_KERNELS_BYTES:
+        return np.array(X, order="C")
+    return read_only(X)
 
 
 #: The range of positive row weights: gradients and hessians are float32 (w * g), which
