@@ -135,8 +135,9 @@ def _column_major(X, score):
 
 
 def _predictions(booster, X):
-    """The predictions every workload makes: float64 and float32 rows, one row, and
-    enough rows for the link to run across threads."""
+    """The predictions every workload makes: float64 and float32 rows, column-major
+    rows (a pandas frame's values), one row, and enough rows for the link to run across
+    threads."""
     booster.predict(X)
     booster.predict(X.astype(np.float32))
     booster.predict(np.asfortranarray(X))  # (a pandas frame's values: column-major)
