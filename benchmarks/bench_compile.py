@@ -7,7 +7,8 @@ run gets an empty ``NUMBA_CACHE_DIR`` of its own. Reported per run: the compile'
 seconds (``/usr/bin/time``-style, the whole process), then, in a fresh process on that
 cache, the import of boostwood, a first fit and predict (2,000 rows, 10 rounds, binary
 logistic) and how many kernels that fit still had to compile (0: the install covers it),
-and the same for a scikit-learn ``GBDTClassifier`` fit.
+and the same for a scikit-learn ``GBDTClassifier`` fit, then (with pandas) for the same
+rows as a DataFrame and for a DataFrame with two category columns.
 
 ``--src`` runs another checkout's code (its ``src`` folder first on ``PYTHONPATH``),
 e.g. a ``git worktree`` of an older commit, for a before/after table from one machine
@@ -48,9 +49,23 @@ b = bw.train({"objective": "binary:logistic"}, bw.Dataset(X, y), 10, verbose_eva
 b.predict(X)
 t2 = time.perf_counter(); native = Count.n
 bw.GBDTClassifier(n_estimators=10).fit(X, y).predict_proba(X)
-t3 = time.perf_counter()
-print(json.dumps(dict(import_s=t1 - t0, first_fit_s=t2 - t1, compilations=native,
-                      sklearn_fit_s=t3 - t2, sklearn_compilations=Count.n - native)))
+t3 = time.perf_counter(); sklearn = Count.n
+out = dict(import_s=t1 - t0, first_fit_s=t2 - t1, compilations=native,
+           sklearn_fit_s=t3 - t2, sklearn_compilations=sklearn - native)
+try:  # a pandas frame (read-only, column-major values), then one with category columns
+    import pandas as pd
+    df = pd.DataFrame(X, columns=list("abcdef"))
+    bw.train({"objective": "binary:logistic"}, bw.Dataset(df, pd.Series(y)), 10).predict(df)
+    t4 = time.perf_counter(); frame = Count.n
+    cat = df.assign(c=pd.Categorical(rng.choice(["a", "b", "c", "d", "e", "f"], 2000)),
+                    d=pd.Categorical(rng.choice([f"L{i}" for i in range(40)], 2000)))
+    bw.train({"objective": "binary:logistic"}, bw.Dataset(cat, y), 10).predict(cat)
+    t5 = time.perf_counter()
+    out.update(pandas_fit_s=t4 - t3, pandas_compilations=frame - sklearn,
+               categorical_fit_s=t5 - t4, categorical_compilations=Count.n - frame)
+except ImportError:
+    pass
+print(json.dumps(out))
 """
 
 
@@ -81,8 +96,10 @@ def main():
           f"numba {numba.__version__}, Python {sys.version.split()[0]}, "
           f"{len(os.sched_getaffinity(0))} cores")
     print("| run | source | jobs | compile s | import s | first fit + predict s | "
-          "compilations left | scikit-learn fit s | its compilations |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "compilations left | scikit-learn fit s | its compilations | pandas frame fit + "
+          "predict s | its compilations | category columns fit + predict s | its "
+          "compilations |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in range(args.repeat):
         for src in sources:
             for jobs in [int(j) for j in args.jobs.split(",")]:
@@ -91,9 +108,14 @@ def main():
                     x = one_run(src, jobs, cache)
                 finally:
                     shutil.rmtree(cache, ignore_errors=True)
+                frames = " | ".join(f"{x[k]:.2f}" if k.endswith("_s") else str(x[k])
+                                    for k in ("pandas_fit_s", "pandas_compilations",
+                                              "categorical_fit_s", "categorical_compilations")
+                                    if k in x) or "- | - | - | -"
                 print(f"| {r + 1} | {src or 'installed'} | {jobs} | {x['compile_s']:.1f} | "
                       f"{x['import_s']:.2f} | {x['first_fit_s']:.2f} | {x['compilations']} | "
-                      f"{x['sklearn_fit_s']:.2f} | {x['sklearn_compilations']} |", flush=True)
+                      f"{x['sklearn_fit_s']:.2f} | {x['sklearn_compilations']} | {frames} |",
+                      flush=True)
 
 
 if __name__ == "__main__":
