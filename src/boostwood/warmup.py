@@ -27,7 +27,8 @@ row subsampling, evaluation sets (on the training bins or their own) and early
 stopping, and predictions of 1 to 16,384 rows. Paths few fits take compile on their
 first use (``boostwood compile --all`` compiles them too, :data:`_FIRST_USE_WORKLOADS`):
 quantized gradients (about 13 s), each pointwise loss (Poisson, Tweedie, gamma,
-absolute, Huber, quantile error: 2-3 s each), ranking (about 18 s), exact and
+absolute, Huber, quantile error: 2-3 s each), ranking (about 18 s), categorical features
+(about 20 s; ``--all`` compiles these four), exact and
 approximate splits, forests and single trees, AdaBoost, SHAP values, the CLI's readers.
 ``boostwood compile --report`` times each kernel's compilation.
 """
@@ -70,13 +71,16 @@ _WORKLOADS = (
 #: everything=True)`` (``boostwood compile --all``): quantized gradients (int16 rows: a
 #: histogram build and expansion loop of their own, about 13 s) and a pointwise loss
 #: (Poisson here; each of Poisson, Tweedie, gamma, absolute, Huber and quantile error
-#: compiles its own row loop on its first fit, 2-3 s), and ranking (LambdaMART's
-#: gradients and the ranking metrics, about 18 s).
+#: compiles its own row loop on its first fit, 2-3 s), ranking (LambdaMART's
+#: gradients and the ranking metrics, about 18 s), and categorical features (the scans,
+#: partitions and walks with category sets, about 20 s).
 _FIRST_USE_WORKLOADS = (
     ("binary, quantized gradients", dict(objective="binary:logistic",
                                          use_quantized_grad=True), ""),
     ("counts, weighted", dict(objective="count:poisson"), "weighted"),
     ("ranking", dict(objective="rank:ndcg", eval_metric=["ndcg@10"]), "queries"),
+    ("binary, a categorical feature", dict(objective="binary:logistic", max_depth=4),
+     "categorical"),
 )
 _ALL_WORKLOADS = _WORKLOADS + _FIRST_USE_WORKLOADS
 
@@ -114,6 +118,10 @@ def _datasets(params, how, X, score):
         dtrain = Dataset(X[:2400], y[:2400], group=[30] * 80)
         return dtrain, {"valid": Dataset(X[2400:], y[2400:], group=[30] * 20,
                                          reference=dtrain)}
+    if how == "categorical":  # (a column of category codes, as a frame's becomes)
+        codes = np.where(np.isnan(X[:, 0]), np.nan, np.floor(np.abs(X[:, 0]) * 8))
+        X = np.column_stack([codes, X[:, 1:]])
+        return Dataset(X, y, categorical_feature=[0]), {}
     binning = {"bin_construct_sample_cnt": 1000} if how == "sampled bins" else {}
     return Dataset(X, y, **binning), {}
 
