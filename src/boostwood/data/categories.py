@@ -346,7 +346,7 @@ def _lookup(theirs, dictionary, column, unseen):
         (values, _, _), held = source  # made when the rows hold an eighth of them or more)
         full = _dtype_table(values, dictionary, index, build=8 * held.size >= len(values))
     if full is not None:
-        table = full[held]
+        table = full[0][held]
         missed = [values[i] for i in held[np.isnan(table)]]
     else:
         table = np.array([index.get(v, np.nan) for v in theirs], dtype=np.float64)
@@ -356,24 +356,26 @@ def _lookup(theirs, dictionary, column, unseen):
 
 
 #: (ids of a pandas dtype's cached values and of a model's dictionary) -> (the two, the
-#: code in the dictionary of each of the dtype's values, NaN: unseen): prediction in
-#: small calls codes the same dtype by the same dictionary again and again.
+#: code in the dictionary of each of the dtype's values (NaN: unseen) and a NaN for code
+#: -1, whether some value is unseen): prediction in small calls codes the same dtype by
+#: the same dictionary again and again.
 _DTYPE_TABLES = {}
 
 
 def _dtype_table(values, dictionary, index, build=True):
-    """Per entry of ``values`` (a pandas dtype's sorted values, :func:`_dtype_order`), its
-    code in ``dictionary`` (``index``: value -> code), NaN where it holds none; None where
-    it is not kept and not ``build``."""
+    """(Per entry of ``values`` (a pandas dtype's values, :func:`_dtype_order`), its code
+    in ``dictionary`` (``index``: value -> code), NaN where it holds none, then a NaN for
+    the missing code -1; whether some entry is unseen). None where it is not kept and
+    not ``build``."""
     key = (id(values), id(dictionary))
     hit = _DTYPE_TABLES.get(key)
     if hit is None or hit[0] is not values or hit[1] is not dictionary:
         if not build:
             return None
-        hit = (values, dictionary, np.array([index.get(v, np.nan) for v in values],
-                                            dtype=np.float64))
+        table = np.array([index.get(v, np.nan) for v in values] + [np.nan], dtype=np.float64)
+        hit = (values, dictionary, table, bool(np.isnan(table[:-1]).any()))
         _keep(_DTYPE_TABLES, key, hit)
-    return hit[2]
+    return hit[2], hit[3]
 
 
 #: id of a model's dictionary -> (the dictionary, value -> code, kind), for the
@@ -453,7 +455,7 @@ def coded_frame(frame, names, dictionaries):
         index, kind = _index_of(dictionary)
         if known[0] and _kind(known[0][:1]) != kind:
             return None
-        table, some_unseen = _with_missing(_dtype_table(known[0], dictionary, index))
+        table, some_unseen = _dtype_table(known[0], dictionary, index)
         codes = np.asarray(column.codes)
         out[:, j] = table[codes]  # (code -1, missing: the table's last entry, NaN)
         if some_unseen and np.isnan(out[:, j][codes >= 0]).any():
@@ -466,9 +468,6 @@ def coded_frame(frame, names, dictionaries):
 #: need no look at each (pandas 3 iterates a str Index through Arrow), only a list
 #: compare with the copy (the model's list may have been changed in place).
 _NAMES_SEEN = {}
-#: id of a table of :func:`_dtype_table` -> (the table, it with a NaN appended, whether
-#: it holds a NaN, an unseen category, before it).
-_WITH_MISSING = {}
 
 
 def _same_names(columns, names):
@@ -480,15 +479,6 @@ def _same_names(columns, names):
         return False
     _keep(_NAMES_SEEN, (id(columns), id(names)), (columns, list(names)))
     return True
-
-
-def _with_missing(table):
-    """(``table`` with NaN appended, for code -1; whether ``table`` holds a NaN), kept."""
-    hit = _WITH_MISSING.get(id(table))
-    if hit is None or hit[0] is not table:
-        hit = (table, np.append(table, np.nan), bool(np.isnan(table).any()))
-        _keep(_WITH_MISSING, id(table), hit)
-    return hit[1], hit[2]
 
 
 def _column_arrays(frame):

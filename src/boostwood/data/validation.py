@@ -416,9 +416,9 @@ def check_vector(values, n_rows, name, allow_2d=False, nonnegative=False):
         raise ValueError(f"{name} contains {bad} NaN or infinite values")
     if nonnegative and np.any(arr < 0):
         raise ValueError(f"{name} must be non-negative")
-    if not arr.flags.writeable:  # (a pandas column's values: one compiled version of
-        return np.array(arr, order="C")  # each kernel, writable vectors, as numpy's)
-    return np.ascontiguousarray(arr)
+    # writable (a pandas column's values are read-only): one compiled version of each
+    # kernel, for writable vectors, as numpy's
+    return np.require(arr, requirements=["C", "W"])
 
 
 def read_only(a):
