@@ -481,7 +481,8 @@ def compile_kernels(verbose=False, jobs=None, everything=False):
         (a helper that failed, or a cache entry not saved: see ``_config.LockedCacheFile``),
         so the cache ends up as complete as after one process.
     everything : bool, also the paths few fits take (:data:`_FIRST_USE_WORKLOADS`:
-        quantized gradients, pointwise losses), which otherwise compile on first use
+        quantized gradients, a pointwise loss, ranking, categorical features), which
+        otherwise compile on first use
 
     Returns
     -------
