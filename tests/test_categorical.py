@@ -843,14 +843,17 @@ def _wide_frame(n, levels, seed):
 
 @pytest.mark.parametrize("onehot, grow", [(65536, "depthwise"), (4, "depthwise"),
                                           (65536, "lossguide"), (4, "lossguide")])
-def test_the_binned_and_level_walks_with_category_sets_equal_the_node_walk(onehot, grow):
-    """A trained categorical model predicts by the binned walk with category sets (runs
-    of codes, with missing values either way, and other sets by their bits; a
-    1,500-level feature); it adds the same leaf values, to the bit, as the node-by-node
-    walk -- and so does the level walk of balanced trees -- on rows with missing and
-    unseen (coded missing) categories, in calls of every size the kernel cuts apart."""
+def test_the_binned_mask_and_level_walks_with_category_sets_equal_the_node_walk(onehot,
+                                                                                grow):
+    """A trained categorical model's binned walk with category sets (runs of codes, with
+    missing values either way, and other sets by their bits; a 1,500-level feature) and
+    its leaf-mask walk (trees of up to 64 leaves, which ``predict`` takes) add the same
+    leaf values, to the bit, as the node-by-node walk -- and so does the level walk of
+    balanced trees -- on rows with missing and unseen (coded missing) categories, in
+    calls of every size the kernels cut apart."""
     from boostwood._kernels.predict import predict_levels, predict_raw
     from boostwood._kernels.predict_binned import predict_binned
+    from boostwood._kernels.predict_masks import predict_masks
     df, y = _wide_frame(9000, [6, 40, 1500], seed=9)  # 9,000 rows: blocks of 1,125
     params = {"max_depth": 6 if grow == "depthwise" else 0, "eta": 0.3,
               "max_cat_to_onehot": onehot, "grow_policy": grow, "max_leaves": 30,
@@ -872,11 +875,14 @@ def test_the_binned_and_level_walks_with_category_sets_equal_the_node_walk(oneho
         binned = np.zeros_like(raw)
         predict_binned(part, *packed["binned"], *args, binned, packed["binned_sets"])
         assert np.array_equal(binned, raw)
+        masked = np.zeros_like(raw)
+        predict_masks(part, *packed["masks"], packed["group"], masked)
+        assert np.array_equal(masked, raw)
         if packed["levels"] is not None:
             walked = np.zeros_like(raw)
             predict_levels(part, packed["levels"], *args, walked, packed["level_sets"])
             assert np.array_equal(walked, raw)
-    from_base = np.full((9000, 1), b.base_score[0])  # predict: the binned walk, as raw
+    from_base = np.full((9000, 1), b.base_score[0])  # predict: the mask walk, as raw
     predict_raw(X, packed["nodes"], *args, from_base)
     assert np.array_equal(b.predict(new, output_margin=True), from_base[:, 0])
 
@@ -897,3 +903,58 @@ def test_the_binned_walk_bins_a_wide_feature_by_the_runs_of_its_sets():
     n_cuts = np.sum(np.isfinite(cuts[cut_start[1]:cut_start[2]]))
     assert 1 < n_cuts <= 2 * len(held) + 1
     assert pack_trees(b.trees, 1)["binned"] is None  # not coded: no binned walk
+
+
+def test_predict_takes_the_mask_walk_up_to_64_leaves_and_the_binned_walk_above(
+        monkeypatch):
+    """``predict`` of a forest with category sets takes the leaf-mask walk while every
+    tree has at most 64 leaves and the tables fit ``MAX_MASK_BYTES``, else the binned
+    walk; numeric forests keep the binned walk. Every walk gives the node-by-node walk's
+    margins to the bit, multiclass (trees adding to their own class) included."""
+    from boostwood.boosting import booster as booster_module
+    from boostwood.tree import tree as tree_module
+    df, y = _wide_frame(3000, [12, 300], seed=4)
+    classes = np.digitize(y, np.quantile(y, [0.33, 0.66])).astype(float)
+    calls = []
+    for name in ("predict_masks", "predict_binned"):
+        monkeypatch.setattr(booster_module, name, lambda *a, kernel=getattr(
+            booster_module, name), name=name: (calls.append(name), kernel(*a))[1])
+    for params, label, walk in (
+            ({"max_depth": 6}, y, "predict_masks"),
+            ({"grow_policy": "lossguide", "max_leaves": 64, "max_depth": 0}, y,
+             "predict_masks"),
+            ({"objective": "multi:softprob", "num_class": 3, "max_depth": 5}, classes,
+             "predict_masks"),
+            ({"grow_policy": "lossguide", "max_leaves": 65, "max_depth": 0,
+              "min_child_weight": 0}, y, "predict_binned")):
+        b = bw.train(dict(params, eta=0.3, max_cat_to_onehot=4, min_data_per_group=5),
+                     bw.Dataset(df, label=label), 6)
+        leaves = max(int(np.sum(t.feature < 0)) for t in b.trees)
+        assert (leaves > 64) == (walk == "predict_binned"), (params, leaves)
+        calls.clear()
+        margin = b.predict(df, output_margin=True)
+        assert calls == [walk], params
+        assert np.array_equal(margin.reshape(3000, -1), _node_walk(b, df)), params
+    numeric = bw.train({"max_depth": 6}, bw.Dataset(df[["x"]], label=y), 3)
+    calls.clear()
+    numeric.predict(df[["x"]])
+    assert calls == ["predict_binned"] and numeric._pack(0, 3)["masks"] is None
+    b = bw.train({"max_depth": 6, "max_cat_to_onehot": 4, "eta": 0.3}, bw.Dataset(
+        df, label=y), 6)
+    size = b._pack(0, 6)["masks"][6].nbytes
+    monkeypatch.setattr(tree_module, "MAX_MASK_BYTES", size - 8)
+    b._packed = {}
+    assert b._pack(0, 6)["masks"] is None and b._pack(0, 6)["binned"] is not None
+    calls.clear()
+    assert np.array_equal(b.predict(df, output_margin=True), _node_walk(b, df)[:, 0])
+    assert calls == ["predict_binned"]
+
+
+def _node_walk(b, df):
+    """The margins of ``b`` on ``df`` by the node-by-node walk."""
+    from boostwood._kernels.predict import predict_raw
+    packed = b._pack(0, b.num_boosted_rounds())
+    out = np.tile(b.base_score, (len(df), 1)).astype(np.float64)
+    predict_raw(b._features_of(df, True)[0].dense, packed["nodes"], packed["value"],
+                packed["offsets"], packed["group"], out)
+    return out

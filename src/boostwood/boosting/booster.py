@@ -9,6 +9,7 @@ from .._version import __version__
 from .._config import threads_given_back
 from .._kernels.predict import predict_leaf_raw, predict_levels, predict_raw
 from .._kernels.predict_binned import predict_binned
+from .._kernels.predict_masks import predict_masks
 from ..data import Dataset, as_feature_matrix
 from ..data.categories import recode
 from ..data.validation import as_compiled, check_vector, coded_features
@@ -150,12 +151,16 @@ class Booster:
 
     @staticmethod
     def _add_trees(packed, X, out):
-        """Add the packed trees' values to ``out``: the binned walk where the forest
-        allows it (numeric splits, and category sets of features the model's dictionaries
-        code), else the level walk (balanced trees, with category sets or without), else
+        """Add the packed trees' values to ``out``: the leaf-mask walk for forests with
+        category sets (of features the model's dictionaries code) whose trees have at
+        most 64 leaves, else the binned walk where the forest allows it (numeric splits,
+        and such category sets), else the level walk (balanced trees, with category sets or without), else
         node by node -- the same sums, to the last bit, by any."""
         args = (packed["value"], packed["offsets"], packed["group"], out)
-        if packed["binned"] is not None:
+        if packed["masks"] is not None:
+            predict_masks(as_compiled(X), *packed["masks"], packed["group"], out,
+                          numba.get_num_threads())
+        elif packed["binned"] is not None:
             predict_binned(as_compiled(X), *packed["binned"], *args, packed["binned_sets"],
                            numba.get_num_threads())
         elif packed["levels"] is not None:

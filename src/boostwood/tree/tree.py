@@ -5,6 +5,7 @@ from .._config import NODE_DTYPE
 from .._kernels.binning import MAX_PADDED_FEATURES
 from .._kernels.predict_binned import (LEAF, MAX_CUTS, MAX_FEATURES, NO_RUN, PADDED_CUTS,
                                       STRAGGLER_SHARE, TOP_LEVELS, TOP_LEVELS_SETS)
+from .._kernels.predict_masks import MAX_LEAVES, mask_tables
 from .._kernels.splits import CATEGORICAL, NUMERIC, bitset_of, categories_of, goes_left_many
 
 _INT_FIELDS = ("feature", "left", "right")
@@ -250,11 +251,14 @@ def pack_trees(trees, n_groups=1, walks=True, coded=False):
     cover = cat("cover", np.float64)
     shape = walk_shape(nodes, offsets, cover) if walks else None
     binned = binned_nodes(nodes, offsets, cover, shape, coded) if shape else None
+    value = cat("value", np.float64)
     return dict(nodes=nodes, feature=nodes[0],
                 binned=binned and binned[0], binned_sets=binned and binned[1],
+                masks=mask_nodes(nodes, value, offsets, *binned[0][:2])
+                if binned and binned[1] is not None else None,
                 levels=level_nodes(nodes, offsets, cover, shape) if shape else None,
                 level_sets=level_sets(nodes),
-                value=cat("value", np.float64), cover=cover, offsets=offsets,
+                value=value, cover=cover, offsets=offsets,
                 group=np.arange(len(trees), dtype=np.int64) % max(n_groups, 1))
 
 
@@ -423,6 +427,56 @@ def binned_nodes(nodes, offsets, cover, shape=None, coded=False):
     top_lo = np.where(lo[at] == NO_RUN, 0, lo[at]).astype(bins)
     return (cuts, cut_start, entries, steps, max_depth) + top, \
         (aux, set_words, aux[at], top_lo, z[at].astype(bins))
+
+
+#: Most bytes the leaf-mask walk's tables of one forest may take (else the binned walk):
+#: 100 depth-6 trees on 7 features of 256 bins take 1 MiB.
+MAX_MASK_BYTES = 32 << 20
+
+
+def mask_nodes(nodes, value, offsets, cuts, cut_start):
+    """``(cuts, cut_start, n_cuts, pair_start, pair_feature, table_start, tables,
+    leaf_value)`` of :func:`boostwood._kernels.predict_masks.predict_masks` (after ``X``)
+    over the binned walk's ``cuts`` (:func:`binned_nodes`), or None when a tree has more
+    than ``MAX_LEAVES`` leaves or the tables would take more than ``MAX_MASK_BYTES``.
+
+    One table per tree and feature it splits on (by tree, then feature), one entry per
+    bin of the feature, NaN last: feature f's bins take, in the tables' build, the values
+    ``cuts`` (numeric; and +inf for the last) or the codes just above them (categorical:
+    its cuts lie half-way between codes), which fall in those bins."""
+    feature, kind = nodes[0], nodes[5]
+    split, n, n_trees = feature >= 0, feature.shape[0], offsets.shape[0]
+    tree_of = np.repeat(np.arange(n_trees), np.diff(np.append(offsets, n)))
+    if n_trees == 0 or np.bincount(tree_of[~split], minlength=n_trees).max() > MAX_LEAVES:
+        return None
+    finite = np.concatenate([[0], np.cumsum(np.isfinite(cuts))])
+    n_cuts = finite[cut_start[1:]] - finite[cut_start[:-1]]
+    n_used = n_cuts.shape[0]
+    pairs, pair_of_split = np.unique(tree_of[split] * n_used + feature[split],
+                                     return_inverse=True)
+    pair_feature = pairs % n_used
+    sizes = n_cuts[pair_feature] + 2
+    if 8 * int(sizes.sum()) > MAX_MASK_BYTES:
+        return None
+    table_start = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    pair_start = np.searchsorted(pairs // n_used, np.arange(n_trees + 1)).astype(np.int64)
+    pair_of = np.full(n, -1, dtype=np.int64)
+    pair_of[split] = pair_of_split
+    categorical = np.zeros(n_used, dtype=bool)
+    categorical[feature[split & (kind != NUMERIC)]] = True
+    reps = []
+    for f in range(n_used):
+        c = cuts[cut_start[f]:cut_start[f] + n_cuts[f]]
+        reps += [np.concatenate([c[:1] - 0.5, c + 0.5]) if categorical[f] and c.size
+                 else np.append(c, np.inf), [np.nan]]
+    rep_start = np.zeros(n_used + 1, dtype=np.int64)
+    rep_start[1:] = np.cumsum(n_cuts + 2)
+    tables = np.full(int(sizes.sum()), np.iinfo(np.uint64).max, dtype=np.uint64)
+    leaf_value = np.zeros(n_trees * MAX_LEAVES)
+    mask_tables(*nodes, value, offsets.astype(np.int64), pair_of, table_start,
+                np.concatenate(reps).astype(np.float64), rep_start, tables, leaf_value)
+    return (cuts, cut_start, n_cuts.astype(np.int64), pair_start,
+            pair_feature.astype(np.int64), table_start, tables, leaf_value)
 
 
 def _set_bins(nodes, is_set):
