@@ -3,7 +3,8 @@ and XGBoost.
 
 Data as in ``bench_categorical.py`` (``--rows`` rows, 80/20 split; 4 numeric features and a
 ``category`` column per entry of ``--levels``). Models, each trained once on the training
-rows with the same rounds, depth and learning rate:
+rows with the same rounds, depth (or, with ``--leaves``, leaves grown leaf-wise) and
+learning rate:
 
 * boostwood (its defaults: one-vs-rest set splits),
 * boostwood partitions (``max_cat_to_onehot`` 4: many-vs-many sets, LightGBM's default),
@@ -24,6 +25,7 @@ boostwood's numeric twin, and ratio to the faster of LightGBM and XGBoost.
 Usage::
 
     python benchmarks/bench_categorical_predict.py                 # 200k rows, 10/100/1000
+    python benchmarks/bench_categorical_predict.py --leaves 255    # leaf-wise, 255 leaves
     python benchmarks/bench_categorical_predict.py --levels 10,100 --rounds 300
 """
 import argparse
@@ -53,20 +55,24 @@ def models(train, y, a):
     import boostwood as bw
     import lightgbm as lgb
     import xgboost as xgb
-    common = dict(objective="binary:logistic", eta=0.1, max_depth=a.depth, nthread=a.threads,
-                  verbosity=0)
+    shape = dict(max_depth=a.depth) if not a.leaves else \
+        dict(grow_policy="lossguide", max_leaves=a.leaves, max_depth=0)
+    common = dict(objective="binary:logistic", eta=0.1, nthread=a.threads, verbosity=0,
+                  **shape)
     out = {}
     for name, frame, extra in (("boostwood", train, {}),
                                ("boostwood partitions", train, {"max_cat_to_onehot": 4}),
                                ("boostwood numeric twin", as_numbers(train), {})):
         b = bw.train(dict(common, **extra), bw.Dataset(frame, label=y), a.rounds)
         out[name] = (b.predict, name.endswith("twin"))
-    lg = lgb.train(dict(objective="binary", learning_rate=0.1, max_depth=a.depth,
-                        num_leaves=2 ** a.depth, num_threads=a.threads, verbose=-1),
+    lg = lgb.train(dict(objective="binary", learning_rate=0.1,
+                        max_depth=-1 if a.leaves else a.depth,
+                        num_leaves=a.leaves or 2 ** a.depth, num_threads=a.threads,
+                        verbose=-1),
                    lgb.Dataset(train, label=y), a.rounds)
     out["lightgbm"] = (lg.predict, False)
-    xg = xgb.train(dict(objective="binary:logistic", eta=0.1, max_depth=a.depth,
-                        tree_method="hist", nthread=a.threads),
+    xg = xgb.train(dict(objective="binary:logistic", eta=0.1, tree_method="hist",
+                        nthread=a.threads, **shape),
                    xgb.DMatrix(train, label=y, enable_categorical=True), a.rounds)
     out["xgboost"] = (lambda X: xg.predict(xgb.DMatrix(X, enable_categorical=True,
                                                        nthread=a.threads)), False)
@@ -76,6 +82,9 @@ def models(train, y, a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     data_arguments(ap, repeat=10)
+    ap.add_argument("--leaves", type=int, default=0,
+                    help="grow every model leaf-wise to this many leaves (no depth limit) "
+                         "instead of depth-wise to --depth")
     a = ap.parse_args()
     levels = [int(v) for v in a.levels.split(",")]
     df, y = make_data(a.rows, levels)
@@ -100,7 +109,8 @@ def main():
             small[name] = min(small.get(name, np.inf), per_call)
     print(f"commit {commit()}; {platform.processor() or platform.machine()}, {os.cpu_count()} "
           f"cores; {a.rows} rows ({len(test)} predicted), levels {levels}, {a.rounds} "
-          f"rounds, depth {a.depth}, {a.threads} threads, best of {a.repeat} in turns")
+          f"rounds, {f'{a.leaves} leaves leaf-wise' if a.leaves else f'depth {a.depth}'}, "
+          f"{a.threads} threads, best of {a.repeat} in turns")
     twin = "boostwood numeric twin"
     other = {k: min(v["lightgbm"], v["xgboost"]) for k, v in (("whole", whole),
                                                               ("small", small))}

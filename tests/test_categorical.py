@@ -841,25 +841,29 @@ def _wide_frame(n, levels, seed):
     return pd.DataFrame(frame), y + rng.normal(size=n) * 0.3
 
 
-@pytest.mark.parametrize("onehot, grow", [(65536, "depthwise"), (4, "depthwise"),
-                                          (65536, "lossguide"), (4, "lossguide")])
-def test_the_binned_mask_and_level_walks_with_category_sets_equal_the_node_walk(onehot,
-                                                                                grow):
+@pytest.mark.parametrize("onehot, grow, leaves", [
+    (65536, "depthwise", 0), (4, "depthwise", 0), (65536, "lossguide", 30),
+    (4, "lossguide", 30), (65536, "lossguide", 150), (4, "lossguide", 150)])
+def test_the_binned_mask_and_level_walks_with_category_sets_equal_the_node_walk(
+        onehot, grow, leaves):
     """A trained categorical model's binned walk with category sets (runs of codes, with
     missing values either way, and other sets by their bits; a 1,500-level feature) and
-    its leaf-mask walk (trees of up to 64 leaves, which ``predict`` takes) add the same
-    leaf values, to the bit, as the node-by-node walk -- and so does the level walk of
-    balanced trees -- on rows with missing and unseen (coded missing) categories, in
-    calls of every size the kernels cut apart."""
+    its leaf-mask walk (which ``predict`` takes: one word per table entry for trees of
+    up to 64 leaves, four up to 256) add the same leaf values, to the bit, as the
+    node-by-node walk -- and so does the level walk of balanced trees -- on rows with
+    missing and unseen (coded missing) categories, in calls of every size the kernels
+    cut apart."""
     from boostwood._kernels.predict import predict_levels, predict_raw
     from boostwood._kernels.predict_binned import predict_binned
     from boostwood._kernels.predict_masks import predict_masks
     df, y = _wide_frame(9000, [6, 40, 1500], seed=9)  # 9,000 rows: blocks of 1,125
     params = {"max_depth": 6 if grow == "depthwise" else 0, "eta": 0.3,
-              "max_cat_to_onehot": onehot, "grow_policy": grow, "max_leaves": 30,
-              "min_data_per_group": 5, "cat_smooth": 1.0}
+              "max_cat_to_onehot": onehot, "grow_policy": grow, "max_leaves": leaves,
+              "min_data_per_group": 5, "cat_smooth": 1.0, "min_child_weight": 0}
     b = bw.train(params, bw.Dataset(df.iloc[:3000], label=y[:3000]), 12)
     packed = b._pack(0, 12)
+    words = 1 if max(int(np.sum(t.feature < 0)) for t in b.trees) <= 64 else 4
+    assert packed["masks"][6].shape[1] == words == (4 if leaves > 64 else 1)
     lo, z, aux = (packed["binned_sets"][3], packed["binned_sets"][4],
                   packed["binned_sets"][0])
     # runs with missing values either way; sets of other codes where partitions are asked
@@ -905,10 +909,10 @@ def test_the_binned_walk_bins_a_wide_feature_by_the_runs_of_its_sets():
     assert pack_trees(b.trees, 1)["binned"] is None  # not coded: no binned walk
 
 
-def test_predict_takes_the_mask_walk_up_to_64_leaves_and_the_binned_walk_above(
+def test_predict_takes_the_mask_walk_up_to_256_leaves_and_the_binned_walk_above(
         monkeypatch):
     """``predict`` of a forest with category sets takes the leaf-mask walk while every
-    tree has at most 64 leaves and the tables fit ``MAX_MASK_BYTES``, else the binned
+    tree has at most 256 leaves and the tables fit ``MAX_MASK_BYTES``, else the binned
     walk; numeric forests keep the binned walk. Every walk gives the node-by-node walk's
     margins to the bit, multiclass (trees adding to their own class) included."""
     from boostwood.boosting import booster as booster_module
@@ -926,11 +930,13 @@ def test_predict_takes_the_mask_walk_up_to_64_leaves_and_the_binned_walk_above(
             ({"objective": "multi:softprob", "num_class": 3, "max_depth": 5}, classes,
              "predict_masks"),
             ({"grow_policy": "lossguide", "max_leaves": 65, "max_depth": 0,
+              "min_child_weight": 0}, y, "predict_masks"),
+            ({"grow_policy": "lossguide", "max_leaves": 257, "max_depth": 0,
               "min_child_weight": 0}, y, "predict_binned")):
         b = bw.train(dict(params, eta=0.3, max_cat_to_onehot=4, min_data_per_group=5),
                      bw.Dataset(df, label=label), 6)
         leaves = max(int(np.sum(t.feature < 0)) for t in b.trees)
-        assert (leaves > 64) == (walk == "predict_binned"), (params, leaves)
+        assert leaves == params.get("max_leaves", leaves), (params, leaves)
         calls.clear()
         margin = b.predict(df, output_margin=True)
         assert calls == [walk], params

@@ -90,8 +90,8 @@ deep: a step costs more here than a numeric one, so more of it runs as vector co
 On 100 depth-6 trees over 40k rows with one-vs-rest sets (2-core Zen 4 VM) the walk
 took 1.0-1.1x the time of the same-size numeric model (1.05-1.25x with a 1,000-level
 feature); with many-vs-many sets 2.7x. ``Booster`` therefore predicts forests with
-category sets whose trees have at most 64 leaves by leaf masks
-(:mod:`boostwood._kernels.predict_masks`), 1.1-1.2x; this walk takes the rest.
+category sets whose trees have at most 256 leaves by leaf masks
+(:mod:`boostwood._kernels.predict_masks`, 1.0-1.4x); this walk takes the rest.
 
 Each row adds its trees' leaf values in tree order to what ``out`` held, the same
 additions as :func:`boostwood._kernels.predict.predict_raw`: results are equal

@@ -3,7 +3,7 @@ category sets whose trees have at most ``MAX_LEAVES`` leaves.
 
 The idea is QuickScorer's (Lucchese et al., SIGIR 2015), over bins. Number a tree's
 leaves 0, 1, ... from left to right, and give each split node the mask of the leaves of
-its left subtree. A row goes right at some of the tree's nodes; clear, from a word of
+its left subtree. A row goes right at some of the tree's nodes; clear, from a mask of
 ones, the left-subtree leaves of each of those nodes. The lowest set bit that remains is
 the row's leaf: the row's own leaf is never cleared (it lies in the left subtree of no
 node where the row went right on its way, and in no subtree of a node off its way), and
@@ -15,12 +15,21 @@ splits on, one table holds, for every bin of that feature, the AND of the cleare
 all that tree's nodes on the feature where a value of the bin goes right: a row's leaf
 is then the lowest set bit of the AND of one table entry per feature of the tree -- a
 gather and an AND per row and feature, the same for a category set of any shape as for a
-threshold. The binned walk (:mod:`boostwood._kernels.predict_binned`) instead takes a
-category set that is not a run of consecutive codes through its bits, a row at a time,
-at each level (six scalar operations and four dependent loads per row and level): on 100
-depth-6 trees with many-vs-many sets over 10-, 100- and 1,000-level features, 40k rows
-on 2 threads, it took 2.9x the time of the same-size numeric model, and this walk 1.2x
-(one-vs-rest sets: 1.2x and 1.1x; 2-core Zen 4 VM).
+threshold, and for a tree of any depth. An entry is one 64-bit word where no tree of the
+forest has more than 64 leaves, else four (up to 256 leaves; a fixed four lets the
+compiler AND an entry as one vector).
+
+The binned walk (:mod:`boostwood._kernels.predict_binned`) instead takes a category set
+that is not a run of consecutive codes through its bits, a row at a time, at each level
+(six scalar operations and four dependent loads per row and level), and a leaf-wise
+tree of one-vs-rest splits is a deep chain (median depth 52 at 255 leaves, against 22
+for the same data's codes as numbers). Against the same-size numeric model (the
+categories' codes as numbers, by the binned walk), 40k rows on 2 threads, 2-core Zen 4
+VM, 100 trees over 4 numeric features and 10-, 100- and 1,000-level categorical ones:
+
+* depth 6: many-vs-many sets 2.9x by the binned walk, 1.1x by this one; one-vs-rest
+  sets 1.3x and 1.0x;
+* 255 leaves, leaf-wise: many-vs-many 4.1x and 1.4x; one-vs-rest 6.1x and 1.4x.
 
 The bins are the binned walk's: per feature the sorted distinct thresholds of the
 forest (its cuts), and for a categorical feature (its values are the codes of the model's
@@ -32,7 +41,7 @@ node-by-node walk does, and each row adds its trees' leaf values in tree order: 
 same sums, to the last bit.
 
 A numeric forest keeps the binned walk, which takes its top levels as vector compares:
-there this walk took 1.13x its time (the same 100 trees, 40k rows).
+there this walk took 1.13x its time (100 depth-6 trees, 40k rows).
 """
 import numpy as np
 from numba import njit, prange
@@ -43,8 +52,9 @@ from .intrinsics import trailing_zeros
 from .predict_binned import PADDED_CUTS, _block_rows, count_below
 from .splits import goes_left
 
-#: Most leaves a tree of the walk may have: one bit each in a 64-bit word.
-MAX_LEAVES = 64
+#: Most leaves a tree of the walk may have: one bit each, in as many 64-bit words as the
+#: forest's largest tree needs.
+MAX_LEAVES = 256
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
@@ -59,15 +69,16 @@ def mask_tables(feature, threshold, left, right, default_left, kind, cat_start, 
     offsets : ndarray of shape (n_trees,), int64; each tree's first node   # IN
     pair_of : ndarray of shape (n_nodes,), int64; the (tree, feature) table of each
         split node (-1 at leaves)   # IN
-    table_start : ndarray of shape (n_pairs,), int64; where each table starts   # IN
+    table_start : ndarray of shape (n_pairs,), int64; the first entry of each table   # IN
     rep, rep_start : ndarray, float64 / int64; feature f's values of its bins 0 ..
         n_cuts + 1 (the last NaN) are ``rep[rep_start[f]:rep_start[f + 1]]``   # IN
-    tables : ndarray, uint64, all ones   # IN/OUT
-    leaf_value : ndarray of shape (n_trees * MAX_LEAVES,), float64; leaf k (from the
-        left) of tree t at ``t * MAX_LEAVES + k``   # OUT
+    tables : ndarray of shape (n_entries, W), uint64, all ones; an entry's leaf k in bit
+        k % 64 of word k // 64   # IN/OUT
+    leaf_value : ndarray of shape (n_trees, 64 * W), float64; leaf k (from the left) of
+        tree t at ``[t, k]``   # OUT
     """
-    n = feature.shape[0]
-    stack = np.empty(MAX_LEAVES * 2, dtype=np.int64)
+    n, W = feature.shape[0], tables.shape[1]
+    stack = np.empty(64 * W * 2, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)  # the rank of a node's leftmost leaf
     for t in range(offsets.shape[0]):
@@ -81,7 +92,7 @@ def mask_tables(feature, threshold, left, right, default_left, kind, cat_start, 
             visited += 1
             if feature[o + k] < 0:
                 first[o + k] = rank
-                leaf_value[t * MAX_LEAVES + rank] = value[o + k]
+                leaf_value[t, rank] = value[o + k]
                 rank += 1
             else:
                 stack[top], stack[top + 1] = right[o + k], left[o + k]
@@ -90,15 +101,24 @@ def mask_tables(feature, threshold, left, right, default_left, kind, cat_start, 
             j = o + order[v]
             if feature[j] < 0:
                 continue
-            a, b = first[o + left[j]], first[o + right[j]]
+            a, b = first[o + left[j]], first[o + right[j]]  # the left subtree's leaves
             first[j] = a
-            keep = ~(((np.uint64(1) << np.uint64(b)) - np.uint64(1))
-                     & ~((np.uint64(1) << np.uint64(a)) - np.uint64(1)))
             f, s = feature[j], table_start[pair_of[j]]
             for u in range(rep_start[f + 1] - rep_start[f]):
                 if not goes_left(rep[rep_start[f] + u], j, kind, threshold, default_left,
                                  cat_start, cat_len, cat_bits):
-                    tables[s + u] &= keep
+                    for w in range(a // 64, (b - 1) // 64 + 1):
+                        tables[s + u, w] &= ~(_below(b - 64 * w) & ~_below(a - 64 * w))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _below(k):
+    """The bits below bit ``k`` of a word (none for k <= 0, all for k >= 64)."""
+    if k <= 0:
+        return np.uint64(0)
+    if k >= 64:
+        return _ALL
+    return (np.uint64(1) << np.uint64(k)) - np.uint64(1)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -116,8 +136,8 @@ def predict_masks(X, cuts, cut_start, n_cuts, pair_start, pair_feature, table_st
         ``pair_start[t]:pair_start[t + 1]``   # IN
     pair_feature, table_start : ndarray of shape (n_pairs,), int64; each table's
         feature, and where it starts in ``tables``   # IN
-    tables : ndarray, uint64   # IN
-    leaf_value : ndarray of shape (n_trees * MAX_LEAVES,), float64   # IN
+    tables : ndarray of shape (n_entries, W), uint64   # IN
+    leaf_value : ndarray of shape (n_trees, 64 * W), float64   # IN
     tree_group : ndarray of shape (n_trees,), int64   # IN
     out : ndarray of shape (n_rows, n_groups), float64   # IN/OUT, margins to add to
     n_threads : int, as :func:`boostwood._kernels.predict_binned.predict_binned` takes
@@ -162,6 +182,22 @@ def _walk(U, lo, pair_start, pair_feature, table_start, tables, leaf_value, tree
     for i in range(m):
         for g in range(n_groups):
             acc[i, g] = out[lo + i, g]
+    if tables.shape[1] == 1:
+        _one_word(U, pair_start, pair_feature, table_start, tables[:, 0], leaf_value,
+                  tree_group, acc)
+    else:
+        _words(U, pair_start, pair_feature, table_start, tables, leaf_value, tree_group,
+               acc)
+    for i in range(m):
+        for g in range(n_groups):
+            out[lo + i, g] = acc[i, g]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _one_word(U, pair_start, pair_feature, table_start, tables, leaf_value, tree_group,
+              acc):
+    """:func:`_walk` of trees of at most 64 leaves: one word per entry."""
+    m = U.shape[1]
     mask = np.empty(m, dtype=np.uint64)
     for t in range(pair_start.shape[0] - 1):
         for i in range(m):
@@ -170,12 +206,30 @@ def _walk(U, lo, pair_start, pair_feature, table_start, tables, leaf_value, tree
             u, T = U[pair_feature[p]], tables[table_start[p]:]
             for i in range(m):
                 mask[i] &= T[u[i]]
-        L, g = leaf_value[t * MAX_LEAVES:(t + 1) * MAX_LEAVES], tree_group[t]
+        L, g = leaf_value[t], tree_group[t]
         for i in range(m):
             acc[i, g] += L[trailing_zeros(mask[i])]
-    for i in range(m):
-        for g in range(n_groups):
-            out[lo + i, g] = acc[i, g]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _words(U, pair_start, pair_feature, table_start, tables, leaf_value, tree_group, acc):
+    """:func:`_walk` of trees of 65 to 256 leaves: four words per entry; the leaf is the
+    lowest set bit of the first word that has one."""
+    m = U.shape[1]
+    mask = np.empty((m, 4), dtype=np.uint64)
+    for t in range(pair_start.shape[0] - 1):
+        mask[:] = _ALL
+        for p in range(pair_start[t], pair_start[t + 1]):
+            u, T = U[pair_feature[p]], tables[table_start[p]:]
+            for i in range(m):
+                e = T[np.int64(u[i])]
+                for w in range(4):
+                    mask[i, w] &= e[w]
+        L, g = leaf_value[t], tree_group[t]
+        for i in range(m):
+            a0, a1, a2 = mask[i, 0], mask[i, 1], mask[i, 2]
+            w = np.int64(a0 == 0) + np.int64((a0 | a1) == 0) + np.int64((a0 | a1 | a2) == 0)
+            acc[i, g] += L[64 * w + trailing_zeros(mask[i, w])]
 
 
 lock_cache_writes(globals())  # numba's cache, safe when processes compile at once
