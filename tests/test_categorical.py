@@ -954,6 +954,18 @@ def test_predict_takes_the_mask_walk_up_to_256_leaves_and_the_binned_walk_above(
     calls.clear()
     assert np.array_equal(b.predict(df, output_margin=True), _node_walk(b, df)[:, 0])
     assert calls == ["predict_binned"]
+    monkeypatch.undo()  # (MAX_MASK_BYTES)
+    from boostwood._kernels.predict import predict_raw
+    from boostwood._kernels.predict_masks import predict_masks
+    from boostwood.tree.tree import Tree, pack_trees
+    leaf = Tree([-1], [0.0], [-1], [-1], [0], [0.25], [0.0], [1.0], [1.0])  # one leaf
+    packed = pack_trees([leaf] + b.trees[:3] + [leaf], 1, coded=True)
+    X = np.ascontiguousarray(b._features_of(df, True)[0].dense)
+    walks = [np.zeros((3000, 1)), np.zeros((3000, 1))]
+    predict_masks(X, *packed["masks"], packed["group"], walks[0])
+    predict_raw(X, packed["nodes"], packed["value"], packed["offsets"], packed["group"],
+                walks[1])
+    assert np.array_equal(*walks) and np.any(walks[0] != 0.5)
 
 
 def _node_walk(b, df):

@@ -50,12 +50,16 @@ from .._config import lock_cache_writes
 from .binning import count_below_padded
 from .intrinsics import trailing_zeros
 from .predict_binned import PADDED_CUTS, _block_rows, count_below
-from .splits import goes_left
+from .splits import NUMERIC, goes_left
 
 #: Most leaves a tree of the walk may have: one bit each, in as many 64-bit words as the
 #: forest's largest tree needs.
 MAX_LEAVES = 256
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: Fewest rows of a block (but a call's all where it has fewer): a block pays a loop per
+#: tree and table whatever its rows, and the binned walk's blocks of short calls (up to
+#: eight, of one row and more) took calls of 10 rows 1.1x as long (100 depth-6 trees).
+SMALL_BLOCK = 32
 
 
 @njit(cache=True, nogil=True)
@@ -76,39 +80,91 @@ def mask_tables(feature, threshold, left, right, default_left, kind, cat_start, 
         k % 64 of word k // 64   # IN/OUT
     leaf_value : ndarray of shape (n_trees, 64 * W), float64; leaf k (from the left) of
         tree t at ``[t, k]``   # OUT
+
+    A category set's node is evaluated at every bin. A threshold's node sends the values
+    of its feature's bins right from the first bin that :func:`goes_left` sends right (a
+    binary search: the rule is monotone in the value), so its mask is ANDed once, into
+    that bin of ``suffix``, and a running AND over each table's bins (:func:`_suffixes`)
+    takes it to every bin from there: a leaf-wise tree of 255 leaves has about 36
+    thresholds per feature, each over 257 bins.
     """
     n, W = feature.shape[0], tables.shape[1]
     stack = np.empty(64 * W * 2, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)  # the rank of a node's leftmost leaf
+    suffix = np.full(tables.shape, _ALL, dtype=np.uint64)
+    keep = np.empty(W, dtype=np.uint64)
     for t in range(offsets.shape[0]):
         o = offsets[t]
-        top, visited, rank = 1, 0, 0
-        stack[0] = 0
-        while top > 0:  # pre-order, left subtree first: leaves come left to right
-            top -= 1
-            k = stack[top]
-            order[visited] = k
-            visited += 1
-            if feature[o + k] < 0:
-                first[o + k] = rank
-                leaf_value[t, rank] = value[o + k]
-                rank += 1
-            else:
-                stack[top], stack[top + 1] = right[o + k], left[o + k]
-                top += 2
+        visited = _leaves_in_order(feature, left, right, value, o, t, stack, order, first,
+                                   leaf_value)
         for v in range(visited - 1, -1, -1):  # children before their parent
             j = o + order[v]
             if feature[j] < 0:
                 continue
             a, b = first[o + left[j]], first[o + right[j]]  # the left subtree's leaves
             first[j] = a
+            for w in range(W):
+                keep[w] = ~(_below(b - 64 * w) & ~_below(a - 64 * w))
             f, s = feature[j], table_start[pair_of[j]]
-            for u in range(rep_start[f + 1] - rep_start[f]):
-                if not goes_left(rep[rep_start[f] + u], j, kind, threshold, default_left,
-                                 cat_start, cat_len, cat_bits):
-                    for w in range(a // 64, (b - 1) // 64 + 1):
-                        tables[s + u, w] &= ~(_below(b - 64 * w) & ~_below(a - 64 * w))
+            r0, nv = rep_start[f], rep_start[f + 1] - rep_start[f] - 1  # value bins
+            if not goes_left(rep[r0 + nv], j, kind, threshold, default_left, cat_start,
+                             cat_len, cat_bits):  # (NaN)
+                tables[s + nv] &= keep
+            if kind[j] != NUMERIC:
+                for u in range(nv):
+                    if not goes_left(rep[r0 + u], j, kind, threshold, default_left,
+                                     cat_start, cat_len, cat_bits):
+                        tables[s + u] &= keep
+                continue
+            lo, hi = 0, nv
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if goes_left(rep[r0 + mid], j, kind, threshold, default_left, cat_start,
+                             cat_len, cat_bits):
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < nv:
+                suffix[s + lo] &= keep
+    _suffixes(table_start, suffix, tables)
+
+
+@njit(cache=True, nogil=True)
+def _leaves_in_order(feature, left, right, value, o, t, stack, order, first, leaf_value):
+    """Tree ``t`` (first node ``o``) in pre-order, left subtree first, into ``order``;
+    its leaves' ranks from the left into ``first`` and their values into
+    ``leaf_value[t]``. Returns the number of nodes."""
+    top, visited, rank = 1, 0, 0
+    stack[0] = 0
+    while top > 0:
+        top -= 1
+        k = stack[top]
+        order[visited] = k
+        visited += 1
+        if feature[o + k] < 0:
+            first[o + k] = rank
+            leaf_value[t, rank] = value[o + k]
+            rank += 1
+        else:
+            stack[top], stack[top + 1] = right[o + k], left[o + k]
+            top += 2
+    return visited
+
+
+@njit(cache=True, nogil=True)
+def _suffixes(table_start, suffix, tables):
+    """AND into each table's value bins (all its entries but the last, NaN's) the
+    running AND of ``suffix`` over the bins up to it."""
+    n_pairs, W = table_start.shape[0], tables.shape[1]
+    run = np.empty(W, dtype=np.uint64)
+    for p in range(n_pairs):
+        end = table_start[p + 1] if p + 1 < n_pairs else tables.shape[0]
+        run[:] = _ALL
+        for e in range(table_start[p], end - 1):
+            for w in range(W):
+                run[w] &= suffix[e, w]
+                tables[e, w] &= run[w]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -144,7 +200,7 @@ def predict_masks(X, cuts, cut_start, n_cuts, pair_start, pair_feature, table_st
         it; any value gives the same result   # IN
     """
     n_rows = X.shape[0]
-    size = _block_rows(n_rows, n_cuts.shape[0], n_threads)
+    size = max(_block_rows(n_rows, n_cuts.shape[0], n_threads), min(n_rows, SMALL_BLOCK))
     for b in prange((n_rows + size - 1) // size):
         lo, hi = b * size, min((b + 1) * size, n_rows)
         U = _bins(X, lo, hi, cuts, cut_start, n_cuts)
@@ -200,9 +256,14 @@ def _one_word(U, pair_start, pair_feature, table_start, tables, leaf_value, tree
     m = U.shape[1]
     mask = np.empty(m, dtype=np.uint64)
     for t in range(pair_start.shape[0] - 1):
-        for i in range(m):
-            mask[i] = _ALL
-        for p in range(pair_start[t], pair_start[t + 1]):
+        p0, p1 = pair_start[t], pair_start[t + 1]
+        if p0 == p1:  # a tree of one leaf
+            mask[:] = _ALL
+        else:  # (the first table sets the masks)
+            u, T = U[pair_feature[p0]], tables[table_start[p0]:]
+            for i in range(m):
+                mask[i] = T[u[i]]
+        for p in range(p0 + 1, p1):
             u, T = U[pair_feature[p]], tables[table_start[p]:]
             for i in range(m):
                 mask[i] &= T[u[i]]
@@ -218,8 +279,16 @@ def _words(U, pair_start, pair_feature, table_start, tables, leaf_value, tree_gr
     m = U.shape[1]
     mask = np.empty((m, 4), dtype=np.uint64)
     for t in range(pair_start.shape[0] - 1):
-        mask[:] = _ALL
-        for p in range(pair_start[t], pair_start[t + 1]):
+        p0, p1 = pair_start[t], pair_start[t + 1]
+        if p0 == p1:  # a tree of one leaf
+            mask[:] = _ALL
+        else:  # (the first table sets the masks)
+            u, T = U[pair_feature[p0]], tables[table_start[p0]:]
+            for i in range(m):
+                e = T[np.int64(u[i])]
+                for w in range(4):
+                    mask[i, w] = e[w]
+        for p in range(p0 + 1, p1):
             u, T = U[pair_feature[p]], tables[table_start[p]:]
             for i in range(m):
                 e = T[np.int64(u[i])]
