@@ -73,7 +73,7 @@ _WORKLOADS = (
 #: (Poisson here; each of Poisson, Tweedie, gamma, absolute, Huber and quantile error
 #: compiles its own row loop on its first fit, 2-3 s), ranking (LambdaMART's
 #: gradients and the ranking metrics, about 18 s), and categorical features (the scans,
-#: partitions and walks with category sets, about 20 s).
+#: partitions and the leaf-mask walk, about 15 s).
 _FIRST_USE_WORKLOADS = (
     ("binary, quantized gradients", dict(objective="binary:logistic",
                                          use_quantized_grad=True), ""),
