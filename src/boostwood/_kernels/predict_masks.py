@@ -64,70 +64,90 @@ SMALL_BLOCK = 32
 
 @njit(cache=True, nogil=True)
 def mask_tables(feature, threshold, left, right, default_left, kind, cat_start, cat_len,
-                cat_bits, value, offsets, pair_of, table_start, rep, rep_start, tables,
-                leaf_value):
-    """Fill ``tables`` and ``leaf_value`` (module doc).
+                cat_bits, value, offsets, pair_start, pair_of, table_start, rep, rep_start,
+                tables, index, row_start, leaf_value):
+    """Fill ``tables``, ``index``, ``row_start`` and ``leaf_value`` (module doc); returns the number of
+    rows of ``tables`` filled.
 
     feature .. cat_bits : the forest's node tuple (child ids within each tree)   # IN
     value : ndarray of shape (n_nodes,), float64   # IN
     offsets : ndarray of shape (n_trees,), int64; each tree's first node   # IN
+    pair_start : ndarray of shape (n_trees + 1,), int64; tree t's tables   # IN
     pair_of : ndarray of shape (n_nodes,), int64; the (tree, feature) table of each
         split node (-1 at leaves)   # IN
-    table_start : ndarray of shape (n_pairs,), int64; the first entry of each table   # IN
+    table_start : ndarray of shape (n_pairs + 1,), int64; each table's first entry, and
+        the number of entries   # IN
     rep, rep_start : ndarray, float64 / int64; feature f's values of its bins 0 ..
         n_cuts + 1 (the last NaN) are ``rep[rep_start[f]:rep_start[f + 1]]``   # IN
-    tables : ndarray of shape (n_entries, W), uint64, all ones; an entry's leaf k in bit
-        k % 64 of word k // 64   # IN/OUT
+    tables : ndarray of shape (n_rows, W), uint64; an entry's leaf k in bit k % 64 of
+        word k // 64: one row per entry where ``index`` is empty, else one per run of
+        equal entries of a table   # OUT
+    index : ndarray of shape (n_entries,) or (0,), uint16; each entry's row, counted
+        from its table's first   # OUT
+    row_start : ndarray of shape (n_pairs,), int64; each table's first row   # OUT
     leaf_value : ndarray of shape (n_trees, 64 * W), float64; leaf k (from the left) of
         tree t at ``[t, k]``   # OUT
-
-    A category set's node is evaluated at every bin. A threshold's node sends the values
-    of its feature's bins right from the first bin that :func:`goes_left` sends right (a
-    binary search: the rule is monotone in the value), so its mask is ANDed once, into
-    that bin of ``suffix``, and a running AND over each table's bins (:func:`_suffixes`)
-    takes it to every bin from there: a leaf-wise tree of 255 leaves has about 36
-    thresholds per feature, each over 257 bins.
     """
     n, W = feature.shape[0], tables.shape[1]
     stack = np.empty(64 * W * 2, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)  # the rank of a node's leftmost leaf
-    suffix = np.full(tables.shape, _ALL, dtype=np.uint64)
     keep = np.empty(W, dtype=np.uint64)
+    rows = 0
     for t in range(offsets.shape[0]):
-        o = offsets[t]
-        visited = _leaves_in_order(feature, left, right, value, o, t, stack, order, first,
-                                   leaf_value)
+        e0 = table_start[pair_start[t]]
+        mine = np.full((table_start[pair_start[t + 1]] - e0, W), _ALL, dtype=np.uint64)
+        suffix = np.full(mine.shape, _ALL, dtype=np.uint64)
+        visited = _leaves_in_order(feature, left, right, value, offsets[t], t, stack, order,
+                                   first, leaf_value)
         for v in range(visited - 1, -1, -1):  # children before their parent
-            j = o + order[v]
+            j = offsets[t] + order[v]
             if feature[j] < 0:
                 continue
-            a, b = first[o + left[j]], first[o + right[j]]  # the left subtree's leaves
-            first[j] = a
+            a, b = first[offsets[t] + left[j]], first[offsets[t] + right[j]]
+            first[j] = a  # (a .. b - 1: the left subtree's leaves)
             for w in range(W):
                 keep[w] = ~(_below(b - 64 * w) & ~_below(a - 64 * w))
-            f, s = feature[j], table_start[pair_of[j]]
-            r0, nv = rep_start[f], rep_start[f + 1] - rep_start[f] - 1  # value bins
-            if not goes_left(rep[r0 + nv], j, kind, threshold, default_left, cat_start,
-                             cat_len, cat_bits):  # (NaN)
-                tables[s + nv] &= keep
-            if kind[j] != NUMERIC:
-                for u in range(nv):
-                    if not goes_left(rep[r0 + u], j, kind, threshold, default_left,
-                                     cat_start, cat_len, cat_bits):
-                        tables[s + u] &= keep
-                continue
-            lo, hi = 0, nv
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if goes_left(rep[r0 + mid], j, kind, threshold, default_left, cat_start,
+            _node_into(j, table_start[pair_of[j]] - e0, keep, feature, threshold,
+                       default_left, kind, cat_start, cat_len, cat_bits, rep, rep_start,
+                       mine, suffix)
+        for p in range(pair_start[t], pair_start[t + 1]):
+            rows = _table_out(p, table_start[p] - e0, table_start[p + 1] - e0, e0, mine,
+                              suffix, tables, index, row_start, rows)
+    return rows
+
+
+@njit(cache=True, nogil=True)
+def _node_into(j, s, keep, feature, threshold, default_left, kind, cat_start, cat_len,
+               cat_bits, rep, rep_start, tables, suffix):
+    """AND node ``j``'s ``keep`` into the entries of its table (from ``s``) whose bins go
+    right. A category set is evaluated at every bin. A threshold sends the values of its
+    feature's bins right from the first bin that :func:`goes_left` sends right (a binary
+    search: the rule is monotone in the value), so it is ANDed once, into that bin of
+    ``suffix``, and :func:`_table_out`'s running AND takes it to every bin from there (a
+    leaf-wise tree of 255 leaves has about 36 thresholds per feature, each over 257
+    bins)."""
+    f = feature[j]
+    r0, nv = rep_start[f], rep_start[f + 1] - rep_start[f] - 1  # value bins, then NaN
+    if not goes_left(rep[r0 + nv], j, kind, threshold, default_left, cat_start, cat_len,
+                     cat_bits):
+        tables[s + nv] &= keep
+    if kind[j] != NUMERIC:
+        for u in range(nv):
+            if not goes_left(rep[r0 + u], j, kind, threshold, default_left, cat_start,
                              cat_len, cat_bits):
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo < nv:
-                suffix[s + lo] &= keep
-    _suffixes(table_start, suffix, tables)
+                tables[s + u] &= keep
+        return
+    lo, hi = 0, nv
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if goes_left(rep[r0 + mid], j, kind, threshold, default_left, cat_start, cat_len,
+                     cat_bits):
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < nv:
+        suffix[s + lo] &= keep
 
 
 @njit(cache=True, nogil=True)
@@ -153,18 +173,34 @@ def _leaves_in_order(feature, left, right, value, o, t, stack, order, first, lea
 
 
 @njit(cache=True, nogil=True)
-def _suffixes(table_start, suffix, tables):
-    """AND into each table's value bins (all its entries but the last, NaN's) the
-    running AND of ``suffix`` over the bins up to it."""
-    n_pairs, W = table_start.shape[0], tables.shape[1]
+def _table_out(p, a, b, e0, mine, suffix, tables, index, row_start, rows):
+    """The table of entries a..b-1 of a tree's ``mine`` (the tree's first entry is
+    ``e0`` of the forest's) into ``tables``: its value bins (all but the last, NaN's)
+    ANDed with the running AND of ``suffix`` over the bins up to them; each entry its own
+    row where ``index`` is empty, else a row per run of equal entries, named by ``index``.
+    Returns the rows filled."""
+    W = mine.shape[1]
     run = np.empty(W, dtype=np.uint64)
-    for p in range(n_pairs):
-        end = table_start[p + 1] if p + 1 < n_pairs else tables.shape[0]
-        run[:] = _ALL
-        for e in range(table_start[p], end - 1):
-            for w in range(W):
-                run[w] &= suffix[e, w]
-                tables[e, w] &= run[w]
+    run[:] = _ALL
+    for e in range(a, b - 1):
+        for w in range(W):
+            run[w] &= suffix[e, w]
+            mine[e, w] &= run[w]
+    if index.shape[0] == 0:
+        row_start[p] = e0 + a
+        for e in range(a, b):
+            tables[e0 + e] = mine[e]
+        return rows
+    first = row_start[p] = rows
+    for e in range(a, b):
+        same = e > a
+        for w in range(W):
+            same = same and mine[e, w] == mine[e - 1, w]
+        if not same:
+            tables[rows] = mine[e]
+            rows += 1
+        index[e0 + e] = rows - 1 - first
+    return rows
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -179,7 +215,7 @@ def _below(k):
 
 @njit(parallel=True, cache=True, nogil=True)
 def predict_masks(X, cuts, cut_start, n_cuts, pair_start, pair_feature, table_start, tables,
-                  leaf_value, tree_group, out, n_threads=0):
+                  index, row_start, leaf_value, tree_group, out, n_threads=0):
     """Add every tree's leaf value to ``out[:, group]``; equal to
     :func:`boostwood._kernels.predict.predict_raw` on data coded by the model's
     dictionaries (module doc).
@@ -190,9 +226,10 @@ def predict_masks(X, cuts, cut_start, n_cuts, pair_start, pair_feature, table_st
     n_cuts : ndarray of shape (n_used,), int64; each feature's number of cuts   # IN
     pair_start : ndarray of shape (n_trees + 1,), int64; tree t's tables are
         ``pair_start[t]:pair_start[t + 1]``   # IN
-    pair_feature, table_start : ndarray of shape (n_pairs,), int64; each table's
-        feature, and where it starts in ``tables``   # IN
-    tables : ndarray of shape (n_entries, W), uint64   # IN
+    pair_feature : ndarray of shape (n_pairs,), int64; each table's feature   # IN
+    table_start : ndarray of shape (n_pairs + 1,), int64; each table's first entry   # IN
+    tables, index, row_start : :func:`mask_tables`' (W 1: a row per entry, ``index``
+        empty; W 4: ``index`` names each entry's row in its table)   # IN
     leaf_value : ndarray of shape (n_trees, 64 * W), float64   # IN
     tree_group : ndarray of shape (n_trees,), int64   # IN
     out : ndarray of shape (n_rows, n_groups), float64   # IN/OUT, margins to add to
@@ -204,8 +241,8 @@ def predict_masks(X, cuts, cut_start, n_cuts, pair_start, pair_feature, table_st
     for b in prange((n_rows + size - 1) // size):
         lo, hi = b * size, min((b + 1) * size, n_rows)
         U = _bins(X, lo, hi, cuts, cut_start, n_cuts)
-        _walk(U, lo, pair_start, pair_feature, table_start, tables, leaf_value, tree_group,
-              out)
+        _walk(U, lo, pair_start, pair_feature, table_start, tables, index, row_start,
+              leaf_value, tree_group, out)
 
 
 @njit(cache=True, nogil=True)
@@ -228,8 +265,8 @@ def _bins(X, lo, hi, cuts, cut_start, n_cuts):
 
 
 @njit(cache=True, nogil=True)
-def _walk(U, lo, pair_start, pair_feature, table_start, tables, leaf_value, tree_group,
-          out):
+def _walk(U, lo, pair_start, pair_feature, table_start, tables, index, row_start,
+          leaf_value, tree_group, out):
     """Add the leaf values of the block of rows from ``lo``, binned into ``U``, to
     ``out``, in tree order: per tree, the AND of its tables' entries, and the leaf of its
     lowest set bit."""
@@ -242,8 +279,8 @@ def _walk(U, lo, pair_start, pair_feature, table_start, tables, leaf_value, tree
         _one_word(U, pair_start, pair_feature, table_start, tables[:, 0], leaf_value,
                   tree_group, acc)
     else:
-        _words(U, pair_start, pair_feature, table_start, tables, leaf_value, tree_group,
-               acc)
+        _words(U, pair_start, pair_feature, table_start, tables, index, row_start,
+               leaf_value, tree_group, acc)
     for i in range(m):
         for g in range(n_groups):
             out[lo + i, g] = acc[i, g]
@@ -273,8 +310,10 @@ def _one_word(U, pair_start, pair_feature, table_start, tables, leaf_value, tree
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _words(U, pair_start, pair_feature, table_start, tables, leaf_value, tree_group, acc):
-    """:func:`_walk` of trees of 65 to 256 leaves: four words per entry; the leaf is the
+def _words(U, pair_start, pair_feature, table_start, tables, index, row_start, leaf_value,
+           tree_group, acc):
+    """:func:`_walk` of trees of 65 to 256 leaves: four words per entry, a run of equal
+    entries of a table kept once (``index`` names each entry's row); the leaf is the
     lowest set bit of the first word that has one."""
     m = U.shape[1]
     mask = np.empty((m, 4), dtype=np.uint64)
@@ -283,15 +322,15 @@ def _words(U, pair_start, pair_feature, table_start, tables, leaf_value, tree_gr
         if p0 == p1:  # a tree of one leaf
             mask[:] = _ALL
         else:  # (the first table sets the masks)
-            u, T = U[pair_feature[p0]], tables[table_start[p0]:]
+            u, I, T = U[pair_feature[p0]], index[table_start[p0]:], tables[row_start[p0]:]
             for i in range(m):
-                e = T[np.int64(u[i])]
+                e = T[np.int64(I[u[i]])]
                 for w in range(4):
                     mask[i, w] = e[w]
         for p in range(p0 + 1, p1):
-            u, T = U[pair_feature[p]], tables[table_start[p]:]
+            u, I, T = U[pair_feature[p]], index[table_start[p]:], tables[row_start[p]:]
             for i in range(m):
-                e = T[np.int64(u[i])]
+                e = T[np.int64(I[u[i]])]
                 for w in range(4):
                     mask[i, w] &= e[w]
         L, g = leaf_value[t], tree_group[t]

@@ -436,8 +436,8 @@ MAX_MASK_BYTES = 64 << 20
 
 
 def mask_nodes(nodes, value, offsets, cuts, cut_start):
-    """``(cuts, cut_start, n_cuts, pair_start, pair_feature, table_start, tables,
-    leaf_value)`` of :func:`boostwood._kernels.predict_masks.predict_masks` (after ``X``)
+    """``(cuts, cut_start, n_cuts, pair_start, pair_feature, table_start, tables, index,
+    row_start, leaf_value)`` of :func:`boostwood._kernels.predict_masks.predict_masks` (after ``X``)
     over the binned walk's ``cuts`` (:func:`binned_nodes`), or None when a tree has more
     than ``MAX_LEAVES`` leaves or the tables would take more than ``MAX_MASK_BYTES``.
 
@@ -459,14 +459,20 @@ def mask_nodes(nodes, value, offsets, cuts, cut_start):
                                      return_inverse=True)
     pair_feature = pairs % n_used
     sizes = n_cuts[pair_feature] + 2
-    if 8 * words * int(sizes.sum()) > MAX_MASK_BYTES:
-        return None
-    table_start = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    table_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     pair_start = np.searchsorted(pairs // n_used, np.arange(n_trees + 1)).astype(np.int64)
     pair_of = np.full(n, -1, dtype=np.int64)
     pair_of[split] = pair_of_split
     categorical = np.zeros(n_used, dtype=bool)
     categorical[feature[split & (kind != NUMERIC)]] = True
+    if words == 1:  # a row per entry
+        rows, index = sizes, np.zeros(0, dtype=np.uint16)
+    else:  # a row per run of equal entries: at most a threshold's 2 more than it has
+        held = np.bincount(pair_of_split, minlength=pairs.size)
+        rows = np.where(categorical[pair_feature], sizes, np.minimum(sizes, held + 2))
+        index = np.zeros(int(sizes.sum()), dtype=np.uint16)  # (n_cuts + 2 <= 2**16)
+    if 8 * words * int(rows.sum()) + index.nbytes > MAX_MASK_BYTES:
+        return None
     reps = []
     for f in range(n_used):
         c = cuts[cut_start[f]:cut_start[f] + n_cuts[f]]
@@ -474,12 +480,15 @@ def mask_nodes(nodes, value, offsets, cuts, cut_start):
                  else np.append(c, np.inf), [np.nan]]
     rep_start = np.zeros(n_used + 1, dtype=np.int64)
     rep_start[1:] = np.cumsum(n_cuts + 2)
-    tables = np.full((int(sizes.sum()), words), np.iinfo(np.uint64).max, dtype=np.uint64)
+    tables = np.empty((int(rows.sum()), words), dtype=np.uint64)
     leaf_value = np.zeros((n_trees, 64 * words))
-    mask_tables(*nodes, value, offsets.astype(np.int64), pair_of, table_start,
-                np.concatenate(reps).astype(np.float64), rep_start, tables, leaf_value)
+    row_start = np.zeros(pairs.size, dtype=np.int64)
+    filled = mask_tables(*nodes, value, offsets.astype(np.int64), pair_start, pair_of,
+                         table_start, np.concatenate(reps).astype(np.float64), rep_start,
+                         tables, index, row_start, leaf_value)
     return (cuts, cut_start, n_cuts.astype(np.int64), pair_start,
-            pair_feature.astype(np.int64), table_start, tables, leaf_value)
+            pair_feature.astype(np.int64), table_start,
+            tables if words == 1 else tables[:filled].copy(), index, row_start, leaf_value)
 
 
 def _set_bins(nodes, is_set):
