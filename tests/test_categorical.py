@@ -978,3 +978,39 @@ def _node_walk(b, df):
     predict_raw(b._features_of(df, True)[0].dense, packed["nodes"], packed["value"],
                 packed["offsets"], packed["group"], out)
     return out
+
+
+@pytest.mark.parametrize("case", ["missing or not", "minus infinity"])
+def test_the_mask_walk_takes_infinite_thresholds_float32_and_every_call_size(case):
+    """A numeric feature whose only split is "missing or not" (threshold +inf, which
+    takes no bin of its own) and one split at -inf (a value of -inf: a cut) predict by
+    the leaf-mask walk as by the node walk, from float32 input too, in calls of 0, 1, 7
+    and all rows."""
+    from boostwood._kernels.predict import predict_raw
+    from boostwood._kernels.predict_masks import predict_masks
+    rng = np.random.default_rng(0)
+    n = 400
+    c = rng.integers(0, 6, n)
+    if case == "missing or not":
+        x = np.where(rng.random(n) < 0.5, 1.0, np.nan)
+        y = np.isnan(x) * 2.0 + c % 2
+    else:
+        x = rng.normal(size=n)
+        x[:60] = -np.inf
+        y = (x == -np.inf) * 3.0 + (x > 0) + c % 2
+    df = pd.DataFrame({"x": x, "c": pd.Categorical(c)})
+    b = bw.train({"max_depth": 3, "max_cat_to_onehot": 4}, bw.Dataset(df, label=y), 3)
+    thresholds = np.concatenate([t.threshold[t.feature == 0] for t in b.trees])
+    assert np.any(thresholds == (np.inf if case == "missing or not" else -np.inf))
+    packed = b._pack(0, 3)
+    assert packed["masks"] is not None
+    X = b._features_of(df, True)[0].dense
+    for rows in (slice(0, 0), slice(0, 1), slice(3, 10), slice(None)):
+        for data in (X[rows], X[rows].astype(np.float32)):
+            data = np.ascontiguousarray(data)
+            walks = [np.zeros((data.shape[0], 1)), np.zeros((data.shape[0], 1))]
+            predict_masks(data, *packed["masks"], packed["group"], walks[0])
+            predict_raw(data, packed["nodes"], packed["value"], packed["offsets"],
+                        packed["group"], walks[1])
+            assert np.array_equal(*walks), (case, rows, data.dtype)
+    assert np.array_equal(b.predict(df, output_margin=True), _node_walk(b, df)[:, 0])

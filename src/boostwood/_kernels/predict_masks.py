@@ -66,8 +66,9 @@ SMALL_BLOCK = 32
 def mask_tables(feature, threshold, left, right, default_left, kind, cat_start, cat_len,
                 cat_bits, value, offsets, pair_start, pair_of, table_start, rep, rep_start,
                 tables, index, row_start, leaf_value):
-    """Fill ``tables``, ``index``, ``row_start`` and ``leaf_value`` (module doc); returns the number of
-    rows of ``tables`` filled.
+    """Fill ``tables``, ``index``, ``row_start`` and ``leaf_value`` (module doc); returns
+    the number of rows of ``tables`` filled where ``index`` is given (else 0: ``tables``
+    has a row per entry).
 
     feature .. cat_bits : the forest's node tuple (child ids within each tree)   # IN
     value : ndarray of shape (n_nodes,), float64   # IN
@@ -251,10 +252,8 @@ def _bins(X, lo, hi, cuts, cut_start, n_cuts):
     a block's work that reads ``X`` (float32 and float64 input share :func:`_walk`)."""
     U = np.empty((n_cuts.shape[0], hi - lo), dtype=np.uint16)
     for i in range(hi - lo):
-        for f in range(n_cuts.shape[0]):
-            if n_cuts[f] == 0:  # a feature no split of the forest reads
-                continue
-            x = X[lo + i, f]
+        for f in range(n_cuts.shape[0]):  # (a feature of no cut may have a table:
+            x = X[lo + i, f]  # a threshold of +inf sends all but NaN left)
             start, n = cut_start[f], cut_start[f + 1] - cut_start[f]
             if n == PADDED_CUTS:
                 v = np.int64(count_below_padded(cuts, start, x))

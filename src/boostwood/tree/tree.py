@@ -430,8 +430,9 @@ def binned_nodes(nodes, offsets, cover, shape=None, coded=False):
 
 
 #: Most bytes the leaf-mask walk's tables of one forest may take (else the binned walk):
-#: 100 trees on 7 features of 256 bins take 1.4 MiB at depth 6 (one word per entry),
-#: 5.8 MiB at 255 leaves (four words).
+#: 100 trees on 7 features of 256 to 342 bins take 1.0 MiB at depth 6 (one word per
+#: entry) and 1.3-1.8 MiB, index included, at 255 leaves (four words, runs of equal
+#: entries once). (The build's upper bound of the four-word rows is what is checked.)
 MAX_MASK_BYTES = 64 << 20
 
 
@@ -442,9 +443,10 @@ def mask_nodes(nodes, value, offsets, cuts, cut_start):
     than ``MAX_LEAVES`` leaves or the tables would take more than ``MAX_MASK_BYTES``.
 
     One table per tree and feature it splits on (by tree, then feature), one entry per
-    bin of the feature, NaN last: feature f's bins take, in the tables' build, the values
-    ``cuts`` (numeric; and +inf for the last) or the codes just above them (categorical:
-    its cuts lie half-way between codes), which fall in those bins."""
+    bin of the feature, NaN last: in the tables' build, a numeric feature's bins take the
+    values of its cuts below +inf (a value equal to a cut is in the cut's bin) and +inf
+    for the last bin; a categorical feature's (its cuts lie half-way between codes) the
+    code just above each cut, and -1 for bin 0, which no code is in."""
     feature, kind = nodes[0], nodes[5]
     split, n, n_trees = feature >= 0, feature.shape[0], offsets.shape[0]
     tree_of = np.repeat(np.arange(n_trees), np.diff(np.append(offsets, n)))
@@ -452,8 +454,10 @@ def mask_nodes(nodes, value, offsets, cuts, cut_start):
     if n_trees == 0 or leaves > MAX_LEAVES:
         return None
     words = 1 if leaves <= 64 else 4  # (the kernel's two cases)
-    finite = np.concatenate([[0], np.cumsum(np.isfinite(cuts))])
-    n_cuts = finite[cut_start[1:]] - finite[cut_start[:-1]]
+    # a feature's cuts but the +inf padding (a threshold of +inf needs no bin of its own:
+    # every value is at most it; -inf is a cut)
+    below = np.concatenate([[0], np.cumsum(cuts < np.inf)])
+    n_cuts = below[cut_start[1:]] - below[cut_start[:-1]]
     n_used = n_cuts.shape[0]
     pairs, pair_of_split = np.unique(tree_of[split] * n_used + feature[split],
                                      return_inverse=True)
