@@ -949,7 +949,11 @@ def test_predict_takes_the_mask_walk_up_to_256_leaves_and_the_binned_walk_above(
     assert calls == ["predict_binned"] and numeric._pack(0, 3)["masks"] is None
     b = bw.train({"max_depth": 6, "max_cat_to_onehot": 4, "eta": 0.3}, bw.Dataset(
         df, label=y), 6)
-    size = b._pack(0, 6)["masks"][6].nbytes
+    masks = b._pack(0, 6)["masks"]
+    size = masks[6].nbytes + masks[7].nbytes + masks[9].nbytes  # tables, index, leaves
+    monkeypatch.setattr(tree_module, "MAX_MASK_BYTES", size)
+    b._packed = {}
+    assert b._pack(0, 6)["masks"] is not None
     monkeypatch.setattr(tree_module, "MAX_MASK_BYTES", size - 8)
     b._packed = {}
     assert b._pack(0, 6)["masks"] is None and b._pack(0, 6)["binned"] is not None

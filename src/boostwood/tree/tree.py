@@ -475,8 +475,8 @@ def mask_nodes(nodes, value, offsets, cuts, cut_start):
         held = np.bincount(pair_of_split, minlength=pairs.size)
         rows = np.where(categorical[pair_feature], sizes, np.minimum(sizes, held + 2))
         index = np.zeros(int(sizes.sum()), dtype=np.uint16)  # (n_cuts + 2 <= 2**16)
-    if 8 * words * int(rows.sum()) + index.nbytes > MAX_MASK_BYTES:
-        return None
+    if 8 * words * (int(rows.sum()) + 64 * n_trees) + index.nbytes > MAX_MASK_BYTES:
+        return None  # (the tables, the leaf values and the index)
     reps = []
     for f in range(n_used):
         c = cuts[cut_start[f]:cut_start[f] + n_cuts[f]]
