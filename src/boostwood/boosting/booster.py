@@ -153,9 +153,10 @@ class Booster:
     def _add_trees(packed, X, out):
         """Add the packed trees' values to ``out``: the leaf-mask walk for forests with
         category sets (of features the model's dictionaries code) whose trees have at
-        most 256 leaves and whose tables fit ``tree.MAX_MASK_BYTES``, else the binned walk where the forest allows it (numeric splits,
-        and such category sets), else the level walk (balanced trees, with category sets or without), else
-        node by node -- the same sums, to the last bit, by any."""
+        most 256 leaves and whose tables fit ``tree.MAX_MASK_BYTES``, else the binned
+        walk where the forest allows it (numeric splits, and such category sets), else
+        the level walk (balanced trees, with category sets or without), else node by
+        node -- the same sums, to the last bit, by any."""
         args = (packed["value"], packed["offsets"], packed["group"], out)
         if packed["masks"] is not None:
             predict_masks(as_compiled(X), *packed["masks"], packed["group"], out,

@@ -438,9 +438,10 @@ MAX_MASK_BYTES = 64 << 20
 
 def mask_nodes(nodes, value, offsets, cuts, cut_start):
     """``(cuts, cut_start, n_cuts, pair_start, pair_feature, table_start, tables, index,
-    row_start, leaf_value)`` of :func:`boostwood._kernels.predict_masks.predict_masks` (after ``X``)
-    over the binned walk's ``cuts`` (:func:`binned_nodes`), or None when a tree has more
-    than ``MAX_LEAVES`` leaves or the tables would take more than ``MAX_MASK_BYTES``.
+    row_start, leaf_value)`` of :func:`boostwood._kernels.predict_masks.predict_masks`
+    (after ``X``) over the binned walk's ``cuts`` (:func:`binned_nodes`), or None when a
+    tree has more than ``MAX_LEAVES`` leaves or the tables would take more than
+    ``MAX_MASK_BYTES``.
 
     One table per tree and feature it splits on (by tree, then feature), one entry per
     bin of the feature, NaN last: in the tables' build, a numeric feature's bins take the
