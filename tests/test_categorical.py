@@ -1018,3 +1018,20 @@ def test_the_mask_walk_takes_infinite_thresholds_float32_and_every_call_size(cas
                         packed["group"], walks[1])
             assert np.array_equal(*walks), (case, rows, data.dtype)
     assert np.array_equal(b.predict(df, output_margin=True), _node_walk(b, df)[:, 0])
+
+
+def test_a_pickled_booster_leaves_its_packed_trees_behind():
+    """A Booster's packed trees (the walks' arrays, a categorical forest's mask tables)
+    are a cache: a Booster that has predicted pickles to the same bytes as before, and
+    the copy predicts the same bits (a Dask worker receives no tables)."""
+    import copy
+    import pickle
+    df, y = _wide_frame(2000, [12, 300], seed=5)
+    b = bw.train({"max_depth": 6, "max_cat_to_onehot": 4}, bw.Dataset(df, label=y), 5)
+    before = pickle.dumps(b)
+    margin = b.predict(df, output_margin=True)
+    assert b._packed and b._pack(0, 5)["masks"] is not None
+    assert pickle.dumps(b) == before
+    for twin in (pickle.loads(before), copy.deepcopy(b)):
+        assert twin._packed == {}
+        assert np.array_equal(twin.predict(df, output_margin=True), margin)

@@ -63,6 +63,11 @@ class Booster:
         if model_file is not None:
             self.load_model(model_file)
 
+    def __getstate__(self):
+        # the packed trees are a cache of the trees (a categorical forest's leaf-mask
+        # tables take MiBs): rebuilt on the first prediction, never pickled or sent
+        return dict(self.__dict__, _packed={})
+
     def __setstate__(self, state):
         # a Booster pickled before parameters were a Params record kept a dict
         if not isinstance(state.get("params"), Params):
