@@ -205,6 +205,17 @@ def count_below(cuts, start, n, x):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def bin_of(x, cuts, cut_start, f):
+    """The bin of value ``x`` of feature ``f``: the number of its cuts below ``x`` (a
+    padded segment by the unrolled search). NaN is below none; callers give it its own
+    bin."""
+    start, n = cut_start[f], cut_start[f + 1] - cut_start[f]
+    if n == PADDED_CUTS:
+        return np.int64(count_below_padded(cuts, start, x))
+    return count_below(cuts, start, n, x)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _bin_block(X, lo, hi, cuts, cut_start, nan_bin, xb, xr):
     """Both slots of every used feature of rows lo..hi-1 (module docstring), row-major
     (``xr[i, s]``) and, unless ``xb`` has no columns, slot-major (``xb[s, i]``);
@@ -213,11 +224,7 @@ def _bin_block(X, lo, hi, cuts, cut_start, nan_bin, xb, xr):
     for i in range(hi - lo):
         for f in range(cut_start.shape[0] - 1):
             x = X[lo + i, f]
-            start, n = cut_start[f], cut_start[f + 1] - cut_start[f]
-            if n == PADDED_CUTS:
-                b = np.int64(count_below_padded(cuts, start, x))
-            else:
-                b = count_below(cuts, start, n, x)
+            b = bin_of(x, cuts, cut_start, f)
             missing = x != x
             xr[i, 2 * f] = low = 0 if missing else b
             xr[i, 2 * f + 1] = high = nan_bin if missing else b

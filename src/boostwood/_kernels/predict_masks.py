@@ -50,9 +50,8 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import lock_cache_writes
-from .binning import count_below_padded
 from .intrinsics import trailing_zeros
-from .predict_binned import PADDED_CUTS, _block_rows, count_below
+from .predict_binned import _block_rows, bin_of
 from .splits import NUMERIC, goes_left
 
 #: Most leaves a tree of the walk may have: one bit each, in one 64-bit word per entry
@@ -258,12 +257,7 @@ def _bins(X, lo, hi, cuts, cut_start, n_cuts):
     for i in range(hi - lo):
         for f in range(n_cuts.shape[0]):  # (a feature of no cut may have a table:
             x = X[lo + i, f]  # a threshold of +inf sends all but NaN left)
-            start, n = cut_start[f], cut_start[f + 1] - cut_start[f]
-            if n == PADDED_CUTS:
-                v = np.int64(count_below_padded(cuts, start, x))
-            else:
-                v = count_below(cuts, start, n, x)
-            U[f, i] = n_cuts[f] + 1 if x != x else v
+            U[f, i] = n_cuts[f] + 1 if x != x else bin_of(x, cuts, cut_start, f)
     return U
 
 
